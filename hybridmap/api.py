@@ -1,0 +1,308 @@
+"""The public API: :class:`AsyncRepoMap` (the core) and :class:`RepoMap` (sync facade).
+
+One object per repository, long-lived: it keeps the parsed tags, the graph and
+the token counter across calls, so a second call re-reads only changed files
+and re-ranks in milliseconds. ::
+
+    async with AsyncRepoMap("path/to/repo") as repo:
+        result = await repo.map(chat_files=["src/app.py"], tokens=2048)
+        print(result.text)
+
+    with RepoMap("path/to/repo") as repo:
+        print(repo.map(mentioned_idents=["load_config"]).text)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from .cache import Cache
+from .errors import RequestError
+from .graph import RepoGraph, build_graph
+from .languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
+from .model import Diagnostic, FileTags, MapRequest, MapResult, Mode, RankedFile, RankedSymbol
+from .pack import TokenCounter, pack
+from .rank import rank
+from .render import Renderer
+from .settings import Settings, load_settings, user_config_dir
+from .sources.static_index import Progress, TreeSitterSource
+from .walk import resolve_root
+
+
+class AsyncRepoMap:
+    """A repository map for one root. Use as an async context manager."""
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        settings: Settings | None = None,
+        overrides: Mapping[str, Any] | None = None,
+        registry: LanguageRegistry | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        self.root = resolve_root(root)
+        self.settings = settings if settings is not None else load_settings(self.root, overrides)
+        config_dirs = [BUILTIN_CONFIG_DIR, user_config_dir() / "lsp_configs"]
+        query_dirs = [BUILTIN_QUERY_DIR, user_config_dir() / "queries"]
+        self.registry = registry if registry is not None else LanguageRegistry.load(config_dirs, query_dirs)
+        cache_dir = self.settings.resolved_cache_dir() if self.settings.use_cache else None
+        self._cache = Cache(cache_dir, self.settings.cache_size_limit)
+        self._source = TreeSitterSource(
+            self.registry, self._cache, self.settings,
+            [str(d) for d in config_dirs], [str(d) for d in query_dirs],
+        )
+        self._progress = progress
+        self._counter: TokenCounter | None = None
+        self._graph: RepoGraph | None = None
+        self._graph_tags: Mapping[str, FileTags] = {}
+        self._lock = asyncio.Lock()
+        self._closed = False
+
+    async def __aenter__(self) -> AsyncRepoMap:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._cache.close()
+
+    async def map(
+        self,
+        request: MapRequest | None = None,
+        *,
+        chat_files: Iterable[str] = (),
+        mentioned_files: Iterable[str] = (),
+        mentioned_idents: Iterable[str] = (),
+        tokens: int | None = None,
+        mode: Mode = "static",
+        server_wait: float = 0.0,
+    ) -> MapResult:
+        """Build a map. Never raises for bad files, caches or servers: see ``diagnostics``."""
+        if request is None:
+            request = MapRequest(tuple(chat_files), tuple(mentioned_files), tuple(mentioned_idents),
+                                 tokens, mode, server_wait)
+        if self._closed:
+            raise RequestError("this map is closed")
+        async with self._lock:
+            return await asyncio.to_thread(self._map_blocking, request)
+
+    # --- the pipeline (runs in a worker thread) ------------------------------------
+
+    def _relative(self, path: str, what: str) -> str:
+        p = Path(path)
+        if p.is_absolute():
+            try:
+                p = p.resolve().relative_to(self.root)
+            except ValueError as exc:
+                raise RequestError(f"{what} '{path}' is outside the root {self.root}") from exc
+        posix = PurePosixPath(p.as_posix())
+        if ".." in posix.parts:
+            resolved = (self.root / posix).resolve()
+            try:
+                posix = PurePosixPath(resolved.relative_to(self.root).as_posix())
+            except ValueError as exc:
+                raise RequestError(f"{what} '{path}' is outside the root {self.root}") from exc
+        return str(posix)
+
+    def _map_blocking(self, request: MapRequest) -> MapResult:
+        settings = self.settings
+        budget = settings.map_tokens if request.tokens is None else request.tokens
+        if budget <= 0:
+            raise RequestError(f"token budget must be positive, got {budget}")
+        if request.mode not in ("static", "hybrid"):
+            raise RequestError(f"mode must be 'static' or 'hybrid', got {request.mode!r}")
+        chat = [self._relative(p, "chat file") for p in request.chat_files]
+        mentioned_paths = [self._relative(p, "mentioned file") for p in request.mentioned_files]
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+
+        result = self._source.collect(self.root, self._progress)
+        tags = result.tags
+        diagnostics: list[Diagnostic] = list(result.diagnostics)
+        if settings.use_cache and not self._cache.persistent:
+            diagnostics.append(Diagnostic(str(settings.resolved_cache_dir()), "cache_unavailable",
+                                          "running without a disk cache"))
+        t1 = time.perf_counter()
+        timings["index"] = t1 - t0
+        for key in ("list", "read", "parse"):
+            timings[f"index.{key}"] = result.stats[key]
+
+        known = set(result.languages)
+        for path in chat:
+            if path not in known and not (self.root / path).is_file():
+                diagnostics.append(Diagnostic(path, "chat_file_missing", "chat file not found under root"))
+        files, idents = _split_mentions(request.mentioned_idents, result.languages)
+        mentioned_paths.extend(files)
+
+        graph = self._graph_for(tags)
+        t2 = time.perf_counter()
+        timings["graph"] = t2 - t1
+        ranking = rank(graph, tags, chat_files=chat, mentioned_files=mentioned_paths,
+                       mentioned_idents=idents, settings=settings)
+        t3 = time.perf_counter()
+        timings["rank"] = t3 - t2
+        if self._counter is None:
+            self._counter = TokenCounter(settings.encoding)
+        renderer = Renderer(tags, settings, result.special_files)
+        packed = pack(ranking.items, renderer, self._counter, budget, settings.fill_attempts)
+        t4 = time.perf_counter()
+        timings["pack"] = t4 - t3
+        timings["total"] = t4 - t0
+
+        if not packed.items:
+            diagnostics.append(Diagnostic(".", "empty_map", _why_empty(tags, result.languages, chat, budget)))
+        files_out = _ranked_files(packed.items, tags, ranking.file_scores, ranking.reasons)
+        if request.mode == "hybrid":
+            diagnostics.append(Diagnostic(".", "static_only",
+                                          "language servers are not wired in yet: this is the static map"))
+        return MapResult(
+            text=packed.text, tokens=packed.tokens, budget=budget, files=files_out,
+            servers={}, edges=graph.edge_counts_by_provenance(), diagnostics=tuple(diagnostics),
+            timings=timings, mode="static",
+        )
+
+    def _graph_for(self, tags: Mapping[str, FileTags]) -> RepoGraph:
+        old = self._graph_tags
+        unchanged = (
+            self._graph is not None and len(old) == len(tags)
+            and all(old.get(path) is value for path, value in tags.items())
+        )
+        if not unchanged:
+            self._graph = build_graph(tags, self.settings)
+            self._graph_tags = tags
+        assert self._graph is not None
+        return self._graph
+
+    def graph(self) -> RepoGraph | None:
+        """The graph of the last map (None before the first call)."""
+        return self._graph
+
+
+def _split_mentions(words: Sequence[str], languages: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """A mention naming a listed file (path, or unique basename) is a file; all are identifiers too."""
+    by_name: dict[str, list[str]] = {}
+    for path in languages:
+        by_name.setdefault(PurePosixPath(path).name, []).append(path)
+    files: list[str] = []
+    idents: list[str] = []
+    for word in words:
+        if word in languages:
+            files.append(word)
+            continue
+        matches = by_name.get(word, [])
+        if matches:
+            files.extend(matches)
+            continue
+        idents.append(word)
+    return files, idents
+
+
+def _why_empty(tags: Mapping[str, FileTags], languages: Mapping[str, str], chat: Sequence[str],
+               budget: int) -> str:
+    if not languages:
+        return "no files in a supported language under the root"
+    if not tags:
+        return "every source file was skipped (see the other diagnostics)"
+    if not any(t.symbols for t in tags.values()):
+        return "no definitions were found in any source file"
+    if set(tags) <= set(chat):
+        return "every source file is a chat file (chat files are not repeated in the map)"
+    return f"budget of {budget} tokens is too small for even one entry"
+
+
+def _ranked_files(items: Sequence[Any], tags: Mapping[str, FileTags], scores: Mapping[str, float],
+                  reasons: Mapping[str, tuple[str, ...]]) -> tuple[RankedFile, ...]:
+    order: dict[str, list[Any]] = {}
+    for item in items:
+        order.setdefault(item.path, []).append(item)
+    out = []
+    for path, chosen in order.items():
+        symbols = tags[path].symbols
+        shown = sorted((it for it in chosen if it.symbol >= 0), key=lambda it: symbols[it.symbol].span.start_line)
+        out.append(RankedFile(
+            path=path, rank=scores.get(path, 0.0),
+            symbols=tuple(
+                RankedSymbol(
+                    name=symbols[it.symbol].name, kind=symbols[it.symbol].kind,
+                    line=symbols[it.symbol].name_line + 1,
+                    signature=symbols[it.symbol].signature.strip(),
+                    provenance=symbols[it.symbol].provenance, rank=it.score,
+                )
+                for it in shown
+            ),
+            why=reasons.get(path, ()),
+        ))
+    return tuple(out)
+
+
+class RepoMap:
+    """Synchronous facade over :class:`AsyncRepoMap`, for scripts.
+
+    It owns a private event loop in a daemon thread, so it works from plain code
+    and from inside someone else's running loop alike (the call then blocks
+    that loop's thread: agent loops should use :class:`AsyncRepoMap`).
+    """
+
+    def __init__(self, root: str | os.PathLike[str], **kwargs: Any) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="hybridmap-loop", daemon=True)
+        self._thread.start()
+        try:
+            self._async = self._call(self._create(root, kwargs))
+        except BaseException:
+            self._stop_loop()
+            raise
+
+    async def _create(self, root: str | os.PathLike[str], kwargs: dict[str, Any]) -> AsyncRepoMap:
+        return AsyncRepoMap(root, **kwargs)
+
+    def _call(self, coro: Any) -> Any:
+        future: Future[Any] = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        return future.result()
+
+    @property
+    def root(self) -> Path:
+        return self._async.root
+
+    @property
+    def settings(self) -> Settings:
+        return self._async.settings
+
+    def map(self, request: MapRequest | None = None, **kwargs: Any) -> MapResult:
+        return self._call(self._async.map(request, **kwargs))  # type: ignore[no-any-return]
+
+    def graph(self) -> RepoGraph | None:
+        return self._async.graph()
+
+    def close(self) -> None:
+        if self._loop.is_closed():
+            return
+        try:
+            self._call(self._async.aclose())
+        finally:
+            self._stop_loop()
+
+    def _stop_loop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        self._loop.close()
+
+    def __enter__(self) -> RepoMap:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+ProgressCallback = Callable[[str, int, int], None]

@@ -1,0 +1,124 @@
+"""The command line: ``hybridmap map``, ``hybridmap cache clear``.
+
+The ``map`` command is a stable contract (see ``docs/configuration.md``): other
+tools compare repository maps through it. Errors print one line naming what to
+fix and exit non-zero; a degraded map still exits 0 with diagnostics.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+import click
+
+from .api import RepoMap
+from .cache import Cache
+from .errors import HybridMapError
+from .model import MapRequest
+from .settings import load_settings
+
+EXIT_ERROR = 2
+
+
+class _Progress:
+    """A single self-overwriting status line on a terminal; nothing when piped."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._enabled = stream.isatty()
+        self._last = 0.0
+        self._shown = False
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if not self._enabled:
+            return
+        now = time.monotonic()
+        if done < total and now - self._last < 0.1:
+            return
+        self._last = now
+        self._stream.write(f"\rhybridmap: {phase} {done}/{total} files")
+        self._stream.flush()
+        self._shown = True
+
+    def clear(self) -> None:
+        if self._shown:
+            self._stream.write("\r\033[K")
+            self._stream.flush()
+
+
+def _fail(message: str) -> None:
+    click.echo(f"hybridmap: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+@click.group()
+@click.version_option(package_name="hybridmap")
+def main() -> None:
+    """A ranked, token-budgeted map of a repository for LLM coding agents."""
+
+
+@main.command("map")
+@click.argument("root", default=".", type=click.Path(file_okay=False, path_type=str))
+@click.option("--chat", "chat", multiple=True, metavar="PATH",
+              help="A file the agent is editing (relative to ROOT); excluded from the map, used to rank.")
+@click.option("--mention", "mention", multiple=True, metavar="WORD",
+              help="A file name or identifier the user wrote.")
+@click.option("--tokens", type=click.IntRange(min=1), default=None, help="Token budget (default 1024).")
+@click.option("--mode", type=click.Choice(["static", "hybrid"]), default="static", show_default=True)
+@click.option("--server-wait", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="Seconds to wait for language servers to become ready.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=str), default=None,
+              help="Cache directory (default $XDG_CACHE_HOME/hybridmap).")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the disk cache.")
+def map_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], tokens: int | None,
+                mode: str, server_wait: float, fmt: str, cache_dir: str | None, no_cache: bool) -> None:
+    """Print the map of ROOT (default: the current directory)."""
+    progress = _Progress(sys.stderr)
+    overrides: dict[str, Any] = {"cache_dir": cache_dir}
+    if no_cache:
+        overrides["use_cache"] = False
+    try:
+        with RepoMap(root, overrides=overrides, progress=progress) as repo:
+            result = repo.map(MapRequest(chat_files=chat, mentioned_idents=mention, tokens=tokens,
+                                         mode=mode, server_wait=server_wait))  # type: ignore[arg-type]
+    except HybridMapError as exc:
+        progress.clear()
+        _fail(str(exc))
+        return
+    progress.clear()
+    if fmt == "json":
+        click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(result.text, nl=False)
+        if result.diagnostics and sys.stderr.isatty():
+            click.echo(f"hybridmap: {len(result.diagnostics)} diagnostics (use --format json)", err=True)
+
+
+@main.group("cache")
+def cache_group() -> None:
+    """Manage the parse cache."""
+
+
+@cache_group.command("clear")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=str), default=None)
+def cache_clear(cache_dir: str | None) -> None:
+    """Delete every cached entry."""
+    try:
+        settings = load_settings(None, {"cache_dir": cache_dir})
+    except HybridMapError as exc:
+        _fail(str(exc))
+        return
+    directory = settings.resolved_cache_dir()
+    if not directory.exists():
+        click.echo(f"no cache at {directory}")
+        return
+    cache = Cache(directory, settings.cache_size_limit)
+    removed = cache.clear()
+    cache.close()
+    for diag in cache.diagnostics:
+        click.echo(f"hybridmap: {diag.kind}: {diag.message}", err=True)
+    click.echo(f"removed {removed} entries from {directory}")

@@ -1,0 +1,163 @@
+"""The repository graph: files as nodes, references as weighted, labelled edges.
+
+An edge ``a --ident--> b`` says file ``a`` uses identifier ``ident`` that file
+``b`` defines. Static edges come from name matching (``Provenance.NAME_MATCH``):
+every file defining the name is a candidate, which is exactly the ambiguity a
+language server resolves later (it replaces those edges with ``LSP`` ones).
+
+The graph is kept as parallel arrays (one row per (src, dst, ident) edge), which
+is what ranking needs per request, and is exported as a :mod:`networkx`
+``MultiDiGraph`` on demand (:meth:`RepoGraph.to_networkx`) with the same edges,
+weights and provenance. Building it is pure: no disk, no globals.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from .model import FileTags, Provenance
+from .settings import Settings
+
+PROVENANCE_CODES: tuple[Provenance, ...] = (Provenance.NAME_MATCH, Provenance.LSP)
+
+
+def is_well_named(ident: str, min_length: int) -> bool:
+    """snake_case, kebab-case or camelCase names of some length carry meaning."""
+    if len(ident) < min_length:
+        return False
+    has_alpha = any(c.isalpha() for c in ident)
+    snake_or_kebab = ("_" in ident.strip("_") or "-" in ident) and has_alpha
+    camel = any(c.isupper() for c in ident) and any(c.islower() for c in ident)
+    return snake_or_kebab or camel
+
+
+def ident_weight(ident: str, definer_count: int, settings: Settings) -> float:
+    """The request-independent multiplier of an identifier (Aider's heuristics, named)."""
+    weight = 1.0
+    if is_well_named(ident, settings.well_named_min_length):
+        weight *= settings.well_named_ident_weight
+    if ident.startswith("_"):
+        weight *= settings.private_ident_weight
+    if definer_count > settings.common_ident_definers:
+        weight *= settings.common_ident_weight
+    return weight
+
+
+@dataclass(frozen=True, eq=False)
+class RepoGraph:
+    files: tuple[str, ...]
+    idents: tuple[str, ...]
+    edge_src: np.ndarray
+    edge_dst: np.ndarray
+    edge_ident: np.ndarray
+    edge_count: np.ndarray
+    edge_weight: np.ndarray
+    """Static weight: ident multiplier x sqrt(reference count)."""
+    edge_provenance: np.ndarray
+    """Index into :data:`PROVENANCE_CODES`."""
+    definers: Mapping[str, tuple[int, ...]]
+    """identifier -> indices of files defining it."""
+    file_refs: Mapping[int, Counter[str]] = field(default_factory=dict)
+    """file index -> identifiers it references (all of them, defined somewhere or not)."""
+
+    @cached_property
+    def index(self) -> dict[str, int]:
+        return {path: i for i, path in enumerate(self.files)}
+
+    @cached_property
+    def ident_index(self) -> dict[str, int]:
+        return {ident: i for i, ident in enumerate(self.idents)}
+
+    @cached_property
+    def edges_by_ident(self) -> dict[int, np.ndarray]:
+        order = np.argsort(self.edge_ident, kind="stable")
+        sorted_idents = self.edge_ident[order]
+        bounds = np.flatnonzero(np.diff(sorted_idents)) + 1
+        groups = np.split(order, bounds)
+        return {int(self.edge_ident[g[0]]): g for g in groups if len(g)}
+
+    @cached_property
+    def edges_by_src(self) -> dict[int, np.ndarray]:
+        order = np.argsort(self.edge_src, kind="stable")
+        bounds = np.flatnonzero(np.diff(self.edge_src[order])) + 1
+        return {int(self.edge_src[g[0]]): g for g in np.split(order, bounds) if len(g)}
+
+    def edge_counts_by_provenance(self) -> dict[str, int]:
+        counts = np.bincount(self.edge_provenance, minlength=len(PROVENANCE_CODES))
+        return {str(p): int(c) for p, c in zip(PROVENANCE_CODES, counts, strict=True)}
+
+    def to_networkx(self) -> Any:
+        """The graph as a networkx ``MultiDiGraph``: one edge per (src, dst, ident)."""
+        import networkx as nx
+
+        graph = nx.MultiDiGraph()
+        graph.add_nodes_from(self.files)
+        for s, d, i, c, w, p in zip(self.edge_src.tolist(), self.edge_dst.tolist(),
+                                    self.edge_ident.tolist(), self.edge_count.tolist(),
+                                    self.edge_weight.tolist(), self.edge_provenance.tolist(),
+                                    strict=True):
+            graph.add_edge(self.files[s], self.files[d], key=self.idents[i], ident=self.idents[i],
+                           count=c, weight=w, provenance=str(PROVENANCE_CODES[p]))
+        return graph
+
+
+def build_graph(tags: Mapping[str, FileTags], settings: Settings) -> RepoGraph:
+    """Name-matched graph over ``tags`` (path -> tags)."""
+    files = tuple(sorted(tags))
+    index = {path: i for i, path in enumerate(files)}
+    definers_sets: dict[str, set[int]] = defaultdict(set)
+    for path, file_tags in tags.items():
+        fi = index[path]
+        for sym in file_tags.symbols:
+            definers_sets[sym.name].add(fi)
+    definers = {name: tuple(sorted(s)) for name, s in definers_sets.items()}
+
+    ident_ids: dict[str, int] = {}
+    ident_mult: dict[str, float] = {}
+    src: list[int] = []
+    dst: list[int] = []
+    idn: list[int] = []
+    cnt: list[int] = []
+    wgt: list[float] = []
+    file_refs: dict[int, Counter[str]] = {}
+    limit = settings.max_definers_per_ident
+    self_weight = settings.self_reference_weight
+    for path, file_tags in tags.items():
+        si = index[path]
+        counts = Counter(ref.name for ref in file_tags.references)
+        file_refs[si] = counts
+        for name, count in counts.items():
+            targets = definers.get(name)
+            if not targets or len(targets) > limit:
+                continue
+            mult = ident_mult.get(name)
+            if mult is None:
+                mult = ident_mult[name] = ident_weight(name, len(targets), settings)
+                ident_ids[name] = len(ident_ids)
+            base = mult * math.sqrt(count)
+            ii = ident_ids[name]
+            for di in targets:
+                weight = base if di != si else base * self_weight
+                if weight <= 0.0:
+                    continue
+                src.append(si)
+                dst.append(di)
+                idn.append(ii)
+                cnt.append(count)
+                wgt.append(weight)
+    idents = tuple(sorted(ident_ids, key=ident_ids.__getitem__))
+    return RepoGraph(
+        files=files, idents=idents,
+        edge_src=np.asarray(src, dtype=np.int32), edge_dst=np.asarray(dst, dtype=np.int32),
+        edge_ident=np.asarray(idn, dtype=np.int32), edge_count=np.asarray(cnt, dtype=np.int32),
+        edge_weight=np.asarray(wgt, dtype=np.float64),
+        edge_provenance=np.zeros(len(src), dtype=np.int8),
+        definers=definers, file_refs=file_refs,
+    )

@@ -1,0 +1,214 @@
+"""Languages as data: ``lsp_configs/<lang>.toml`` + ``queries/<lang>-tags.scm``.
+
+A :class:`LanguageRegistry` is built once per :class:`~hybridmap.api.AsyncRepoMap`
+(and once per parse worker). It maps file names to languages and compiles each
+tag query at most once, on first use. Nothing here is module-global: two
+registries never share state.
+
+Directories are read in order, later ones overriding earlier ones file by file:
+the built-in ``lsp_configs/`` and ``queries/`` of this project, then the user's
+``$XDG_CONFIG_HOME/hybridmap/{lsp_configs,queries}/``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import threading
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from .errors import ConfigError
+
+#: The project's own data directories (the repository checkout, editable install).
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+BUILTIN_CONFIG_DIR = PROJECT_DIR / "lsp_configs"
+BUILTIN_QUERY_DIR = PROJECT_DIR / "queries"
+
+
+@dataclass(frozen=True, slots=True)
+class Language:
+    name: str
+    grammar: str
+    extensions: frozenset[str]
+    filenames: frozenset[str]
+    globs: tuple[str, ...]
+    roots: tuple[str, ...]
+    query_path: Path
+    config_path: Path
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+
+def _parse_file_types(value: Any, source: Path) -> tuple[set[str], set[str], list[str]]:
+    if not isinstance(value, list):
+        raise ConfigError(f"{source}: 'file-types' must be a list")
+    extensions: set[str] = set()
+    filenames: set[str] = set()
+    globs: list[str] = []
+    for item in value:
+        if isinstance(item, str):
+            # Helix semantics: a string matches an extension or a whole file name.
+            extensions.add(item.lower().lstrip("."))
+            filenames.add(item)
+        elif isinstance(item, dict) and isinstance(item.get("glob"), str):
+            globs.append(item["glob"])
+        else:
+            raise ConfigError(f"{source}: bad file-types entry {item!r}")
+    return extensions, filenames, globs
+
+
+def load_language(config_path: Path, query_dirs: Sequence[Path]) -> Language:
+    try:
+        with config_path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{config_path}: cannot load ({exc})") from exc
+    section = data.get("language")
+    if not isinstance(section, dict):
+        raise ConfigError(f"{config_path}: missing [language] table")
+    name = section.get("name", config_path.stem)
+    grammar = section.get("grammar", name)
+    if not isinstance(name, str) or not isinstance(grammar, str):
+        raise ConfigError(f"{config_path}: 'name' and 'grammar' must be strings")
+    extensions, filenames, globs = _parse_file_types(section.get("file-types", []), config_path)
+    roots = section.get("roots", [])
+    if not isinstance(roots, list) or not all(isinstance(r, str) for r in roots):
+        raise ConfigError(f"{config_path}: 'roots' must be a list of strings")
+    query_name = section.get("query", f"{name}-tags.scm")
+    query_path = None
+    for directory in reversed(list(query_dirs)):
+        candidate = directory / query_name
+        if candidate.is_file():
+            query_path = candidate
+            break
+    if query_path is None:
+        raise ConfigError(f"{config_path}: no query file '{query_name}' in {', '.join(map(str, query_dirs))}")
+    return Language(
+        name=name, grammar=grammar, extensions=frozenset(extensions),
+        filenames=frozenset(filenames), globs=tuple(globs), roots=tuple(roots),
+        query_path=query_path, config_path=config_path, raw=data,
+    )
+
+
+class CompiledLanguage:
+    """A grammar with its tag query compiled, plus a fallback identifier query."""
+
+    __slots__ = ("language", "ts_language", "query", "has_references", "identifier_query",
+                 "query_hash", "_parser")
+
+    def __init__(self, language: Language) -> None:
+        from tree_sitter import Parser, Query, QueryError
+        from tree_sitter_language_pack import get_language
+
+        self.language = language
+        try:
+            self.ts_language = get_language(language.grammar)  # type: ignore[arg-type]
+        except Exception as exc:  # the pack raises LookupError/ImportError variants
+            raise ConfigError(f"{language.config_path}: unknown grammar '{language.grammar}' ({exc})") from exc
+        source = language.query_path.read_text(encoding="utf-8")
+        try:
+            self.query = Query(self.ts_language, source)
+        except QueryError as exc:
+            raise ConfigError(f"{language.query_path}: query does not compile: {exc}") from exc
+        names = [self.query.capture_name(i) for i in range(self.query.capture_count)]
+        self.has_references = any(n.startswith("name.reference.") for n in names)
+        self.identifier_query = None if self.has_references else self._identifier_query()
+        self.query_hash = hashlib.sha256(
+            f"{language.grammar}\0{source}".encode()
+        ).hexdigest()[:16]
+        self._parser = Parser(self.ts_language)
+
+    def _identifier_query(self) -> Any:
+        """Back-fill references from identifier nodes when the query has none."""
+        from tree_sitter import Query
+
+        kinds = [
+            k for k in ("identifier", "type_identifier", "simple_identifier", "constant",
+                        "field_identifier", "property_identifier", "name", "symbol", "word")
+            if self.ts_language.id_for_node_kind(k, True)
+        ]
+        if not kinds:
+            return None
+        return Query(self.ts_language, "\n".join(f"({k}) @name.reference.call" for k in kinds))
+
+    @property
+    def parser(self) -> Any:
+        return self._parser
+
+
+class LanguageRegistry:
+    """Maps paths to languages; compiles each language's query once, lazily."""
+
+    def __init__(self, languages: Iterable[Language]) -> None:
+        self._languages: dict[str, Language] = {}
+        self._by_ext: dict[str, str] = {}
+        self._by_name: dict[str, str] = {}
+        self._globs: list[tuple[str, str]] = []
+        for lang in languages:
+            self._languages[lang.name] = lang
+            for ext in lang.extensions:
+                self._by_ext[ext] = lang.name
+            for fname in lang.filenames:
+                self._by_name[fname] = lang.name
+            for pattern in lang.globs:
+                self._globs.append((pattern, lang.name))
+        self._compiled: dict[str, CompiledLanguage] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def load(cls, config_dirs: Sequence[Path] | None = None,
+             query_dirs: Sequence[Path] | None = None) -> LanguageRegistry:
+        from .settings import user_config_dir
+
+        if config_dirs is None:
+            config_dirs = [BUILTIN_CONFIG_DIR, user_config_dir() / "lsp_configs"]
+        if query_dirs is None:
+            query_dirs = [BUILTIN_QUERY_DIR, user_config_dir() / "queries"]
+        by_stem: dict[str, Path] = {}
+        for directory in config_dirs:
+            if directory.is_dir():
+                for path in sorted(directory.glob("*.toml")):
+                    by_stem[path.stem] = path  # later directories override earlier ones
+        return cls(load_language(path, query_dirs) for path in by_stem.values())
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(self._languages)
+
+    def get(self, name: str) -> Language:
+        return self._languages[name]
+
+    def language_for(self, path: str) -> str | None:
+        posix = PurePosixPath(path)
+        name = posix.name
+        found = self._by_name.get(name)
+        if found:
+            return found
+        suffix = posix.suffix
+        if suffix:
+            found = self._by_ext.get(suffix[1:].lower())
+            if found:
+                return found
+        for pattern, lang in self._globs:
+            if fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(name, pattern):
+                return lang
+        return None
+
+    def compiled(self, name: str) -> CompiledLanguage:
+        compiled = self._compiled.get(name)
+        if compiled is None:
+            with self._lock:
+                compiled = self._compiled.get(name)
+                if compiled is None:
+                    compiled = CompiledLanguage(self._languages[name])
+                    self._compiled[name] = compiled
+        return compiled
+
+    def fingerprint(self, name: str) -> str:
+        """Changes whenever the grammar name or query text changes (cache key part)."""
+        lang = self._languages[name]
+        text = lang.query_path.read_bytes()
+        return hashlib.sha256(lang.grammar.encode() + b"\0" + text).hexdigest()[:16]

@@ -1,0 +1,230 @@
+"""Core records shared by every stage of the pipeline.
+
+All records are frozen: a stage never edits what an earlier stage produced, it
+builds new records. Lines and columns are 0-based inside the pipeline; the
+public JSON output converts lines to 1-based.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal, NamedTuple
+
+
+class FileStatus(StrEnum):
+    """What the walk concluded about a file. Only ``OK`` files are parsed."""
+
+    OK = "ok"
+    BINARY = "binary"
+    TOO_LARGE = "too_large"
+    MINIFIED = "minified"
+    UNDECODABLE = "undecodable"
+    UNREADABLE = "unreadable"
+    VANISHED = "vanished"
+    OUTSIDE_ROOT = "outside_root"
+
+
+class Provenance(StrEnum):
+    """Where a symbol or an edge came from."""
+
+    TREE_SITTER = "tree-sitter"
+    NAME_MATCH = "name-match"
+    LSP = "lsp"
+
+
+class ServerState(StrEnum):
+    UNTRUSTED = "untrusted"
+    MISSING = "missing"
+    STARTING = "starting"
+    INDEXING = "indexing"
+    READY = "ready"
+    FAILED = "failed"
+    DISABLED = "disabled"
+
+
+Mode = Literal["static", "hybrid"]
+
+DEFINITION_KINDS = frozenset(
+    {
+        "function", "method", "constructor", "class", "interface", "struct", "enum",
+        "trait", "type", "module", "namespace", "constant", "variable", "field",
+        "property", "macro", "implementation",
+    }
+)
+REFERENCE_KINDS = frozenset({"call", "class", "type", "implementation", "module"})
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A range in a file: 0-based lines, 0-based UTF-8 byte columns."""
+
+    start_line: int
+    start_col: int
+    end_line: int
+    end_col: int
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """A definition found in a file.
+
+    ``signature`` holds the source line(s) that introduce the definition, up to
+    where its body starts, with their original indentation, so rendering never
+    needs to re-read the file. ``parent`` is the index (in the same file's
+    symbol tuple) of the innermost enclosing definition, or -1.
+    """
+
+    name: str
+    kind: str
+    span: Span
+    name_line: int
+    name_col: int
+    signature: str
+    parent: int = -1
+    provenance: Provenance = Provenance.TREE_SITTER
+
+
+class Reference(NamedTuple):
+    """A use of a name, not yet resolved to a definition.
+
+    A NamedTuple rather than a dataclass: a large repository has hundreds of
+    thousands of these, and they cross process and cache boundaries, where
+    plain tuples pickle several times faster.
+    """
+
+    name: str
+    line: int
+    col: int
+    kind: str = "call"
+
+
+@dataclass(frozen=True, slots=True)
+class FileTags:
+    """Everything one parse of one file yields."""
+
+    symbols: tuple[Symbol, ...]
+    references: tuple[Reference, ...]
+    line_count: int = 0
+    complete: bool = True
+    """False when the query hit its match limit (pathological file): tags are partial."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileInfo:
+    """A file the walk found. ``path`` is POSIX, relative to the root."""
+
+    path: str
+    language: str | None
+    size: int
+    status: FileStatus = FileStatus.OK
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """A non-fatal problem: the map was still made, but something was left out."""
+
+    path: str
+    kind: str
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"path": self.path, "kind": self.kind, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class MapRequest:
+    """One question to the map: what should the model see now, within a budget?"""
+
+    chat_files: tuple[str, ...] = ()
+    mentioned_files: tuple[str, ...] = ()
+    mentioned_idents: tuple[str, ...] = ()
+    tokens: int | None = None
+    mode: Mode = "static"
+    server_wait: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class RankedSymbol:
+    name: str
+    kind: str
+    line: int  # 1-based, as shown to users
+    signature: str
+    provenance: Provenance
+    rank: float
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "line": self.line,
+            "signature": self.signature,
+            "provenance": str(self.provenance),
+            "rank": self.rank,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RankedFile:
+    path: str
+    rank: float
+    symbols: tuple[RankedSymbol, ...]
+    why: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "rank": self.rank,
+            "symbols": [s.to_json() for s in self.symbols],
+            "why": list(self.why),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ServerReport:
+    state: ServerState
+    server: str | None = None
+    seconds_to_ready: float | None = None
+    detail: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "state": str(self.state),
+            "server": self.server,
+            "seconds_to_ready": self.seconds_to_ready,
+            "detail": self.detail,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class MapResult:
+    """The answer to a :class:`MapRequest`."""
+
+    text: str
+    tokens: int
+    budget: int
+    files: tuple[RankedFile, ...]
+    servers: dict[str, ServerReport] = field(default_factory=dict)
+    edges: dict[str, int] = field(default_factory=dict)
+    diagnostics: tuple[Diagnostic, ...] = ()
+    timings: dict[str, float] = field(default_factory=dict)
+    mode: Mode = "static"
+
+    @property
+    def degraded(self) -> bool:
+        return bool(self.diagnostics) or any(
+            r.state is not ServerState.READY for r in self.servers.values()
+        )
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "text": self.text,
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "mode": self.mode,
+            "files": [f.to_json() for f in self.files],
+            "servers": {k: v.to_json() for k, v in self.servers.items()},
+            "edges": dict(self.edges),
+            "diagnostics": [d.to_json() for d in self.diagnostics],
+            "timings": {k: round(v, 6) for k, v in self.timings.items()},
+        }

