@@ -26,12 +26,12 @@ from typing import Any
 from .cache import Cache
 from .errors import RequestError
 from .graph import RepoGraph, build_graph
-from .languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
+from .languages import LanguageRegistry
 from .model import Diagnostic, FileTags, MapRequest, MapResult, Mode, RankedFile, RankedSymbol
 from .pack import TokenCounter, pack
 from .rank import rank
 from .render import Renderer
-from .settings import Settings, load_settings, user_config_dir
+from .settings import Settings, load_settings
 from .sources.static_index import Progress, TreeSitterSource
 from .walk import resolve_root
 
@@ -50,15 +50,10 @@ class AsyncRepoMap:
     ) -> None:
         self.root = resolve_root(root)
         self.settings = settings if settings is not None else load_settings(self.root, overrides)
-        config_dirs = [BUILTIN_CONFIG_DIR, user_config_dir() / "lsp_configs"]
-        query_dirs = [BUILTIN_QUERY_DIR, user_config_dir() / "queries"]
-        self.registry = registry if registry is not None else LanguageRegistry.load(config_dirs, query_dirs)
+        self.registry = registry if registry is not None else LanguageRegistry.load()
         cache_dir = self.settings.resolved_cache_dir() if self.settings.use_cache else None
         self._cache = Cache(cache_dir, self.settings.cache_size_limit)
-        self._source = TreeSitterSource(
-            self.registry, self._cache, self.settings,
-            [str(d) for d in config_dirs], [str(d) for d in query_dirs],
-        )
+        self._source = TreeSitterSource(self.registry, self._cache, self.settings)
         self._progress = progress
         self._counter: TokenCounter | None = None
         self._graph: RepoGraph | None = None
@@ -148,8 +143,10 @@ class AsyncRepoMap:
         graph = self._graph_for(tags)
         t2 = time.perf_counter()
         timings["graph"] = t2 - t1
+        # The packer can use at most one item per token plus fill_attempts misses.
         ranking = rank(graph, tags, chat_files=chat, mentioned_files=mentioned_paths,
-                       mentioned_idents=idents, settings=settings)
+                       mentioned_idents=idents, settings=settings,
+                       limit=budget + settings.fill_attempts + 1)
         t3 = time.perf_counter()
         timings["rank"] = t3 - t2
         if self._counter is None:

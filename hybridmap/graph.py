@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from .model import FileTags, Provenance
+from .paths import path_multiplier
 from .settings import Settings
 
 PROVENANCE_CODES: tuple[Provenance, ...] = (Provenance.NAME_MATCH, Provenance.LSP)
@@ -66,6 +67,16 @@ class RepoGraph:
     """identifier -> indices of files defining it."""
     file_refs: Mapping[int, Counter[str]] = field(default_factory=dict)
     """file index -> identifiers it references (all of them, defined somewhere or not)."""
+    symbol_file: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    """For every symbol of every file (files in order, symbols in file order): its file index."""
+    symbol_local: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    """... its index within the file's symbols."""
+    symbol_ident: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    """... its ident id in :attr:`idents`, or -1 when nobody references the name."""
+    symbol_names: tuple[str, ...] = ()
+    path_multiplier: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    """Rank multiplier of each file from its path alone (tests, vendored, entry points...)."""
+    path_reasons: tuple[tuple[str, ...], ...] = ()
 
     @cached_property
     def index(self) -> dict[str, int]:
@@ -88,6 +99,22 @@ class RepoGraph:
         order = np.argsort(self.edge_src, kind="stable")
         bounds = np.flatnonzero(np.diff(self.edge_src[order])) + 1
         return {int(self.edge_src[g[0]]): g for g in np.split(order, bounds) if len(g)}
+
+    @cached_property
+    def pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(pair index of each edge, pair src, pair dst): edges aggregated per file pair."""
+        n = max(1, len(self.files))
+        key = self.edge_src.astype(np.int64) * n + self.edge_dst
+        uniq, inverse = np.unique(key, return_inverse=True)
+        return inverse, (uniq // n).astype(np.int32), (uniq % n).astype(np.int32)
+
+    @cached_property
+    def definition_keys(self) -> tuple[np.ndarray, np.ndarray]:
+        """(index of each edge's (dst, ident) definition, the sorted unique keys)."""
+        n_idents = max(1, len(self.idents))
+        key = self.edge_dst.astype(np.int64) * n_idents + self.edge_ident
+        uniq, inverse = np.unique(key, return_inverse=True)
+        return inverse, uniq
 
     def edge_counts_by_provenance(self) -> dict[str, int]:
         counts = np.bincount(self.edge_provenance, minlength=len(PROVENANCE_CODES))
@@ -131,7 +158,7 @@ def build_graph(tags: Mapping[str, FileTags], settings: Settings) -> RepoGraph:
     self_weight = settings.self_reference_weight
     for path, file_tags in tags.items():
         si = index[path]
-        counts = Counter(ref.name for ref in file_tags.references)
+        counts = Counter(file_tags.ref_names)
         file_refs[si] = counts
         for name, count in counts.items():
             targets = definers.get(name)
@@ -153,6 +180,17 @@ def build_graph(tags: Mapping[str, FileTags], settings: Settings) -> RepoGraph:
                 cnt.append(count)
                 wgt.append(weight)
     idents = tuple(sorted(ident_ids, key=ident_ids.__getitem__))
+    sym_file: list[int] = []
+    sym_local: list[int] = []
+    sym_ident: list[int] = []
+    sym_names: list[str] = []
+    for fi, path in enumerate(files):
+        for li, sym in enumerate(tags[path].symbols):
+            sym_file.append(fi)
+            sym_local.append(li)
+            sym_ident.append(ident_ids.get(sym.name, -1))
+            sym_names.append(sym.name)
+    multipliers = [path_multiplier(path, settings) for path in files]
     return RepoGraph(
         files=files, idents=idents,
         edge_src=np.asarray(src, dtype=np.int32), edge_dst=np.asarray(dst, dtype=np.int32),
@@ -160,4 +198,8 @@ def build_graph(tags: Mapping[str, FileTags], settings: Settings) -> RepoGraph:
         edge_weight=np.asarray(wgt, dtype=np.float64),
         edge_provenance=np.zeros(len(src), dtype=np.int8),
         definers=definers, file_refs=file_refs,
+        symbol_file=np.asarray(sym_file, dtype=np.int32), symbol_local=np.asarray(sym_local, dtype=np.int32),
+        symbol_ident=np.asarray(sym_ident, dtype=np.int64), symbol_names=tuple(sym_names),
+        path_multiplier=np.asarray([m for m, _ in multipliers], dtype=np.float64),
+        path_reasons=tuple(why for _, why in multipliers),
     )

@@ -142,7 +142,11 @@ class CompiledLanguage:
 class LanguageRegistry:
     """Maps paths to languages; compiles each language's query once, lazily."""
 
-    def __init__(self, languages: Iterable[Language]) -> None:
+    def __init__(self, languages: Iterable[Language], config_dirs: Sequence[Path] = (),
+                 query_dirs: Sequence[Path] = ()) -> None:
+        #: Where this registry was loaded from (parse workers load the same).
+        self.config_dirs = tuple(config_dirs)
+        self.query_dirs = tuple(query_dirs)
         self._languages: dict[str, Language] = {}
         self._by_ext: dict[str, str] = {}
         self._by_name: dict[str, str] = {}
@@ -172,7 +176,8 @@ class LanguageRegistry:
             if directory.is_dir():
                 for path in sorted(directory.glob("*.toml")):
                     by_stem[path.stem] = path  # later directories override earlier ones
-        return cls(load_language(path, query_dirs) for path in by_stem.values())
+        return cls((load_language(path, query_dirs) for path in by_stem.values()),
+                   config_dirs, query_dirs)
 
     @property
     def names(self) -> list[str]:

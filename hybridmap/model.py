@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal, NamedTuple
+from array import array
+from collections.abc import Sequence
+from typing import Any, Literal, NamedTuple
 
 
 class FileStatus(StrEnum):
@@ -84,14 +86,20 @@ class Symbol:
     parent: int = -1
     provenance: Provenance = Provenance.TREE_SITTER
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # Flat tuples pickle several times faster than nested slotted dataclasses.
+        sp = self.span
+        return _symbol_from_tuple, ((self.name, self.kind, sp.start_line, sp.start_col, sp.end_line,
+                                     sp.end_col, self.name_line, self.name_col, self.signature,
+                                     self.parent, self.provenance.value),)
+
+
+def _symbol_from_tuple(t: tuple[Any, ...]) -> Symbol:
+    return Symbol(t[0], t[1], Span(t[2], t[3], t[4], t[5]), t[6], t[7], t[8], t[9], Provenance(t[10]))
+
 
 class Reference(NamedTuple):
-    """A use of a name, not yet resolved to a definition.
-
-    A NamedTuple rather than a dataclass: a large repository has hundreds of
-    thousands of these, and they cross process and cache boundaries, where
-    plain tuples pickle several times faster.
-    """
+    """A use of a name, not yet resolved to a definition."""
 
     name: str
     line: int
@@ -99,15 +107,53 @@ class Reference(NamedTuple):
     kind: str = "call"
 
 
+#: Reference kinds in the order of their one-byte codes in :class:`FileTags`.
+REFERENCE_KIND_CODES: tuple[str, ...] = ("call", "class", "type", "implementation", "module")
+
+
 @dataclass(frozen=True, slots=True)
 class FileTags:
-    """Everything one parse of one file yields."""
+    """Everything one parse of one file yields.
+
+    References are stored columnar (names, packed positions, kind codes): a
+    large repository has hundreds of thousands of them, they cross process and
+    cache boundaries, and the graph only needs their names. :attr:`references`
+    materializes :class:`Reference` records on demand.
+    """
 
     symbols: tuple[Symbol, ...]
-    references: tuple[Reference, ...]
+    ref_names: tuple[str, ...] = ()
+    ref_positions: bytes = b""
+    """``array('I')`` bytes: line, col, line, col, ... (0-based)."""
+    ref_kinds: bytes = b""
+    """One byte per reference: index into :data:`REFERENCE_KIND_CODES`."""
     line_count: int = 0
     complete: bool = True
     """False when the query hit its match limit (pathological file): tags are partial."""
+
+    @classmethod
+    def build(cls, symbols: tuple[Symbol, ...], references: Sequence[Reference], line_count: int = 0,
+              complete: bool = True) -> FileTags:
+        positions = array("I")
+        for ref in references:
+            positions.append(ref.line)
+            positions.append(ref.col)
+        kinds = bytes(_KIND_INDEX.get(ref.kind, 0) for ref in references)
+        return cls(symbols, tuple(ref.name for ref in references), positions.tobytes(), kinds,
+                   line_count, complete)
+
+    @property
+    def references(self) -> tuple[Reference, ...]:
+        positions = array("I")
+        positions.frombytes(self.ref_positions)
+        kinds = self.ref_kinds
+        return tuple(
+            Reference(name, positions[2 * i], positions[2 * i + 1], REFERENCE_KIND_CODES[kinds[i]])
+            for i, name in enumerate(self.ref_names)
+        )
+
+
+_KIND_INDEX = {kind: i for i, kind in enumerate(REFERENCE_KIND_CODES)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,6 @@ a networkx graph per request.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -27,37 +26,6 @@ from .graph import RepoGraph
 from .model import FileTags
 from .settings import Settings
 
-_TEST_DIR = re.compile(r"(^|/)(tests?|testing|__tests__|spec|specs|test_?data|fixtures)/", re.I)
-_TEST_FILE = re.compile(
-    r"(^test_.*|.*_test\.[^.]+$|.*_tests?\.py$|.*\.(test|spec)\.[jt]sx?$|.*Tests?\.(java|kt|cs|swift)$|conftest\.py$)"
-)
-_VENDOR_DIR = re.compile(r"(^|/)(vendor|vendored|third_party|third-party|external|extern|deps|_vendor)/", re.I)
-_GENERATED = re.compile(
-    r"(_pb2(_grpc)?\.pyi?$|\.pb\.(go|cc|h)$|\.generated\.|\.g\.dart$|_generated\.|(^|/)(gen|generated)/|\.min\.js$)"
-)
-_ENTRY_POINT = re.compile(r"^(main|__main__|cli|app|index|server|manage|lib|mod)\.[^.]+$")
-
-
-def path_multiplier(path: str, settings: Settings) -> tuple[float, tuple[str, ...]]:
-    """How much a file's path alone moves its rank, and why."""
-    name = PurePosixPath(path).name
-    mult = 1.0
-    why: list[str] = []
-    if _TEST_DIR.search(path) or _TEST_FILE.match(name):
-        mult *= settings.test_path_weight
-        why.append(f"test path x{settings.test_path_weight:g}")
-    if _VENDOR_DIR.search(path):
-        mult *= settings.vendor_path_weight
-        why.append(f"vendored path x{settings.vendor_path_weight:g}")
-    if _GENERATED.search(path):
-        mult *= settings.generated_path_weight
-        why.append(f"generated code x{settings.generated_path_weight:g}")
-    if _ENTRY_POINT.match(name):
-        mult *= settings.entry_point_weight
-        why.append(f"entry point x{settings.entry_point_weight:g}")
-    return mult, tuple(why)
-
-
 def pagerank(n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray,
              personalization: np.ndarray | None, *, alpha: float, max_iter: int,
              tol: float) -> np.ndarray:
@@ -67,7 +35,8 @@ def pagerank(n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray,
     adjacency = sp.csr_array((weight, (src, dst)), shape=(n, n), dtype=np.float64)
     out = np.asarray(adjacency.sum(axis=1)).ravel()
     inv = np.divide(1.0, out, out=np.zeros_like(out), where=out != 0)
-    transition = sp.diags_array(inv) @ adjacency
+    # x @ (D^-1 A) computed as (D^-1 A)^T x, with the transpose built once.
+    transition_t = (sp.diags_array(inv) @ adjacency).T.tocsr()
     if personalization is None or personalization.sum() <= 0:
         p = np.full(n, 1.0 / n)
     else:
@@ -76,7 +45,7 @@ def pagerank(n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray,
     x = np.full(n, 1.0 / n)
     for _ in range(max_iter):
         last = x
-        x = alpha * (x @ transition + x[dangling].sum() * p) + (1 - alpha) * p
+        x = alpha * (transition_t @ x + x[dangling].sum() * p) + (1 - alpha) * p
         if np.abs(x - last).sum() < n * tol:
             break
     return x
@@ -93,22 +62,29 @@ class RankItem:
 @dataclass(frozen=True, slots=True)
 class Ranking:
     items: tuple[RankItem, ...]
+    """The best items, best first (at most the ``limit`` asked for)."""
     file_scores: Mapping[str, float]
     reasons: Mapping[str, tuple[str, ...]]
     weights_used: np.ndarray
     """Per-edge request weights (same order as the graph's edges)."""
+    total_items: int
+    """How many items the full ranking has (more than ``items`` when limited)."""
 
 
 def rank(graph: RepoGraph, tags: Mapping[str, FileTags], *, chat_files: Sequence[str],
          mentioned_files: Sequence[str], mentioned_idents: Sequence[str],
-         settings: Settings) -> Ranking:
+         settings: Settings, limit: int | None = None) -> Ranking:
+    """Rank every file and definition for one request; return the best ``limit`` items."""
     n = len(graph.files)
     index = graph.index
     chat = {index[f] for f in chat_files if f in index}
     mentioned_f = {index[f] for f in mentioned_files if f in index}
     idents = set(mentioned_idents)
     idents_lower = {i.lower() for i in idents}
-    reasons: dict[str, list[str]] = {f: [] for f in graph.files}
+    reasons: dict[int, list[str]] = {}
+
+    def because(fi: int, why: str) -> None:
+        reasons.setdefault(fi, []).append(why)
 
     weights = graph.edge_weight.copy()
     for ident in idents:
@@ -123,32 +99,29 @@ def rank(graph: RepoGraph, tags: Mapping[str, FileTags], *, chat_files: Sequence
     personal = np.zeros(n)
     for fi in chat:
         personal[fi] += settings.chat_file_personalization
-        reasons[graph.files[fi]].append("chat file")
+        because(fi, "chat file")
     for fi in mentioned_f:
         personal[fi] += settings.mentioned_file_personalization
-        reasons[graph.files[fi]].append("mentioned file")
+        because(fi, "mentioned file")
     for ident in idents:
         for fi in graph.definers.get(ident, ()):
             personal[fi] += settings.mentioned_ident_definer_personalization
-            reasons[graph.files[fi]].append(f"defines mentioned '{ident}'")
+            because(fi, f"defines mentioned '{ident}'")
     if idents_lower:
         for fi, path in enumerate(graph.files):
-            parts = {p.lower() for p in PurePosixPath(path).parts}
-            parts |= {PurePosixPath(path).stem.lower()}
-            hit = parts & idents_lower
+            posix = PurePosixPath(path)
+            hit = ({part.lower() for part in posix.parts} | {posix.stem.lower()}) & idents_lower
             if hit:
                 personal[fi] += settings.path_match_personalization
-                reasons[path].append(f"path matches '{sorted(hit)[0]}'")
+                because(fi, f"path matches '{sorted(hit)[0]}'")
 
-    x = pagerank(n, graph.edge_src, graph.edge_dst, weights,
-                 personal if personal.any() else None, alpha=settings.pagerank_damping,
-                 max_iter=settings.pagerank_max_iterations, tol=settings.pagerank_tolerance)
+    pair_of_edge, pair_src, pair_dst = graph.pairs
+    pair_weight = np.bincount(pair_of_edge, weights=weights, minlength=len(pair_src)) if len(weights) else weights
+    x = pagerank(n, pair_src, pair_dst, pair_weight, personal if personal.any() else None,
+                 alpha=settings.pagerank_damping, max_iter=settings.pagerank_max_iterations,
+                 tol=settings.pagerank_tolerance)
 
-    multipliers = np.ones(n)
-    for fi, path in enumerate(graph.files):
-        mult, why = path_multiplier(path, settings)
-        multipliers[fi] = mult
-        reasons[path].extend(why)
+    multipliers = graph.path_multiplier.copy()
     if chat and settings.chat_neighbor_boost:
         for fi in chat:
             rows = graph.edges_by_src.get(fi)
@@ -156,43 +129,63 @@ def rank(graph: RepoGraph, tags: Mapping[str, FileTags], *, chat_files: Sequence
                 continue
             for di in set(graph.edge_dst[rows].tolist()) - chat:
                 multipliers[di] += settings.chat_neighbor_boost
-                reasons[graph.files[di]].append("referenced by a chat file")
+                because(di, "referenced by a chat file")
     file_score = x * multipliers
 
     # Rank flows from each file along its out-edges to the definitions it uses.
-    out = np.bincount(graph.edge_src, weights=weights, minlength=n) if len(weights) else np.zeros(n)
-    definition_rank: dict[tuple[int, str], float] = {}
+    n_idents = max(1, len(graph.idents))
+    definition_keys = np.zeros(0, dtype=np.int64)
+    definition_rank = np.zeros(0)
     if len(weights):
-        flow = x[graph.edge_src] * weights / np.where(out[graph.edge_src] > 0, out[graph.edge_src], 1.0)
+        out = np.bincount(graph.edge_src, weights=weights, minlength=n)
+        src_out = out[graph.edge_src]
+        flow = x[graph.edge_src] * weights / np.where(src_out > 0, src_out, 1.0)
         flow *= multipliers[graph.edge_dst]
-        key = graph.edge_dst.astype(np.int64) * max(1, len(graph.idents)) + graph.edge_ident
-        uniq, inverse = np.unique(key, return_inverse=True)
-        sums = np.bincount(inverse, weights=flow)
-        n_idents = max(1, len(graph.idents))
-        for k, value in zip(uniq.tolist(), sums.tolist(), strict=True):
-            definition_rank[(k // n_idents, graph.idents[k % n_idents])] = value
+        edge_def, definition_keys = graph.definition_keys
+        definition_rank = np.bincount(edge_def, weights=flow, minlength=len(definition_keys))
 
-    items: list[RankItem] = []
-    share = settings.unreferenced_definition_share
-    boost = settings.mentioned_definition_boost
-    for path, file_tags in tags.items():
-        fi = index.get(path)
-        if fi is None or fi in chat:
-            continue
-        symbols = file_tags.symbols
-        if not symbols:
-            items.append(RankItem(float(file_score[fi]) * share, path, -1))
-            continue
-        base = float(file_score[fi]) * share / len(symbols)
-        for si, sym in enumerate(symbols):
-            score = base + definition_rank.get((fi, sym.name), 0.0)
-            if sym.name in idents:
-                score *= boost
-            items.append(RankItem(score, path, si))
-    items.sort(key=lambda it: (-it.score, it.path, it.symbol))
+    # Score every symbol: its definition's rank plus a share of its file's rank.
+    counts = np.bincount(graph.symbol_file, minlength=n).astype(np.float64)
+    base = settings.unreferenced_definition_share * file_score / np.where(counts > 0, counts, 1.0)
+    scores = base[graph.symbol_file].copy() if len(graph.symbol_file) else np.zeros(0)
+    has_ident = graph.symbol_ident >= 0
+    if has_ident.any() and len(definition_keys):
+        keys = graph.symbol_file[has_ident].astype(np.int64) * n_idents + graph.symbol_ident[has_ident]
+        pos = np.searchsorted(definition_keys, keys)
+        pos_clipped = np.minimum(pos, len(definition_keys) - 1)
+        found = definition_keys[pos_clipped] == keys
+        scores[np.flatnonzero(has_ident)[found]] += definition_rank[pos_clipped[found]]
+    if idents:
+        boost = np.fromiter((name in idents for name in graph.symbol_names), dtype=bool,
+                            count=len(graph.symbol_names))
+        scores[boost] *= settings.mentioned_definition_boost
+    keep = np.ones(len(scores), dtype=bool)
+    for fi in chat:
+        keep[graph.symbol_file == fi] = False
+
+    # Files without definitions are shown by name, ranked by a share of their rank.
+    bare = [fi for fi in range(n) if counts[fi] == 0 and fi not in chat]
+    bare_scores = settings.unreferenced_definition_share * file_score[bare] if bare else np.zeros(0)
+    all_scores = np.concatenate([np.where(keep, scores, -np.inf), bare_scores])
+    total = int(keep.sum()) + len(bare)
+    take = total if limit is None else min(limit, total)
+    order = np.argsort(-all_scores, kind="stable")[:take]
+    n_sym = len(scores)
+    items = []
+    for k in order.tolist():
+        if k < n_sym:
+            items.append(RankItem(float(all_scores[k]), graph.files[graph.symbol_file[k]],
+                                  int(graph.symbol_local[k])))
+        else:
+            fi = bare[k - n_sym]
+            items.append(RankItem(float(all_scores[k]), graph.files[fi], -1))
+    why = {
+        path: tuple(dict.fromkeys([*reasons.get(fi, ()), *graph.path_reasons[fi]]))
+        for fi, path in enumerate(graph.files)
+        if fi in reasons or graph.path_reasons[fi]
+    }
     return Ranking(
         items=tuple(items),
-        file_scores={path: float(file_score[i]) for i, path in enumerate(graph.files)},
-        reasons={k: tuple(dict.fromkeys(v)) for k, v in reasons.items() if v},
-        weights_used=weights,
+        file_scores=dict(zip(graph.files, file_score.tolist(), strict=True)),
+        reasons=why, weights_used=weights, total_items=total,
     )

@@ -83,7 +83,8 @@ class Settings:
     # --- rank: personalization and path multipliers --------------------------
     pagerank_damping: float = 0.85
     pagerank_max_iterations: int = 100
-    pagerank_tolerance: float = 1e-8
+    pagerank_tolerance: float = 1e-6
+    """Converged when the L1 change per node is below this (networkx's default)."""
     chat_file_personalization: float = 5.0
     """Personalization mass of each chat file (relative)."""
     mentioned_file_personalization: float = 3.0

@@ -37,6 +37,13 @@ SPECIAL_FILE_NAMES = frozenset(
 )
 
 
+def is_special_file(rel: str) -> bool:
+    """Root-level READMEs, manifests and agent notes, and CI workflow files."""
+    if rel.startswith(".github/workflows/") and rel.endswith((".yml", ".yaml")):
+        return True
+    return "/" not in rel and rel in SPECIAL_FILE_NAMES
+
+
 @dataclass(frozen=True, slots=True)
 class Listing:
     """Relative POSIX paths under the root, and how they were found."""

@@ -11,13 +11,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from ..cache import Cache, tags_key
 from ..languages import LanguageRegistry
 from ..model import Diagnostic, FileStatus, FileTags
 from ..settings import Settings
-from ..walk import SPECIAL_FILE_NAMES, list_files, read_source, stat_signature
+from ..walk import is_special_file, list_files, read_source, stat_signature
 from .base import SourceResult
 from .treesitter import default_workers, parse_many
 
@@ -35,13 +35,10 @@ class _Entry:
 class TreeSitterSource:
     name = "tree-sitter"
 
-    def __init__(self, registry: LanguageRegistry, cache: Cache, settings: Settings,
-                 config_dirs: list[str], query_dirs: list[str]) -> None:
+    def __init__(self, registry: LanguageRegistry, cache: Cache, settings: Settings) -> None:
         self._registry = registry
         self._cache = cache
         self._settings = settings
-        self._config_dirs = config_dirs
-        self._query_dirs = query_dirs
         self._entries: dict[str, _Entry] = {}
         self._fingerprints: dict[str, str] = {}
         self._extraction_key = f"sig{settings.max_signature_lines}-ml{settings.query_match_limit}"
@@ -61,11 +58,12 @@ class TreeSitterSource:
         special: list[str] = []
         entries: dict[str, _Entry] = {}
         to_parse: list[tuple[str, str, bytes]] = []
-        pending_keys: dict[str, tuple[str, tuple[int, int, int]]] = {}
+        pending: dict[str, tuple[str, str, tuple[int, int, int], str]] = {}
+        # path -> (cache key, language, stat signature, bytes, transcoding note)
         lookups: dict[str, tuple[str, str, tuple[int, int, int], bytes, str]] = {}
         reused = read_count = 0
         for rel in listing.paths:
-            if PurePosixPath(rel).name in SPECIAL_FILE_NAMES:
+            if is_special_file(rel):
                 special.append(rel)
             language = self._registry.language_for(rel)
             if language is None:
@@ -85,46 +83,52 @@ class TreeSitterSource:
                 else:
                     diagnostics.append(diag)
                 continue
-            note = Diagnostic(rel, "transcoded", read.message) if read.message else None
             key = tags_key(self._fingerprint(language), read.sha256, self._extraction_key)
-            lookups[key] = (rel, language, sig or (0, 0, 0), read.data, note.message if note else "")
+            lookups[rel] = (key, language, sig or (0, 0, 0), read.data, read.message)
         t_read = time.perf_counter()
-        hits = self._cache.get_many(lookups)
-        for key, (rel, language, sig, data, note_msg) in lookups.items():
+        hits = self._cache.get_many({v[0] for v in lookups.values()})
+        queued: set[str] = set()
+        for rel, (key, language, sig, data, note_msg) in lookups.items():
             note = Diagnostic(rel, "transcoded", note_msg) if note_msg else None
             tags = hits.get(key)
             if isinstance(tags, FileTags):
                 entries[rel] = _Entry(sig, language, tags, note)
             else:
-                to_parse.append((rel, language, data))
-                pending_keys[rel] = (key, sig)
+                pending[rel] = (key, language, sig, note_msg)
+                if key not in queued:  # identical contents are parsed once
+                    queued.add(key)
+                    to_parse.append((rel, language, data))
         t_cache = time.perf_counter()
         workers = default_workers(settings.parse_workers)
         if len(to_parse) < settings.parallel_parse_min_files:
             workers = 1
         new_values: dict[str, FileTags] = {}
+        failed: dict[str, str] = {}
         for done, (rel, outcome) in enumerate(
-            parse_many(to_parse, self._registry, workers=workers, config_dirs=self._config_dirs,
-                       query_dirs=self._query_dirs, max_signature_lines=settings.max_signature_lines,
+            parse_many(to_parse, self._registry, workers=workers,
+                       config_dirs=[str(d) for d in self._registry.config_dirs],
+                       query_dirs=[str(d) for d in self._registry.query_dirs], max_signature_lines=settings.max_signature_lines,
                        match_limit=settings.query_match_limit),
             start=1,
         ):
-            key, sig = pending_keys[rel]
-            language = lookups[key][1]
-            note_msg = lookups[key][4]
             if isinstance(outcome, FileTags):
-                diag = None
-                if not outcome.complete:
-                    diag = Diagnostic(rel, "partial_parse",
-                                      "query match limit reached; symbols of this file are partial")
-                elif note_msg:
-                    diag = Diagnostic(rel, "transcoded", note_msg)
-                entries[rel] = _Entry(sig, language, outcome, diag)
-                new_values[key] = outcome
+                new_values[pending[rel][0]] = outcome
             else:
-                entries[rel] = _Entry(sig, language, None, Diagnostic(rel, "parse_error", outcome))
+                failed[pending[rel][0]] = outcome
             if progress is not None:
                 progress("parsing", done, len(to_parse))
+        for rel, (key, language, sig, note_msg) in pending.items():
+            outcome = new_values.get(key)
+            if outcome is None:
+                error = failed.get(key, "no result from the parser")
+                entries[rel] = _Entry(sig, language, None, Diagnostic(rel, "parse_error", error))
+                continue
+            diag = None
+            if not outcome.complete:
+                diag = Diagnostic(rel, "partial_parse", "query match limit reached; symbols of this file are partial")
+            elif note_msg:
+                diag = Diagnostic(rel, "transcoded", note_msg)
+            entries[rel] = _Entry(sig, language, outcome, diag)
         t_parse = time.perf_counter()
         self._cache.set_many(new_values)
         t_store = time.perf_counter()

@@ -3,18 +3,25 @@
 :func:`extract_tags` is a pure function of (compiled language, bytes): it is
 what the cache stores and what parse workers run. :func:`parse_many` fans it
 out over worker processes for a cold index, because py-tree-sitter holds the
-GIL for much of a parse (two threads measured 1.25x, two processes ~2x).
+GIL for much of a parse (two threads measured 1.25x faster than one on the
+CPython stdlib; processes scale with cores).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from typing import Any
+import pickle
+import queue
+import struct
+import subprocess
+import sys
+import threading
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+from typing import IO, Any
 
 from ..languages import CompiledLanguage, LanguageRegistry
-from ..model import FileTags, Reference, Span, Symbol
+from ..model import REFERENCE_KIND_CODES, FileTags, Span, Symbol
 
 #: Node types that hold a definition's body when the grammar has no ``body`` field.
 _BODY_TYPES = frozenset(
@@ -26,6 +33,7 @@ _BODY_TYPES = frozenset(
         "impl_body", "module_body", "enum_class_body", "protocol_body",
     }
 )
+_KIND_CODE = {kind: i for i, kind in enumerate(REFERENCE_KIND_CODES)}
 #: Kinds whose bodiless form still deserves its full (multi-line) header.
 _CALLABLE_KINDS = frozenset({"function", "method", "constructor", "macro"})
 
@@ -69,10 +77,15 @@ def extract_tags(compiled: CompiledLanguage, source: bytes, *, max_signature_lin
     lines = source.split(b"\n")
     cursor = QueryCursor(compiled.query, match_limit=match_limit)
     defs: dict[tuple[int, int, int], tuple[str, str, Any, Any]] = {}
-    refs: dict[tuple[int, int], Reference] = {}
+    refs: dict[int, tuple[bytes, int, int, int]] = {}  # start byte -> (name, line, col, kind code)
     for _pattern, captures in cursor.matches(root):
         for cap, nodes in captures.items():
-            if cap.startswith("name.definition."):
+            if cap.startswith("name.reference."):
+                code = _KIND_CODE.get(cap[15:], 0)
+                for node in nodes:
+                    line, col = node.start_point
+                    refs[node.start_byte] = (node.text, line, col, code)
+            elif cap.startswith("name.definition."):
                 kind = cap[16:]
                 outer = captures.get("definition." + kind)
                 for name_node in nodes:
@@ -82,22 +95,14 @@ def extract_tags(compiled: CompiledLanguage, source: bytes, *, max_signature_lin
                     # One definition node yields one symbol; "method" beats a generic "function".
                     if previous is None or (kind == "method" and previous[1] == "function"):
                         defs[key] = (name_node.text.decode("utf-8", "replace"), kind, def_node, name_node)
-            elif cap.startswith("name.reference."):
-                kind = cap[15:]
-                for node in nodes:
-                    start = node.start_point
-                    refs[(start[0], start[1])] = Reference(
-                        node.text.decode("utf-8", "replace"), start[0], start[1], kind
-                    )
     complete = not cursor.did_exceed_match_limit
     if compiled.identifier_query is not None:
         back = QueryCursor(compiled.identifier_query, match_limit=match_limit)
-        def_names = {(v[3].start_point[0], v[3].start_point[1]) for v in defs.values()}
+        def_names = {key[2] for key in defs}
         for node, _ in _iter_captures(back, root):
-            start = node.start_point
-            pos = (start[0], start[1])
-            if pos not in def_names and pos not in refs:
-                refs[pos] = Reference(node.text.decode("utf-8", "replace"), start[0], start[1], "call")
+            if node.start_byte not in def_names and node.start_byte not in refs:
+                line, col = node.start_point
+                refs[node.start_byte] = (node.text, line, col, 0)
 
     ordered = sorted(defs.items(), key=lambda item: (item[0][0], -item[0][1], item[0][2]))
     symbols: list[Symbol] = []
@@ -118,8 +123,16 @@ def extract_tags(compiled: CompiledLanguage, source: bytes, *, max_signature_lin
             )
         )
         stack.append((end_byte, len(symbols) - 1))
-    references = tuple(sorted(refs.values(), key=lambda r: (r.line, r.col)))
-    return FileTags(tuple(symbols), references, len(lines), complete)
+    names: list[str] = []
+    positions = array("I")
+    kinds = bytearray()
+    for start_byte in sorted(refs):
+        text, line, col, code = refs[start_byte]
+        names.append(text.decode("utf-8", "replace"))
+        positions.append(line)
+        positions.append(col)
+        kinds.append(code)
+    return FileTags(tuple(symbols), tuple(names), positions.tobytes(), bytes(kinds), len(lines), complete)
 
 
 def _iter_captures(cursor: Any, root: Any) -> Iterable[tuple[Any, str]]:
@@ -135,30 +148,29 @@ def _span(node: Any) -> Span:
 
 # --- parallel cold parse ------------------------------------------------------------
 
-_WORKER_STATE: dict[str, Any] = {}
-"""Per-worker-process registry (the worker's only state; never used in the parent)."""
 
-
-def _worker_init(config_dirs: Sequence[str], query_dirs: Sequence[str]) -> None:
-    from pathlib import Path
-
-    _WORKER_STATE["registry"] = LanguageRegistry.load(
-        [Path(d) for d in config_dirs], [Path(d) for d in query_dirs]
-    )
-
-
-def _worker_parse(batch: list[tuple[str, str, bytes]], max_sig: int, match_limit: int
-                  ) -> list[tuple[str, FileTags | str]]:
-    registry: LanguageRegistry = _WORKER_STATE["registry"]
-    out: list[tuple[str, FileTags | str]] = []
-    for path, language, data in batch:
+def parse_serial(jobs: Sequence[tuple[str, str, bytes]], registry: LanguageRegistry,
+                 max_sig: int, match_limit: int) -> Iterator[tuple[str, FileTags | str]]:
+    for path, language, data in jobs:
         try:
-            tags = extract_tags(registry.compiled(language), data,
-                                max_signature_lines=max_sig, match_limit=match_limit)
-            out.append((path, tags))
-        except Exception as exc:  # one bad file must not take the batch down
-            out.append((path, f"{type(exc).__name__}: {exc}"))
-    return out
+            yield path, extract_tags(registry.compiled(language), data,
+                                     max_signature_lines=max_sig, match_limit=match_limit)
+        except Exception as exc:  # one bad file must not take the others down
+            yield path, f"{type(exc).__name__}: {exc}"
+
+
+def _read_frames(stream: IO[bytes], sink: queue.Queue[Any]) -> None:
+    try:
+        while True:
+            header = stream.read(8)
+            if len(header) < 8:
+                break
+            (size,) = struct.unpack("<Q", header)
+            sink.put(pickle.loads(stream.read(size)))
+    except Exception as exc:  # a dying worker: report, the parent re-parses what is missing
+        sink.put(exc)
+    finally:
+        sink.put(None)
 
 
 def parse_many(
@@ -170,42 +182,67 @@ def parse_many(
     query_dirs: Sequence[str],
     max_signature_lines: int,
     match_limit: int,
-) -> Iterable[tuple[str, FileTags | str]]:
+) -> Iterator[tuple[str, FileTags | str]]:
     """Parse ``(path, language, bytes)`` jobs; yields ``(path, tags or error text)``.
 
-    With ``workers <= 1`` everything runs in-process with ``registry``.
+    With ``workers <= 1`` everything runs in-process. Otherwise jobs are dealt to
+    worker processes by size; anything a worker fails to return (it crashed, or
+    could not start) is parsed in-process afterwards, so no file is lost.
     """
-    if workers <= 1:
-        yield from _parse_serial(jobs, registry, max_signature_lines, match_limit)
+    if workers <= 1 or len(jobs) < 2:
+        yield from parse_serial(jobs, registry, max_signature_lines, match_limit)
         return
-    # Interleave by size so batches cost about the same.
     ordered = sorted(jobs, key=lambda j: len(j[2]), reverse=True)
-    batch_count = workers * 8
-    batches = [ordered[i::batch_count] for i in range(batch_count)]
-    ctx_kwargs: dict[str, Any] = {}
+    shares = [ordered[i::workers] for i in range(workers)]
+    results: queue.Queue[Any] = queue.Queue()
+    procs: list[subprocess.Popen[bytes]] = []
+    readers: list[threading.Thread] = []
+    done: set[str] = set()
     try:
-        import multiprocessing
+        for share in shares:
+            payload = pickle.dumps({
+                "jobs": share, "config_dirs": list(config_dirs), "query_dirs": list(query_dirs),
+                "max_signature_lines": max_signature_lines, "match_limit": match_limit,
+            }, protocol=pickle.HIGHEST_PROTOCOL)
+            try:
+                proc = subprocess.Popen(
+                    [sys.executable, "-m", "hybridmap.sources.parse_worker"],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                )
+            except OSError:
+                continue
+            procs.append(proc)
+            reader = threading.Thread(target=_read_frames, args=(proc.stdout, results), daemon=True)
+            reader.start()
+            readers.append(reader)
+            writer = threading.Thread(target=_feed, args=(proc, payload), daemon=True)
+            writer.start()
+        open_streams = len(procs)
+        while open_streams:
+            item = results.get()
+            if item is None:
+                open_streams -= 1
+            elif isinstance(item, tuple):
+                done.add(item[0])
+                yield item
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+    missing = [job for job in jobs if job[0] not in done]
+    yield from parse_serial(missing, registry, max_signature_lines, match_limit)
 
-        ctx_kwargs["mp_context"] = multiprocessing.get_context("forkserver")
-    except ValueError:  # pragma: no cover - platforms without forkserver
+
+def _feed(proc: subprocess.Popen[bytes], payload: bytes) -> None:
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(payload)
+        proc.stdin.close()
+    except OSError:
         pass
-    with ProcessPoolExecutor(
-        max_workers=workers, initializer=_worker_init,
-        initargs=(list(config_dirs), list(query_dirs)), **ctx_kwargs,
-    ) as pool:
-        futures = [pool.submit(_worker_parse, b, max_signature_lines, match_limit) for b in batches if b]
-        for future in futures:
-            yield from future.result()
-
-
-def _parse_serial(jobs: Sequence[tuple[str, str, bytes]], registry: LanguageRegistry,
-                  max_sig: int, match_limit: int) -> Iterable[tuple[str, FileTags | str]]:
-    for path, language, data in jobs:
-        try:
-            yield path, extract_tags(registry.compiled(language), data,
-                                     max_signature_lines=max_sig, match_limit=match_limit)
-        except Exception as exc:
-            yield path, f"{type(exc).__name__}: {exc}"
 
 
 def default_workers(setting: int) -> int:

@@ -1,0 +1,38 @@
+"""What a file's path alone says about it: tests, vendored or generated code, entry points."""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+from .settings import Settings
+
+_TEST_DIR = re.compile(r"(^|/)(tests?|testing|__tests__|spec|specs|test_?data|fixtures)/", re.I)
+_TEST_FILE = re.compile(
+    r"(^test_.*|.*_test\.[^.]+$|.*_tests?\.py$|.*\.(test|spec)\.[jt]sx?$|.*Tests?\.(java|kt|cs|swift)$|conftest\.py$)"
+)
+_VENDOR_DIR = re.compile(r"(^|/)(vendor|vendored|third_party|third-party|external|extern|deps|_vendor)/", re.I)
+_GENERATED = re.compile(
+    r"(_pb2(_grpc)?\.pyi?$|\.pb\.(go|cc|h)$|\.generated\.|\.g\.dart$|_generated\.|(^|/)(gen|generated)/|\.min\.js$)"
+)
+_ENTRY_POINT = re.compile(r"^(main|__main__|cli|app|index|server|manage|lib|mod)\.[^.]+$")
+
+
+def path_multiplier(path: str, settings: Settings) -> tuple[float, tuple[str, ...]]:
+    """How much a file's path alone moves its rank, and why."""
+    name = PurePosixPath(path).name
+    mult = 1.0
+    why: list[str] = []
+    if _TEST_DIR.search(path) or _TEST_FILE.match(name):
+        mult *= settings.test_path_weight
+        why.append(f"test path x{settings.test_path_weight:g}")
+    if _VENDOR_DIR.search(path):
+        mult *= settings.vendor_path_weight
+        why.append(f"vendored path x{settings.vendor_path_weight:g}")
+    if _GENERATED.search(path):
+        mult *= settings.generated_path_weight
+        why.append(f"generated code x{settings.generated_path_weight:g}")
+    if _ENTRY_POINT.match(name):
+        mult *= settings.entry_point_weight
+        why.append(f"entry point x{settings.entry_point_weight:g}")
+    return mult, tuple(why)
