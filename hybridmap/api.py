@@ -36,6 +36,9 @@ from .sources.static_index import Progress, TreeSitterSource
 from .walk import resolve_root
 
 
+_PHASES = frozenset({"list", "read", "cache_lookup", "parse", "cache_store"})
+
+
 class AsyncRepoMap:
     """A repository map for one root. Use as an async context manager."""
 
@@ -167,6 +170,9 @@ class AsyncRepoMap:
             text=packed.text, tokens=packed.tokens, budget=budget, files=files_out,
             servers={}, edges=graph.edge_counts_by_provenance(), diagnostics=tuple(diagnostics),
             timings=timings, mode="static",
+            stats={**{k: v for k, v in result.stats.items() if k not in _PHASES},
+                   "graph_files": float(len(graph.files)), "graph_edges": float(len(graph.edge_src)),
+                   "ranked_items": float(ranking.total_items), "pack_renders": float(packed.renders)},
         )
 
     def _graph_for(self, tags: Mapping[str, FileTags]) -> RepoGraph:

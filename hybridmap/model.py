@@ -255,6 +255,8 @@ class MapResult:
     diagnostics: tuple[Diagnostic, ...] = ()
     timings: dict[str, float] = field(default_factory=dict)
     mode: Mode = "static"
+    stats: dict[str, float] = field(default_factory=dict)
+    """Counters: files listed / read / parsed / reused, cache hits, graph size."""
 
     @property
     def degraded(self) -> bool:
@@ -273,4 +275,5 @@ class MapResult:
             "edges": dict(self.edges),
             "diagnostics": [d.to_json() for d in self.diagnostics],
             "timings": {k: round(v, 6) for k, v in self.timings.items()},
+            "stats": dict(self.stats),
         }

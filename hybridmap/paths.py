@@ -15,7 +15,7 @@ _VENDOR_DIR = re.compile(r"(^|/)(vendor|vendored|third_party|third-party|externa
 _GENERATED = re.compile(
     r"(_pb2(_grpc)?\.pyi?$|\.pb\.(go|cc|h)$|\.generated\.|\.g\.dart$|_generated\.|(^|/)(gen|generated)/|\.min\.js$)"
 )
-_ENTRY_POINT = re.compile(r"^(main|__main__|cli|app|index|server|manage|lib|mod)\.[^.]+$")
+_ENTRY_POINT = re.compile(r"^((main|__main__|cli|app|index|server|manage)\.[^.]+|lib\.rs)$")
 
 
 def path_multiplier(path: str, settings: Settings) -> tuple[float, tuple[str, ...]]:

@@ -1,0 +1,81 @@
+"""Shared fixtures: real git repositories and files on disk, a real registry."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sysconfig
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pytest
+
+from hybridmap.languages import LanguageRegistry
+from hybridmap.settings import Settings
+
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+
+
+def git(root: Path, *args: str) -> str:
+    proc = subprocess.run(
+        ["git", "-C", str(root), *args], check=True, capture_output=True, text=True,
+        env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+             "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
+             "HOME": str(root), "PATH": "/usr/bin:/bin:/usr/local/bin"},
+    )
+    return proc.stdout
+
+
+GitRepoFactory = Callable[[Mapping[str, str | bytes]], Path]
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> GitRepoFactory:
+    """Make a real git repository with the given files committed."""
+    counter = iter(range(1000))
+
+    def make(files: Mapping[str, str | bytes], commit: bool = True) -> Path:
+        root = tmp_path / f"repo{next(counter)}"
+        root.mkdir()
+        write_files(root, files)
+        git(root, "init", "-q", "-b", "main")
+        if commit:
+            git(root, "add", "-A")
+            git(root, "commit", "-q", "-m", "initial")
+        return root
+
+    return make
+
+
+def write_files(root: Path, files: Mapping[str, str | bytes]) -> None:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+
+
+@pytest.fixture(scope="session")
+def registry() -> LanguageRegistry:
+    return LanguageRegistry.load()
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(cache_dir=str(tmp_path / "cache"))
+
+
+@pytest.fixture(scope="session")
+def stdlib_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real git repository holding a few real stdlib packages (json, email, http, logging)."""
+    root = tmp_path_factory.mktemp("stdlib_repo")
+    for package in ("json", "email", "http", "logging", "urllib"):
+        shutil.copytree(STDLIB / package, root / package,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    (root / "README.md").write_text("# sample\nA few stdlib packages.\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "stdlib sample")
+    return root

@@ -1,0 +1,110 @@
+"""Ranking: our PageRank is networkx's, and personalization moves what a user expects."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from hybridmap.graph import build_graph, is_well_named
+from hybridmap.model import FileTags, Span, Symbol
+from hybridmap.paths import path_multiplier
+from hybridmap.rank import pagerank, rank
+from hybridmap.settings import Settings
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_pagerank_matches_networkx(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n, m = 40, 160
+    src = rng.integers(0, n, m)
+    dst = rng.integers(0, n, m)
+    weight = rng.random(m) * 5
+    personal = np.zeros(n)
+    personal[rng.integers(0, n, 3)] = [5.0, 3.0, 1.0]
+    graph = nx.MultiDiGraph()
+    graph.add_nodes_from(range(n))  # some nodes stay dangling
+    for s, d, w in zip(src.tolist(), dst.tolist(), weight.tolist(), strict=True):
+        graph.add_edge(s, d, weight=w)
+    expected = nx.pagerank(graph, alpha=0.85, personalization={i: personal[i] for i in range(n)},
+                           weight="weight", tol=1e-10, max_iter=500)
+    ours = pagerank(n, src, dst, weight, personal, alpha=0.85, max_iter=500, tol=1e-10)
+    assert np.allclose(ours, [expected[i] for i in range(n)], atol=1e-8)
+
+
+def _sym(name: str, kind: str, line: int) -> Symbol:
+    return Symbol(name, kind, Span(line, 0, line + 1, 0), line, 4, f"def {name}():")
+
+
+def _tags(defs: list[str], refs: list[str]) -> FileTags:
+    from hybridmap.model import Reference
+
+    return FileTags.build(tuple(_sym(d, "function", i * 3) for i, d in enumerate(defs)),
+                          [Reference(r, 50 + i, 0) for i, r in enumerate(refs)], 100)
+
+
+def _corpus() -> dict[str, FileTags]:
+    return {
+        "store/disk.py": _tags(["load_index", "save_index"], []),
+        "store/memory.py": _tags(["load_index"], []),
+        "app.py": _tags(["main"], ["load_index", "save_index"]),
+        "cli.py": _tags(["run"], ["main"]),
+        "tests/test_disk.py": _tags(["test_load"], ["load_index", "save_index"]),
+        "lonely.py": _tags(["unrelated_helper"], []),
+    }
+
+
+def test_name_matched_graph_links_every_definer() -> None:
+    graph = build_graph(_corpus(), Settings())
+    nxg = graph.to_networkx()
+    # The static blind spot: app.py's load_index links to both definers.
+    assert nxg.has_edge("app.py", "store/disk.py", key="load_index")
+    assert nxg.has_edge("app.py", "store/memory.py", key="load_index")
+    assert all(data["provenance"] == "name-match" for *_, data in nxg.edges(data=True))
+    assert graph.edge_counts_by_provenance()["name-match"] == nxg.number_of_edges()
+
+
+def test_chat_file_pulls_its_dependencies_up() -> None:
+    tags = _corpus()
+    graph = build_graph(tags, Settings())
+    plain = rank(graph, tags, chat_files=[], mentioned_files=[], mentioned_idents=[], settings=Settings())
+    chat = rank(graph, tags, chat_files=["cli.py"], mentioned_files=[], mentioned_idents=[],
+                settings=Settings())
+    assert chat.file_scores["app.py"] > plain.file_scores["app.py"]
+    assert all(item.path != "cli.py" for item in chat.items)  # chat files are not repeated
+    assert chat.items[0].path == "app.py"
+    assert "referenced by a chat file" in chat.reasons["app.py"]
+
+
+def test_mentioned_identifier_ranks_its_definition_first() -> None:
+    tags = _corpus()
+    graph = build_graph(tags, Settings())
+    ranking = rank(graph, tags, chat_files=[], mentioned_files=[], mentioned_idents=["unrelated_helper"],
+                   settings=Settings())
+    top = ranking.items[0]
+    assert (top.path, tags[top.path].symbols[top.symbol].name) == ("lonely.py", "unrelated_helper")
+    # A mention adds; it never removes: every item is still ranked.
+    assert ranking.total_items == sum(len(t.symbols) for t in tags.values())
+
+
+def test_path_multipliers() -> None:
+    settings = Settings()
+    assert path_multiplier("tests/test_disk.py", settings)[0] == pytest.approx(settings.test_path_weight)
+    assert path_multiplier("src/vendor/lib.py", settings)[0] == pytest.approx(settings.vendor_path_weight)
+    assert path_multiplier("api/service_pb2.py", settings)[0] == pytest.approx(settings.generated_path_weight)
+    assert path_multiplier("cmd/main.go", settings)[0] == pytest.approx(settings.entry_point_weight)
+    assert path_multiplier("src/store.py", settings)[0] == 1.0
+
+
+def test_test_files_rank_below_the_code_they_test() -> None:
+    tags = _corpus()
+    graph = build_graph(tags, Settings())
+    ranking = rank(graph, tags, chat_files=[], mentioned_files=[], mentioned_idents=[], settings=Settings())
+    assert ranking.file_scores["tests/test_disk.py"] < ranking.file_scores["store/disk.py"]
+
+
+def test_well_named() -> None:
+    assert is_well_named("load_index", 8)
+    assert is_well_named("loadIndex", 8)
+    assert not is_well_named("load", 8)
+    assert not is_well_named("________", 8)
