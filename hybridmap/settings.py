@@ -67,11 +67,13 @@ class Settings:
     well_named_ident_weight: float = 10.0
     """Multiplier for snake/camel/kebab identifiers of at least ``well_named_min_length`` chars."""
     well_named_min_length: int = 8
+    """Minimum length for the well-named multiplier."""
     private_ident_weight: float = 0.1
     """Multiplier for identifiers starting with ``_``."""
     common_ident_weight: float = 0.1
     """Multiplier for identifiers defined in more than ``common_ident_definers`` files."""
     common_ident_definers: int = 5
+    """Definer count above which an identifier counts as common."""
     max_definers_per_ident: int = 64
     """Identifiers defined in more files than this add no name-matched edges
     (they are noise, and fan-out would be quadratic)."""
@@ -82,12 +84,15 @@ class Settings:
 
     # --- rank: personalization and path multipliers --------------------------
     pagerank_damping: float = 0.85
+    """PageRank damping factor (probability of following an edge)."""
     pagerank_max_iterations: int = 100
+    """Upper bound on power iterations (it usually converges in 20-40)."""
     pagerank_tolerance: float = 1e-6
     """Converged when the L1 change per node is below this (networkx's default)."""
     chat_file_personalization: float = 5.0
     """Personalization mass of each chat file (relative)."""
     mentioned_file_personalization: float = 3.0
+    """Personalization mass of each mentioned file."""
     mentioned_ident_definer_personalization: float = 3.0
     """Personalization of files that define a mentioned identifier."""
     path_match_personalization: float = 2.0
@@ -112,6 +117,7 @@ class Settings:
     max_line_chars: int = 100
     """Rendered lines are cut at this many characters (minified code, long literals)."""
     elision_mark: str = "⋮"
+    """Line marking elided code between shown lines."""
     special_files_first: bool = True
     """List README, manifests, AGENTS.md and CI config names at the top of the map."""
 

@@ -1,0 +1,58 @@
+"""Regenerate the settings table in docs/configuration.md from hybridmap/settings.py.
+
+    python scripts/gen_settings_doc.py          # rewrite the table
+    python scripts/gen_settings_doc.py --check  # exit 1 if the doc is stale (used by the tests)
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SETTINGS = ROOT / "hybridmap" / "settings.py"
+DOC = ROOT / "docs" / "configuration.md"
+BEGIN = "<!-- settings-table:begin -->"
+END = "<!-- settings-table:end -->"
+
+
+def rows() -> list[tuple[str, str, str]]:
+    source = SETTINGS.read_text()
+    cls = next(n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and n.name == "Settings")
+    out = []
+    for i, node in enumerate(cls.body):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            default = " ".join((ast.get_source_segment(source, node.value) or "").split())
+            doc = ""
+            nxt = cls.body[i + 1] if i + 1 < len(cls.body) else None
+            if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant):
+                doc = " ".join(str(nxt.value.value).split())
+            out.append((node.target.id, default, doc))
+    return out
+
+
+def table() -> str:
+    lines = [BEGIN, "| setting | default | what it does |", "|---|---|---|"]
+    for name, default, doc in rows():
+        default, doc = default.replace("|", r"\|"), doc.replace("|", r"\|")
+        lines.append(f"| `{name}` | `{default}` | {doc} |")
+    lines.append(END)
+    return "\n".join(lines)
+
+
+def main() -> int:
+    text = DOC.read_text()
+    start, end = text.index(BEGIN), text.index(END) + len(END)
+    updated = text[:start] + table() + text[end:]
+    if "--check" in sys.argv:
+        if updated != text:
+            print("docs/configuration.md is stale: run python scripts/gen_settings_doc.py", file=sys.stderr)
+            return 1
+        return 0
+    DOC.write_text(updated)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

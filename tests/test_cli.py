@@ -1,0 +1,60 @@
+"""The CLI contract of docs/configuration.md, run as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "hybridmap", *args], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_map_json_contract(stdlib_repo: Path, tmp_path: Path) -> None:
+    proc = run_cli("map", str(stdlib_repo), "--tokens", "1024", "--format", "json",
+                   "--cache-dir", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert {"text", "tokens", "budget", "files", "servers", "edges", "diagnostics", "timings"} <= set(data)
+    assert 973 <= data["tokens"] <= 1024 and data["budget"] == 1024
+    assert data["files"], "map has files"
+    first = data["files"][0]
+    assert {"path", "rank", "symbols"} <= set(first)
+    for sym in first["symbols"]:
+        assert {"name", "kind", "line", "signature", "provenance"} <= set(sym)
+        assert sym["line"] >= 1 and sym["provenance"] == "tree-sitter"
+    ranks = [f["rank"] for f in data["files"]]
+    assert ranks[0] > 0
+    assert data["edges"]["name-match"] > 0
+    assert all({"path", "kind", "message"} == set(d) for d in data["diagnostics"])
+    assert data["timings"]["total"] > 0
+    assert proc.stderr == ""  # piped: no progress output
+
+
+def test_map_text_with_chat_and_mention(stdlib_repo: Path, tmp_path: Path) -> None:
+    proc = run_cli("map", str(stdlib_repo), "--tokens", "512", "--chat", "json/decoder.py",
+                   "--mention", "FileCookieJar", "--cache-dir", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert "json/decoder.py:" not in proc.stdout
+    assert "class FileCookieJar" in proc.stdout
+    assert "json/scanner.py:" in proc.stdout
+
+
+def test_errors_are_one_line_and_nonzero(tmp_path: Path) -> None:
+    proc = run_cli("map", str(tmp_path / "missing"))
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "does not exist" in proc.stderr
+    proc = run_cli("map", str(tmp_path), "--tokens", "0")
+    assert proc.returncode == 2 and "--tokens" in proc.stderr
+    proc = run_cli("map", str(tmp_path), "--chat", "/etc/passwd")
+    assert proc.returncode == 2 and "outside the root" in proc.stderr
+
+
+def test_cache_clear(git_repo, tmp_path: Path) -> None:
+    root = git_repo({"m.py": "def gamma():\n    pass\n"})
+    assert run_cli("map", str(root), "--cache-dir", str(tmp_path)).returncode == 0
+    proc = run_cli("cache", "clear", "--cache-dir", str(tmp_path))
+    assert proc.returncode == 0 and "removed 1 entries" in proc.stdout

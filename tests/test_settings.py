@@ -1,0 +1,58 @@
+"""Settings: documented, layered, and a repository cannot raise what protects the user."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hybridmap.errors import ConfigError
+from hybridmap.settings import Settings, load_settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_every_setting_is_documented() -> None:
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_settings_doc.py"), "--check"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    doc = (ROOT / "docs" / "configuration.md").read_text()
+    for name in Settings.__dataclass_fields__:
+        assert f"`{name}`" in doc
+    assert "| `well_named_min_length` | `8` | Minimum length" in doc
+
+
+def test_load_order_user_then_repo_then_arguments(tmp_path: Path) -> None:
+    config = tmp_path / "config" / "hybridmap"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text("map-tokens = 2000\ntest_path_weight = 0.2\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "hybridmap.toml").write_text("map_tokens = 3000\n")
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "config")}
+    settings = load_settings(repo, environ=env)
+    assert settings.map_tokens == 3000 and settings.test_path_weight == 0.2
+    assert load_settings(repo, {"map_tokens": 10}, environ=env).map_tokens == 10
+
+
+def test_repository_cannot_set_protective_limits(tmp_path: Path) -> None:
+    (tmp_path / "hybridmap.toml").write_text("max_file_bytes = 999999999\n")
+    with pytest.raises(ConfigError, match="cannot be set by a repository"):
+        load_settings(tmp_path, environ={"XDG_CONFIG_HOME": str(tmp_path / "none")})
+    (tmp_path / "hybridmap.toml").write_text("cache_dir = '/tmp/elsewhere'\n")
+    with pytest.raises(ConfigError, match="cannot be set by a repository"):
+        load_settings(tmp_path, environ={"XDG_CONFIG_HOME": str(tmp_path / "none")})
+
+
+def test_pyproject_section_and_bad_values(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.hybridmap]\nentry-point-weight = 3\n")
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "none")}
+    assert load_settings(tmp_path, environ=env).entry_point_weight == 3.0
+    (tmp_path / "hybridmap.toml").write_text("map_tokens = 'lots'\n")
+    with pytest.raises(ConfigError, match="must be a number"):
+        load_settings(tmp_path, environ=env)
+    (tmp_path / "hybridmap.toml").write_text("no_such_knob = 1\n")
+    with pytest.raises(ConfigError, match="unknown setting"):
+        load_settings(tmp_path, environ=env)
