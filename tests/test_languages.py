@@ -1,0 +1,78 @@
+"""Every language is data (a TOML + a query) and is tested on a real fixture project."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from hybridmap.graph import build_graph
+from hybridmap.languages import BUILTIN_CONFIG_DIR, LanguageRegistry
+from hybridmap.model import DEFINITION_KINDS, REFERENCE_KIND_CODES
+from hybridmap.settings import Settings
+from hybridmap.sources.treesitter import extract_tags
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "languages"
+LANGUAGES = sorted(p.stem for p in BUILTIN_CONFIG_DIR.glob("*.toml"))
+
+
+def test_at_least_thirty_languages() -> None:
+    assert len(LANGUAGES) >= 30, LANGUAGES
+
+
+def test_queries_compile_once_per_registry(registry: LanguageRegistry) -> None:
+    assert registry.compiled("python") is registry.compiled("python")
+    assert LanguageRegistry.load().compiled("python") is not registry.compiled("python")
+
+
+def test_extensions_do_not_collide() -> None:
+    seen: dict[str, str] = {}
+    for name in LANGUAGES:
+        with (BUILTIN_CONFIG_DIR / f"{name}.toml").open("rb") as fh:
+            for ext in tomllib.load(fh)["language"]["file-types"]:
+                if isinstance(ext, str):
+                    assert ext.lower() not in seen, f"{ext} claimed by {seen.get(ext.lower())} and {name}"
+                    seen[ext.lower()] = name
+
+
+def _fixture_tags(registry: LanguageRegistry, language: str) -> dict[str, object]:
+    root = FIXTURES / language
+    out = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_file() and registry.language_for(rel) == language:
+            out[rel] = extract_tags(registry.compiled(language), path.read_bytes())
+    return out
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_fixture_definitions_and_references(registry: LanguageRegistry, language: str) -> None:
+    fixture = FIXTURES / language
+    assert (fixture / "expected.toml").is_file(), f"missing fixture for {language}"
+    with (fixture / "expected.toml").open("rb") as fh:
+        expected = tomllib.load(fh)
+    tags = _fixture_tags(registry, language)
+    assert len(tags) >= 2, f"{language}: fixture needs at least two source files"
+    defs = {(s.name, s.kind) for t in tags.values() for s in t.symbols}
+    refs = {name for t in tags.values() for name in t.ref_names}
+    assert len(expected["definitions"]) >= 3 and len(expected["references"]) >= 2
+    for item in expected["definitions"]:
+        assert (item["name"], item["kind"]) in defs, f"{language}: definition {item} not in {sorted(defs)}"
+    for name in expected["references"]:
+        assert name in refs, f"{language}: reference {name!r} not found"
+    assert {k for _, k in defs} <= DEFINITION_KINDS
+    for t in tags.values():
+        assert all(code < len(REFERENCE_KIND_CODES) for code in t.ref_kinds)
+        for sym in t.symbols:
+            assert sym.signature.strip(), f"{language}: empty signature for {sym.name}"
+            assert sym.name in sym.signature or sym.kind in {"implementation", "module"}, (language, sym)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_fixture_files_link_to_each_other(registry: LanguageRegistry, language: str) -> None:
+    tags = _fixture_tags(registry, language)
+    graph = build_graph(tags, Settings())
+    cross = {(graph.files[s], graph.files[d]) for s, d in zip(graph.edge_src, graph.edge_dst, strict=True)
+             if s != d}
+    assert cross, f"{language}: no cross-file edge in the fixture"
