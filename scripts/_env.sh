@@ -5,6 +5,18 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${HYBRIDMAP_VENV:-$HERE/.venv}"
 PYTHON="${PYTHON:-python3}"
 
+# pip, with its chatter in a log that is shown only when it fails.
+quiet_pip() {
+  local log
+  log="$(mktemp)"
+  if ! "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${@:2}" >"$log" 2>&1; then
+    tail -n 30 "$log" >&2
+    rm -f "$log"
+    return 1
+  fi
+  rm -f "$log"
+}
+
 ensure_venv() {
   local extras="$1"   # "" or "test"
   if [ ! -x "$VENV/bin/python" ]; then
@@ -17,8 +29,7 @@ ensure_venv() {
   want="$(cat "$HERE/pyproject.toml" | sha256sum | cut -d' ' -f1)"
   if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip >/dev/null 2>&1 || true
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e "$spec" 2>&1 \
-      | { grep -v -e "^WARNING: Location" -e "is ignored: it is neither" || true; }
+    quiet_pip install -e "$spec"
     echo "$want" > "$stamp"
   fi
 }

@@ -58,3 +58,30 @@ def test_cache_clear(git_repo, tmp_path: Path) -> None:
     assert run_cli("map", str(root), "--cache-dir", str(tmp_path)).returncode == 0
     proc = run_cli("cache", "clear", "--cache-dir", str(tmp_path))
     assert proc.returncode == 0 and "removed 1 entries" in proc.stdout
+
+
+def test_progress_shows_on_a_terminal_only(stdlib_repo: Path, tmp_path: Path) -> None:
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "hybridmap", "map", str(stdlib_repo), "--tokens", "256",
+                               "--cache-dir", str(tmp_path / "tty")],
+                              stdout=subprocess.PIPE, stderr=follower, timeout=300, check=False)
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(leader)
+    stderr = b"".join(chunks).decode()
+    assert proc.returncode == 0
+    assert "hybridmap: parsing" in stderr and "files" in stderr
+    assert "parsing" not in proc.stdout.decode()  # the map itself stays clean

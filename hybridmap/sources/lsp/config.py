@@ -1,0 +1,140 @@
+"""Language-server configuration as data, in the field names editors settled on.
+
+In ``lsp_configs/<lang>.toml`` (Helix shape)::
+
+    [language]
+    name = "python"
+    language-servers = ["ty", "basedpyright", "pylsp"]     # order of preference
+
+    [language-server.ty]
+    command = "ty"                  # a name looked up on PATH (+ our install dirs), or an absolute path
+    args = ["server"]
+    config = {}                     # sent as initializationOptions
+    settings = {}                   # answered to workspace/configuration, by section
+    environment = {}                # extra environment variables for the process
+    timeout = 20                    # seconds per request
+    ready = "initialized"           # initialized | progress | log:<regex> | first-answer
+    ready-timeout = 60              # seconds before an un-ready server is used anyway / given up on
+    required-root-patterns = []     # the server is skipped unless one of these exists in ROOT
+    install = "pip install ty"      # what `hybridmap servers` tells a user when it is missing
+
+Trust: built-in and user configs are trusted. A repository's own
+``.hybridmap/lsp_configs/*.toml`` may only name a command that runs when the
+user opted in (``trust_repository_servers``); otherwise the server is reported
+``untrusted`` and never started.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...errors import ConfigError
+
+READY_MODES = ("initialized", "progress", "first-answer")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    init_options: Mapping[str, Any] = field(default_factory=dict)
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    environment: Mapping[str, str] = field(default_factory=dict)
+    timeout: float = 20.0
+    ready: str = "initialized"
+    ready_timeout: float = 60.0
+    required_root_patterns: tuple[str, ...] = ()
+    install: str = ""
+    source: Path | None = None
+    trusted: bool = True
+
+    @property
+    def ready_log_pattern(self) -> re.Pattern[str] | None:
+        return re.compile(self.ready[4:]) if self.ready.startswith("log:") else None
+
+    def fingerprint(self) -> str:
+        """Changes whenever anything that can change the server's answers changes."""
+        data = json.dumps([self.command, self.args, self.init_options, self.settings], sort_keys=True,
+                          default=str)
+        return hashlib.sha256(data.encode()).hexdigest()[:16]
+
+
+def _table(value: Any, key: str, source: Path) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"{source}: '{key}' must be a table")
+    return value
+
+
+def parse_server(name: str, data: Mapping[str, Any], source: Path, trusted: bool) -> ServerConfig:
+    command = data.get("command")
+    if isinstance(command, list):  # OpenCode / Neovim style: command = ["ty", "server"]
+        if not command or not all(isinstance(c, str) for c in command):
+            raise ConfigError(f"{source}: language-server.{name}.command must be a non-empty list of strings")
+        command, extra = command[0], command[1:]
+    else:
+        extra = []
+    if not isinstance(command, str) or not command:
+        raise ConfigError(f"{source}: language-server.{name} needs a 'command'")
+    args = data.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise ConfigError(f"{source}: language-server.{name}.args must be a list of strings")
+    ready = data.get("ready", "initialized")
+    if not isinstance(ready, str) or not (ready in READY_MODES or ready.startswith("log:")):
+        raise ConfigError(f"{source}: language-server.{name}.ready must be one of {READY_MODES} or 'log:<regex>'")
+    if ready.startswith("log:"):
+        try:
+            re.compile(ready[4:])
+        except re.error as exc:
+            raise ConfigError(f"{source}: language-server.{name}.ready has a bad regex: {exc}") from exc
+    env = _table(data.get("environment"), "environment", source)
+    if not all(isinstance(v, str) for v in env.values()):
+        raise ConfigError(f"{source}: language-server.{name}.environment values must be strings")
+    patterns = data.get("required-root-patterns", [])
+    if not isinstance(patterns, list):
+        raise ConfigError(f"{source}: language-server.{name}.required-root-patterns must be a list")
+    try:
+        timeout = float(data.get("timeout", 20))
+        ready_timeout = float(data.get("ready-timeout", 60))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{source}: language-server.{name}: timeouts must be numbers") from exc
+    return ServerConfig(
+        name=name, command=command, args=tuple(extra) + tuple(args),
+        init_options=_table(data.get("config"), "config", source),
+        settings=_table(data.get("settings"), "settings", source),
+        environment=env, timeout=timeout, ready=ready, ready_timeout=ready_timeout,
+        required_root_patterns=tuple(str(p) for p in patterns),
+        install=str(data.get("install", "")), source=source, trusted=trusted,
+    )
+
+
+def servers_for_language(raw: Mapping[str, Any], source: Path, trusted: bool = True
+                         ) -> tuple[ServerConfig, ...]:
+    """The ordered server candidates a language TOML declares."""
+    language = raw.get("language", {})
+    names = language.get("language-servers", []) if isinstance(language, dict) else []
+    tables = _table(raw.get("language-server"), "language-server", source)
+    out: list[ServerConfig] = []
+    for entry in names:
+        name = entry.get("name") if isinstance(entry, dict) else entry
+        if not isinstance(name, str):
+            raise ConfigError(f"{source}: bad language-servers entry {entry!r}")
+        if name not in tables:
+            raise ConfigError(f"{source}: language-servers names '{name}' but has no [language-server.{name}]")
+        out.append(parse_server(name, tables[name], source, trusted))
+    return tuple(out)
+
+
+def merge_candidates(builtin: Sequence[ServerConfig], overrides: Sequence[ServerConfig]
+                     ) -> tuple[ServerConfig, ...]:
+    """Later configs replace earlier ones of the same name and go first in preference."""
+    names = {s.name for s in overrides}
+    return tuple(overrides) + tuple(s for s in builtin if s.name not in names)

@@ -1,0 +1,519 @@
+"""One language server process, owned by one :class:`LspSession`.
+
+This is the only module that spawns, talks to and kills a server. It fixes the
+pygls 2.1.1 traps measured in ``LSP-SERVERS.md``: stderr is drained into a
+bounded ring (an undrained pipe stalls chatty servers); server-to-client
+requests are answered (configuration, progress creation, registration);
+every request has a timeout and is cancelled with ``$/cancelRequest`` when it
+expires; ``ContentModified`` is retried; shutdown is shutdown → exit →
+SIGTERM → SIGKILL of the whole process group (wrappers such as
+``basedpyright-langserver`` leave node children behind otherwise), and the
+server gets ``PR_SET_PDEATHSIG`` so it dies with us even if we are killed.
+
+Every pygls/OS error is translated here into :class:`~hybridmap.errors.ServerError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import os
+import shutil
+import signal
+import sys
+import time
+from collections import deque
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import psutil
+from lsprotocol import types as T
+from pygls.exceptions import JsonRpcContentModified, JsonRpcException
+from pygls.lsp.client import LanguageClient
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCResponseMessage
+
+from ...errors import ServerError
+from ...model import ServerState
+from .config import ServerConfig
+
+#: Environment variables passed from the user's environment to every server.
+#: Anything else reaches a server only when its config names it (``environment``).
+ENV_ALLOWLIST = (
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ",
+    "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR",
+    "GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "VIRTUAL_ENV", "NODE_PATH",
+)
+
+_PROJECT_DIR = Path(__file__).resolve().parents[3]
+#: Where our own setup installs servers; searched before PATH.
+INSTALL_DIRS = (
+    Path(sys.prefix) / "bin",
+    _PROJECT_DIR / ".venv" / "bin",
+    _PROJECT_DIR / ".servers" / "node" / "node_modules" / ".bin",
+)
+
+
+def find_command(command: str, extra_dirs: Sequence[Path] = INSTALL_DIRS,
+                 environ: Mapping[str, str] | None = None) -> str | None:
+    """Absolute path of ``command`` (a name or a path), or None."""
+    env = os.environ if environ is None else environ
+    if os.sep in command:
+        path = Path(command).expanduser()
+        return str(path) if path.is_file() and os.access(path, os.X_OK) else None
+    search = os.pathsep.join([*(str(d) for d in extra_dirs), env.get("PATH", os.defpath)])
+    return shutil.which(command, path=search)
+
+
+def server_environment(config: ServerConfig, environ: Mapping[str, str] | None = None,
+                       extra_dirs: Sequence[Path] = INSTALL_DIRS) -> dict[str, str]:
+    env = os.environ if environ is None else environ
+    out = {k: env[k] for k in ENV_ALLOWLIST if k in env}
+    # Node wrappers installed by our setup need to find `node` and each other.
+    out["PATH"] = os.pathsep.join([*(str(d) for d in extra_dirs), out.get("PATH", os.defpath)])
+    out.update(config.environment)
+    return out
+
+
+class _TolerantProtocol(LanguageServerProtocol):
+    """Keep a response whose result lsprotocol cannot structure, as a plain dict.
+
+    pygls 2.1.1 with cattrs >= 25 drops the initialize reply of pylsp and ty and
+    the request never resolves; we pin cattrs < 25 and keep this as a safety net.
+    """
+
+    def structure_message(self, data: Any) -> Any:
+        try:
+            return super().structure_message(data)
+        except Exception:
+            if isinstance(data, dict) and "id" in data and "method" not in data and "error" not in data:
+                return JsonRPCResponseMessage(id=data["id"], jsonrpc=data.get("jsonrpc", "2.0"),
+                                              result=data.get("result"))
+            raise
+
+
+def _set_pdeathsig() -> None:  # runs in the child between fork and exec
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
+class _Client(LanguageClient):
+    def __init__(self, session: LspSession) -> None:
+        super().__init__("hybridmap", "0.1", protocol_cls=_TolerantProtocol)
+        self._session = session
+
+    async def server_exit(self, server: asyncio.subprocess.Process) -> None:
+        self._session._on_exit(server.returncode)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        self._session._note(f"protocol error: {type(error).__name__}: {error}")
+
+
+def _client_capabilities() -> T.ClientCapabilities:
+    return T.ClientCapabilities(
+        general=T.GeneralClientCapabilities(
+            position_encodings=[T.PositionEncodingKind.Utf8, T.PositionEncodingKind.Utf16]),
+        window=T.WindowClientCapabilities(work_done_progress=True),
+        workspace=T.WorkspaceClientCapabilities(configuration=True, workspace_folders=True,
+                                                symbol=T.WorkspaceSymbolClientCapabilities()),
+        text_document=T.TextDocumentClientCapabilities(
+            synchronization=T.TextDocumentSyncClientCapabilities(did_save=False),
+            document_symbol=T.DocumentSymbolClientCapabilities(
+                hierarchical_document_symbol_support=True,
+                symbol_kind=T.ClientSymbolKindOptions(value_set=list(T.SymbolKind))),
+            definition=T.DefinitionClientCapabilities(link_support=False),
+            references=T.ReferenceClientCapabilities(),
+            hover=T.HoverClientCapabilities(content_format=[T.MarkupKind.PlainText, T.MarkupKind.Markdown]),
+        ),
+    )
+
+
+class LspSession:
+    """The life of one server process: start, answer, track readiness, stop."""
+
+    STDERR_LINES = 200
+    PROGRESS_START_GRACE = 5.0
+    """With ``ready = "progress"``: a server that starts no progress this long after
+    its first opened file is taken as ready (some servers report nothing for small projects)."""
+
+    def __init__(self, config: ServerConfig, language: str, root: Path, *,
+                 environ: Mapping[str, str] | None = None, memory_limit_mb: float = 0.0) -> None:
+        self.config = config
+        self.language = language
+        self.root = root
+        self.state = ServerState.STARTING
+        self.detail = ""
+        self.version = ""
+        self.position_encoding = "utf-16"
+        self.capabilities: Any = None
+        self.stderr_tail: deque[str] = deque(maxlen=self.STDERR_LINES)
+        self.events: list[str] = []
+        self.started_at = 0.0
+        self.ready_at: float | None = None
+        self._environ = environ
+        self._memory_limit = memory_limit_mb
+        self._client: _Client | None = None
+        self._process: asyncio.subprocess.Process | None = None
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._ready = asyncio.Event()
+        self._exited = asyncio.Event()
+        self._progress_open: set[str] = set()
+        self._progress_seen = False
+        self._first_open_at: float | None = None
+        self._opened: dict[str, int] = {}
+        self._closing = False
+
+    # --- status ---------------------------------------------------------------------
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    @property
+    def is_ready(self) -> bool:
+        return self.state is ServerState.READY
+
+    @property
+    def alive(self) -> bool:
+        return self.state in (ServerState.STARTING, ServerState.INDEXING, ServerState.READY)
+
+    def seconds_to_ready(self) -> float | None:
+        return None if self.ready_at is None else round(self.ready_at - self.started_at, 3)
+
+    def _note(self, event: str) -> None:
+        self.events.append(event)
+        del self.events[:-50]
+
+    def _mark_ready(self, why: str) -> None:
+        if self.state in (ServerState.STARTING, ServerState.INDEXING):
+            self.state = ServerState.READY
+            self.ready_at = time.monotonic()
+            self._note(f"ready ({why})")
+            self._ready.set()
+
+    def _fail(self, detail: str) -> None:
+        if self.state is not ServerState.FAILED:
+            self.state = ServerState.FAILED
+            self.detail = detail
+            self._note(f"failed: {detail}")
+        self._ready.set()  # wake waiters: the answer is "not ready"
+
+    def _on_exit(self, returncode: int | None) -> None:
+        self._exited.set()
+        if not self._closing:
+            tail = " | ".join(list(self.stderr_tail)[-3:])
+            self._fail(f"server exited with code {returncode}" + (f": {tail}" if tail else ""))
+
+    # --- start ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Spawn and initialize; on failure the state says why (never raises)."""
+        self.started_at = time.monotonic()
+        executable = find_command(self.config.command, environ=self._environ)
+        if executable is None:
+            self.state = ServerState.MISSING
+            self.detail = f"'{self.config.command}' not found" + (
+                f"; install with: {self.config.install}" if self.config.install else "")
+            self._ready.set()
+            return
+        client = self._client = _Client(self)
+        self._register_handlers(client)
+        try:
+            await client.start_io(
+                executable, *self.config.args, cwd=str(self.root),
+                env=server_environment(self.config, self._environ),
+                start_new_session=True, preexec_fn=_set_pdeathsig,
+            )
+        except OSError as exc:  # not executable, exec format error...
+            self._fail(f"cannot start '{executable}': {exc.strerror or exc}")
+            return
+        self._process = client._server
+        assert self._process is not None and self._process.stderr is not None
+        self._tasks.append(asyncio.create_task(self._drain_stderr(self._process.stderr)))
+        if self._memory_limit > 0:
+            self._tasks.append(asyncio.create_task(self._watch_memory()))
+        params = T.InitializeParams(
+            process_id=os.getpid(), root_uri=self.root.as_uri(), root_path=str(self.root),
+            workspace_folders=[T.WorkspaceFolder(uri=self.root.as_uri(), name=self.root.name)],
+            capabilities=_client_capabilities(),
+            initialization_options=dict(self.config.init_options) or None,
+            client_info=T.ClientInfo(name="hybridmap", version="0.1"),
+        )
+        try:
+            result = await self._call(client.initialize_async(params), self.config.ready_timeout, "initialize")
+        except ServerError as exc:
+            self._fail(str(exc))
+            await self.aclose()
+            return
+        self._read_initialize_result(result)
+        client.initialized(T.InitializedParams())
+        self.state = ServerState.INDEXING
+        if self.config.ready == "initialized":
+            self._mark_ready("initialized")
+
+    def _read_initialize_result(self, result: Any) -> None:
+        caps = getattr(result, "capabilities", None)
+        if caps is None and isinstance(result, dict):
+            caps = result.get("capabilities")
+        self.capabilities = caps
+        encoding = getattr(caps, "position_encoding", None) if caps is not None else None
+        if isinstance(caps, dict):
+            encoding = caps.get("positionEncoding")
+        self.position_encoding = "utf-8" if str(encoding) in ("utf-8", "PositionEncodingKind.Utf8") else "utf-16"
+        info = getattr(result, "server_info", None)
+        if info is not None:
+            self.version = f"{info.name} {info.version or ''}".strip()
+        elif isinstance(result, dict) and isinstance(result.get("serverInfo"), dict):
+            si = result["serverInfo"]
+            self.version = f"{si.get('name', '')} {si.get('version', '')}".strip()
+
+    def supports(self, capability: str) -> bool:
+        caps = self.capabilities
+        if caps is None:
+            return False
+        if isinstance(caps, dict):
+            camel = "".join(w if i == 0 else w.capitalize() for i, w in enumerate(capability.split("_")))
+            return bool(caps.get(camel))
+        return bool(getattr(caps, capability, None))
+
+    def _register_handlers(self, client: _Client) -> None:
+        session = self
+
+        @client.feature(T.WINDOW_WORK_DONE_PROGRESS_CREATE)
+        def _create(params: Any) -> None:
+            return None
+
+        @client.feature(T.WORKSPACE_CONFIGURATION)
+        def _configuration(params: T.ConfigurationParams) -> list[Any]:
+            return [session._setting(item.section) for item in params.items]
+
+        @client.feature(T.CLIENT_REGISTER_CAPABILITY)
+        def _register(params: Any) -> None:
+            return None
+
+        @client.feature(T.CLIENT_UNREGISTER_CAPABILITY)
+        def _unregister(params: Any) -> None:
+            return None
+
+        @client.feature(T.WORKSPACE_WORKSPACE_FOLDERS)
+        def _folders(params: Any) -> list[T.WorkspaceFolder]:
+            return [T.WorkspaceFolder(uri=session.root.as_uri(), name=session.root.name)]
+
+        @client.feature(T.WINDOW_SHOW_MESSAGE_REQUEST)
+        def _show_request(params: Any) -> None:
+            return None
+
+        @client.feature(T.WORKSPACE_APPLY_EDIT)
+        def _apply(params: Any) -> T.ApplyWorkspaceEditResult:
+            return T.ApplyWorkspaceEditResult(applied=False, failure_reason="hybridmap is read-only")
+
+        @client.feature(T.PROGRESS)
+        def _progress(params: T.ProgressParams) -> None:
+            session._on_progress(params)
+
+        @client.feature(T.WINDOW_LOG_MESSAGE)
+        def _log(params: T.LogMessageParams) -> None:
+            session._on_log(params.message)
+
+        @client.feature(T.WINDOW_SHOW_MESSAGE)
+        def _show(params: T.ShowMessageParams) -> None:
+            session._on_log(params.message)
+
+        @client.feature(T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def _diagnostics(params: Any) -> None:
+            return None
+
+    def _setting(self, section: str | None) -> Any:
+        value: Any = dict(self.config.settings)
+        if not section:
+            return value
+        for part in section.split("."):
+            if not isinstance(value, Mapping) or part not in value:
+                return None
+            value = value[part]
+        return value
+
+    def _on_progress(self, params: T.ProgressParams) -> None:
+        value = params.value if isinstance(params.value, dict) else {}
+        kind = value.get("kind")
+        token = str(params.token)
+        if kind == "begin":
+            self._progress_seen = True
+            self._progress_open.add(token)
+        elif kind == "end":
+            self._progress_open.discard(token)
+            if self.config.ready == "progress" and self._progress_seen and not self._progress_open:
+                self._mark_ready("progress ended")
+
+    def _on_log(self, message: str) -> None:
+        self.stderr_tail.append(message[:500])
+        pattern = self.config.ready_log_pattern
+        if pattern is not None and pattern.search(message):
+            self._mark_ready("log matched")
+
+    async def _drain_stderr(self, stream: asyncio.StreamReader) -> None:
+        with contextlib.suppress(Exception):
+            while True:
+                line = await stream.readline()
+                if not line:
+                    break
+                self._on_log(line.decode("utf-8", "replace").rstrip())
+
+    async def _watch_memory(self) -> None:
+        while self.alive and self._process is not None:
+            await asyncio.sleep(2.0)
+            rss = tree_rss_mb(self._process.pid)
+            if rss > self._memory_limit:
+                self._fail(f"memory ceiling exceeded: {rss:.0f} MB > {self._memory_limit:.0f} MB")
+                await self._kill_tree()
+                return
+
+    # --- readiness --------------------------------------------------------------------
+
+    async def wait_ready(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the server's readiness signal."""
+        deadline = time.monotonic() + max(0.0, timeout)
+        while not self.is_ready and self.alive:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            self._check_progress_grace()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._ready.wait(), min(remaining, 0.25))
+        self._check_progress_grace()
+        return self.is_ready
+
+    def _check_progress_grace(self) -> None:
+        if (self.config.ready == "progress" and not self._progress_seen and self._first_open_at is not None
+                and time.monotonic() - self._first_open_at > self.PROGRESS_START_GRACE):
+            self._mark_ready("no progress reported")
+
+    def note_answer(self, non_empty: bool) -> None:
+        if non_empty and self.config.ready == "first-answer":
+            self._mark_ready("first non-empty answer")
+
+    # --- requests ---------------------------------------------------------------------
+
+    async def _call(self, awaitable: Any, timeout: float, what: str) -> Any:
+        try:
+            return await asyncio.wait_for(awaitable, timeout)
+        except asyncio.TimeoutError as exc:
+            raise ServerError(f"{self.config.name}: {what} timed out after {timeout:g}s") from exc
+        except JsonRpcException as exc:
+            raise ServerError(f"{self.config.name}: {what} failed: {exc}") from exc
+        except RuntimeError as exc:  # pygls: "Client has been stopped", "Server process N exited"
+            raise ServerError(f"{self.config.name}: {what}: {exc}") from exc
+
+    async def request(self, method: str, params: Any, timeout: float | None = None,
+                      retries: int = 2) -> Any:
+        """Send a request; time it out (and cancel it) per config; retry ContentModified."""
+        if self._client is None or not self.alive:
+            raise ServerError(f"{self.config.name}: not running ({self.state})")
+        limit = self.config.timeout if timeout is None else timeout
+        for attempt in range(retries + 1):
+            msg_id = f"hm-{os.urandom(6).hex()}"
+            future = self._client.protocol.send_request_async(method, params, msg_id=msg_id)
+            try:
+                return await asyncio.wait_for(future, limit)
+            except asyncio.TimeoutError as exc:
+                with contextlib.suppress(Exception):
+                    self._client.protocol.notify(T.CANCEL_REQUEST, T.CancelParams(id=msg_id))
+                raise ServerError(f"{self.config.name}: {method} timed out after {limit:g}s") from exc
+            except JsonRpcContentModified as exc:
+                if attempt == retries:
+                    raise ServerError(f"{self.config.name}: {method}: content modified") from exc
+                await asyncio.sleep(0.1 * (attempt + 1))
+            except JsonRpcException as exc:
+                raise ServerError(f"{self.config.name}: {method} failed: {exc}") from exc
+            except RuntimeError as exc:
+                raise ServerError(f"{self.config.name}: {method}: {exc}") from exc
+        raise ServerError(f"{self.config.name}: {method}: no answer")  # pragma: no cover
+
+    def did_open(self, uri: str, language_id: str, text: str) -> None:
+        if self._client is None or not self.alive or uri in self._opened:
+            return
+        self._opened[uri] = 1
+        if self._first_open_at is None:
+            self._first_open_at = time.monotonic()
+        self._client.text_document_did_open(T.DidOpenTextDocumentParams(
+            text_document=T.TextDocumentItem(uri=uri, language_id=language_id, version=1, text=text)))
+
+    def did_change(self, uri: str, text: str) -> None:
+        """Replace an open document's text (used when a file changed between maps)."""
+        if self._client is None or not self.alive or uri not in self._opened:
+            return
+        version = self._opened[uri] = self._opened[uri] + 1
+        self._client.text_document_did_change(T.DidChangeTextDocumentParams(
+            text_document=T.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[T.TextDocumentContentChangeWholeDocument(text=text)]))
+
+    def is_open(self, uri: str) -> bool:
+        return uri in self._opened
+
+    # --- stop -------------------------------------------------------------------------
+
+    async def aclose(self, grace: float = 2.0) -> None:
+        """shutdown → exit → SIGTERM → SIGKILL of the process group. Idempotent."""
+        if self._closing:
+            return
+        self._closing = True
+        client, process = self._client, self._process
+        if client is not None and process is not None and process.returncode is None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(client.shutdown_async(None), grace)
+                client.exit(None)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(process.wait(), grace)
+        await self._kill_tree()
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(client.stop(), grace)
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(BaseException):
+                await task
+        if self.state is not ServerState.FAILED and self.state is not ServerState.MISSING:
+            self.state = ServerState.DISABLED if self.state is not ServerState.READY else self.state
+
+    async def _kill_tree(self) -> None:
+        process = self._process
+        if process is None:
+            return
+        pids = descendants(process.pid)
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, sig)  # the server leads its own session/group
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, sig)  # children that left the group (setsid) too
+            if process.returncode is None:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(process.wait(), 1.0)
+            if process.returncode is not None and not any(psutil.pid_exists(p) for p in pids):
+                return
+
+
+def descendants(pid: int) -> list[int]:
+    try:
+        return [child.pid for child in psutil.Process(pid).children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
+def tree_rss_mb(pid: int) -> float:
+    try:
+        proc = psutil.Process(pid)
+        procs = [proc, *proc.children(recursive=True)]
+    except psutil.Error:
+        return 0.0
+    total = 0
+    for p in procs:
+        with contextlib.suppress(psutil.Error):
+            total += p.memory_info().rss
+    return total / 2**20
