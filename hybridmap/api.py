@@ -25,13 +25,26 @@ from typing import Any
 
 from .cache import Cache
 from .errors import RequestError
-from .graph import RepoGraph, build_graph
+from .graph import RepoGraph, build_graph, definer_counts
 from .languages import LanguageRegistry
-from .model import Diagnostic, FileTags, MapRequest, MapResult, Mode, RankedFile, RankedSymbol
+from .model import (
+    Diagnostic,
+    FileTags,
+    MapRequest,
+    MapResult,
+    Mode,
+    RankedFile,
+    RankedSymbol,
+    ServerReport,
+    ServerState,
+)
 from .pack import TokenCounter, pack
 from .rank import rank
 from .render import Renderer
 from .settings import Settings, load_settings
+from .sources.base import SourceResult
+from .sources.lsp.pool import ServerPool
+from .sources.lsp.resolver import LspResolver, ambiguous_pairs
 from .sources.static_index import Progress, TreeSitterSource
 from .walk import resolve_root
 
@@ -50,6 +63,8 @@ class AsyncRepoMap:
         overrides: Mapping[str, Any] | None = None,
         registry: LanguageRegistry | None = None,
         progress: Progress | None = None,
+        start_servers: bool = True,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         self.root = resolve_root(root)
         self.settings = settings if settings is not None else load_settings(self.root, overrides)
@@ -58,9 +73,16 @@ class AsyncRepoMap:
         self._cache = Cache(cache_dir, self.settings.cache_size_limit)
         self._source = TreeSitterSource(self.registry, self._cache, self.settings)
         self._progress = progress
+        self._start_servers = start_servers
+        self._pool = ServerPool(self.registry, self.root, self.settings, environ)
+        self._resolver = LspResolver(self._pool, self.root, self._cache, self.settings)
         self._counter: TokenCounter | None = None
         self._graph: RepoGraph | None = None
-        self._graph_tags: Mapping[str, FileTags] = {}
+        self._graph_key: tuple[int, int] = (-1, -1)
+        self._tags: Mapping[str, FileTags] = {}
+        self._tags_generation = 0
+        self._definers: dict[str, int] = {}
+        self._pairs_key: tuple[int, frozenset[str]] = (-1, frozenset())
         self._lock = asyncio.Lock()
         self._closed = False
 
@@ -71,8 +93,11 @@ class AsyncRepoMap:
         await self.aclose()
 
     async def aclose(self) -> None:
+        """Stop background resolution, shut every server down (whole process trees), close the cache."""
         if not self._closed:
             self._closed = True
+            await self._resolver.aclose()
+            await self._pool.aclose()
             self._cache.close()
 
     async def map(
@@ -83,7 +108,7 @@ class AsyncRepoMap:
         mentioned_files: Iterable[str] = (),
         mentioned_idents: Iterable[str] = (),
         tokens: int | None = None,
-        mode: Mode = "static",
+        mode: Mode = "hybrid",
         server_wait: float = 0.0,
     ) -> MapResult:
         """Build a map. Never raises for bad files, caches or servers: see ``diagnostics``."""
@@ -93,9 +118,52 @@ class AsyncRepoMap:
         if self._closed:
             raise RequestError("this map is closed")
         async with self._lock:
-            return await asyncio.to_thread(self._map_blocking, request)
+            self._validate(request)
+            started = time.perf_counter()
+            collected = await asyncio.to_thread(self._collect)
+            servers: dict[str, ServerReport] = {}
+            resolved = None
+            lsp_seconds = 0.0
+            if request.mode == "hybrid":
+                t = time.perf_counter()
+                servers, resolved = await self._use_servers(collected, request)
+                lsp_seconds = time.perf_counter() - t
+            result = await asyncio.to_thread(self._build, collected, request, resolved, servers)
+            result.timings["servers"] = lsp_seconds
+            result.timings["total"] = time.perf_counter() - started
+            return result
 
-    # --- the pipeline (runs in a worker thread) ------------------------------------
+    async def _use_servers(self, collected: SourceResult, request: MapRequest
+                           ) -> tuple[dict[str, ServerReport], dict[tuple[str, str], frozenset[str]]]:
+        """Start servers (never waiting unless asked), queue resolutions, take what is done."""
+        present = set(collected.languages.values())
+        languages = self._pool.languages_with_servers(present)
+        deadline = time.monotonic() + request.server_wait
+        if self._start_servers or request.server_wait > 0:
+            for language in languages:
+                self._pool.ensure_started(language)
+            if request.server_wait > 0:
+                await self._pool.wait_ready(languages, request.server_wait)
+            usable = set()
+            for language in languages:
+                session = self._pool.session(language)
+                if session is not None and session.state in (ServerState.READY, ServerState.INDEXING):
+                    usable.add(language)
+            key = (self._tags_generation, frozenset(usable))
+            if usable and key != self._pairs_key:
+                self._pairs_key = key
+                pending = await asyncio.to_thread(
+                    ambiguous_pairs, collected.tags, collected.languages, self._definers, usable,
+                    self._resolver.resolved_pairs(), self.settings)
+                self._resolver.update(collected.shas, collected.languages, pending)
+            if request.server_wait > 0:
+                await self._resolver.wait_idle(deadline - time.monotonic())
+        reports = {language: self._pool.report(language) for language in languages}
+        if not (self._start_servers or request.server_wait > 0):
+            reports = {language: ServerReport(ServerState.DISABLED, None, None,
+                                              "not started: server wait is 0 in a one-shot call")
+                       for language in languages}
+        return reports, self._resolver.snapshot()
 
     def _relative(self, path: str, what: str) -> str:
         p = Path(path)
@@ -113,28 +181,46 @@ class AsyncRepoMap:
                 raise RequestError(f"{what} '{path}' is outside the root {self.root}") from exc
         return str(posix)
 
-    def _map_blocking(self, request: MapRequest) -> MapResult:
-        settings = self.settings
-        budget = settings.map_tokens if request.tokens is None else request.tokens
+    def _validate(self, request: MapRequest) -> None:
+        budget = self.settings.map_tokens if request.tokens is None else request.tokens
         if budget <= 0:
             raise RequestError(f"token budget must be positive, got {budget}")
         if request.mode not in ("static", "hybrid"):
             raise RequestError(f"mode must be 'static' or 'hybrid', got {request.mode!r}")
+        if request.server_wait < 0:
+            raise RequestError(f"server wait must be >= 0, got {request.server_wait}")
+        for p in request.chat_files:
+            self._relative(p, "chat file")
+        for p in request.mentioned_files:
+            self._relative(p, "mentioned file")
+
+    def _collect(self) -> SourceResult:
+        result = self._source.collect(self.root, self._progress)
+        old = self._tags
+        unchanged = len(old) == len(result.tags) and all(
+            old.get(path) is value for path, value in result.tags.items())
+        if not unchanged:
+            self._tags = result.tags
+            self._tags_generation += 1
+            self._definers = definer_counts(result.tags)
+        return result
+
+    def _build(self, result: SourceResult, request: MapRequest,
+               resolved: Mapping[tuple[str, str], frozenset[str]] | None,
+               servers: dict[str, ServerReport]) -> MapResult:
+        settings = self.settings
+        budget = settings.map_tokens if request.tokens is None else request.tokens
         chat = [self._relative(p, "chat file") for p in request.chat_files]
         mentioned_paths = [self._relative(p, "mentioned file") for p in request.mentioned_files]
         timings: dict[str, float] = {}
-        t0 = time.perf_counter()
-
-        result = self._source.collect(self.root, self._progress)
         tags = result.tags
         diagnostics: list[Diagnostic] = list(result.diagnostics)
         if settings.use_cache and not self._cache.persistent:
             diagnostics.append(Diagnostic(str(settings.resolved_cache_dir()), "cache_unavailable",
                                           "running without a disk cache"))
-        t1 = time.perf_counter()
-        timings["index"] = t1 - t0
         for key in ("list", "read", "parse"):
             timings[f"index.{key}"] = result.stats[key]
+        timings["index"] = sum(result.stats[k] for k in ("list", "read", "cache_lookup", "parse", "cache_store"))
 
         known = set(result.languages)
         for path in chat:
@@ -143,7 +229,8 @@ class AsyncRepoMap:
         files, idents = _split_mentions(request.mentioned_idents, result.languages)
         mentioned_paths.extend(files)
 
-        graph = self._graph_for(tags)
+        t1 = time.perf_counter()
+        graph = self._graph_for(tags, resolved)
         t2 = time.perf_counter()
         timings["graph"] = t2 - t1
         # The packer can use at most one item per token plus fill_attempts misses.
@@ -158,33 +245,31 @@ class AsyncRepoMap:
         packed = pack(ranking.items, renderer, self._counter, budget, settings.fill_attempts)
         t4 = time.perf_counter()
         timings["pack"] = t4 - t3
-        timings["total"] = t4 - t0
 
         if not packed.items:
             diagnostics.append(Diagnostic(".", "empty_map", _why_empty(tags, result.languages, chat, budget)))
+        for language, report in servers.items():
+            if report.state in (ServerState.FAILED, ServerState.MISSING, ServerState.UNTRUSTED):
+                diagnostics.append(Diagnostic(language, f"server_{report.state}", report.detail))
         files_out = _ranked_files(packed.items, tags, ranking.file_scores, ranking.reasons)
-        if request.mode == "hybrid":
-            diagnostics.append(Diagnostic(".", "static_only",
-                                          "language servers are not wired in yet: this is the static map"))
         return MapResult(
             text=packed.text, tokens=packed.tokens, budget=budget, files=files_out,
-            servers={}, edges=graph.edge_counts_by_provenance(), diagnostics=tuple(diagnostics),
-            timings=timings, mode="static",
+            servers=servers, edges=graph.edge_counts_by_provenance(), diagnostics=tuple(diagnostics),
+            timings=timings, mode=request.mode,
             stats={**{k: v for k, v in result.stats.items() if k not in _PHASES},
                    "graph_files": float(len(graph.files)), "graph_edges": float(len(graph.edge_src)),
-                   "ranked_items": float(ranking.total_items), "pack_renders": float(packed.renders)},
+                   "ranked_items": float(ranking.total_items), "pack_renders": float(packed.renders),
+                   "lsp_resolved_pairs": float(len(resolved or {})),
+                   "lsp_pending_pairs": float(self._resolver.pending),
+                   **{f"lsp_{k}": float(v) for k, v in self._resolver.stats.items()}},
         )
 
-    def _graph_for(self, tags: Mapping[str, FileTags]) -> RepoGraph:
-        old = self._graph_tags
-        unchanged = (
-            self._graph is not None and len(old) == len(tags)
-            and all(old.get(path) is value for path, value in tags.items())
-        )
-        if not unchanged:
-            self._graph = build_graph(tags, self.settings)
-            self._graph_tags = tags
-        assert self._graph is not None
+    def _graph_for(self, tags: Mapping[str, FileTags],
+                   resolved: Mapping[tuple[str, str], frozenset[str]] | None) -> RepoGraph:
+        key = (self._tags_generation, self._resolver.version if resolved else -1)
+        if self._graph is None or key != self._graph_key:
+            self._graph = build_graph(tags, self.settings, resolved)
+            self._graph_key = key
         return self._graph
 
     def graph(self) -> RepoGraph | None:

@@ -27,6 +27,7 @@ from .paths import path_multiplier
 from .settings import Settings
 
 PROVENANCE_CODES: tuple[Provenance, ...] = (Provenance.NAME_MATCH, Provenance.LSP)
+NAME_MATCH_CODE, LSP_CODE = 0, 1
 
 
 def is_well_named(ident: str, min_length: int) -> bool:
@@ -135,8 +136,24 @@ class RepoGraph:
         return graph
 
 
-def build_graph(tags: Mapping[str, FileTags], settings: Settings) -> RepoGraph:
-    """Name-matched graph over ``tags`` (path -> tags)."""
+def definer_counts(tags: Mapping[str, FileTags]) -> dict[str, int]:
+    """identifier -> number of files defining it."""
+    counts: Counter[str] = Counter()
+    for file_tags in tags.values():
+        counts.update({sym.name for sym in file_tags.symbols})
+    return dict(counts)
+
+
+def build_graph(tags: Mapping[str, FileTags], settings: Settings,
+                resolved: Mapping[tuple[str, str], frozenset[str]] | None = None) -> RepoGraph:
+    """The graph over ``tags`` (path -> tags).
+
+    ``resolved`` maps (source path, identifier) to the files a language server
+    resolved that use to. Those pairs get ``lsp`` edges to exactly those files
+    (none when the server resolved outside the repository); every other use is
+    name-matched to all files defining the name.
+    """
+    resolved = resolved or {}
     files = tuple(sorted(tags))
     index = {path: i for i, path in enumerate(files)}
     definers_sets: dict[str, set[int]] = defaultdict(set)
@@ -148,6 +165,7 @@ def build_graph(tags: Mapping[str, FileTags], settings: Settings) -> RepoGraph:
 
     ident_ids: dict[str, int] = {}
     ident_mult: dict[str, float] = {}
+    prov: list[int] = []
     src: list[int] = []
     dst: list[int] = []
     idn: list[int] = []
@@ -161,12 +179,22 @@ def build_graph(tags: Mapping[str, FileTags], settings: Settings) -> RepoGraph:
         counts = Counter(file_tags.ref_names)
         file_refs[si] = counts
         for name, count in counts.items():
-            targets = definers.get(name)
-            if not targets or len(targets) > limit:
-                continue
+            server_targets = resolved.get((path, name))
+            if server_targets is not None:
+                targets = tuple(sorted(index[t] for t in server_targets if t in index))
+                provenance = LSP_CODE
+                if not targets:
+                    continue  # the server resolved it outside the repository
+                definer_count = len(definers.get(name, targets))
+            else:
+                targets = definers.get(name, ())
+                provenance = NAME_MATCH_CODE
+                if not targets or len(targets) > limit:
+                    continue
+                definer_count = len(targets)
             mult = ident_mult.get(name)
             if mult is None:
-                mult = ident_mult[name] = ident_weight(name, len(targets), settings)
+                mult = ident_mult[name] = ident_weight(name, definer_count, settings)
                 ident_ids[name] = len(ident_ids)
             base = mult * math.sqrt(count)
             ii = ident_ids[name]
@@ -179,6 +207,7 @@ def build_graph(tags: Mapping[str, FileTags], settings: Settings) -> RepoGraph:
                 idn.append(ii)
                 cnt.append(count)
                 wgt.append(weight)
+                prov.append(provenance)
     idents = tuple(sorted(ident_ids, key=ident_ids.__getitem__))
     sym_file: list[int] = []
     sym_local: list[int] = []
@@ -196,7 +225,7 @@ def build_graph(tags: Mapping[str, FileTags], settings: Settings) -> RepoGraph:
         edge_src=np.asarray(src, dtype=np.int32), edge_dst=np.asarray(dst, dtype=np.int32),
         edge_ident=np.asarray(idn, dtype=np.int32), edge_count=np.asarray(cnt, dtype=np.int32),
         edge_weight=np.asarray(wgt, dtype=np.float64),
-        edge_provenance=np.zeros(len(src), dtype=np.int8),
+        edge_provenance=np.asarray(prov, dtype=np.int8),
         definers=definers, file_refs=file_refs,
         symbol_file=np.asarray(sym_file, dtype=np.int32), symbol_local=np.asarray(sym_local, dtype=np.int32),
         symbol_ident=np.asarray(sym_ident, dtype=np.int64), symbol_names=tuple(sym_names),

@@ -186,7 +186,7 @@ class MapRequest:
     mentioned_files: tuple[str, ...] = ()
     mentioned_idents: tuple[str, ...] = ()
     tokens: int | None = None
-    mode: Mode = "static"
+    mode: Mode = "hybrid"
     server_wait: float = 0.0
 
 

@@ -88,9 +88,9 @@ def rank(graph: RepoGraph, tags: Mapping[str, FileTags], *, chat_files: Sequence
 
     weights = graph.edge_weight.copy()
     for ident in idents:
-        ii = graph.ident_index.get(ident)
-        if ii is not None:
-            weights[graph.edges_by_ident[ii]] *= settings.mentioned_ident_weight
+        rows = graph.edges_by_ident.get(graph.ident_index.get(ident, -1))
+        if rows is not None:
+            weights[rows] *= settings.mentioned_ident_weight
     for fi in chat:
         rows = graph.edges_by_src.get(fi)
         if rows is not None:
@@ -122,6 +122,8 @@ def rank(graph: RepoGraph, tags: Mapping[str, FileTags], *, chat_files: Sequence
                  tol=settings.pagerank_tolerance)
 
     multipliers = graph.path_multiplier.copy()
+    for fi in mentioned_f:
+        multipliers[fi] *= settings.mentioned_file_boost
     if chat and settings.chat_neighbor_boost:
         for fi in chat:
             rows = graph.edges_by_src.get(fi)
@@ -159,6 +161,9 @@ def rank(graph: RepoGraph, tags: Mapping[str, FileTags], *, chat_files: Sequence
         boost = np.fromiter((name in idents for name in graph.symbol_names), dtype=bool,
                             count=len(graph.symbol_names))
         scores[boost] *= settings.mentioned_definition_boost
+        if settings.pin_mentioned_definitions and boost.any():
+            # What the user named is shown first, whatever the graph thinks of it.
+            scores[boost] += scores.max()
     keep = np.ones(len(scores), dtype=bool)
     for fi in chat:
         keep[graph.symbol_file == fi] = False

@@ -99,6 +99,10 @@ class Settings:
     """Personalization of files whose path contains a mentioned identifier as a component."""
     mentioned_definition_boost: float = 20.0
     """Rank multiplier on a definition whose name was mentioned."""
+    mentioned_file_boost: float = 5.0
+    """Rank multiplier of a mentioned file (and so of its definitions)."""
+    pin_mentioned_definitions: bool = True
+    """Definitions of mentioned identifiers go first in the map, ahead of anything the graph ranks."""
     chat_neighbor_boost: float = 1.0
     """Added to the rank multiplier of files that a chat file references directly."""
     test_path_weight: float = 0.4
@@ -125,6 +129,24 @@ class Settings:
     fill_attempts: int = 64
     """After the binary search, how many further-ranked items are tried one by one
     to fill the budget (keeps >= 95 % use when big items sit at the boundary)."""
+
+    # --- language servers -----------------------------------------------------
+    trust_repository_servers: bool = False
+    """Allow a repository's own ``.hybridmap/lsp_configs/*.toml`` to name server commands.
+    Off by default: cloning a repository must never make hybridmap run its commands."""
+    server_max_restarts: int = 3
+    """How many times a crashed server is restarted before it is reported failed for good."""
+    server_restart_backoff: float = 1.0
+    """Seconds before the first restart; doubles after each crash."""
+    server_memory_limit_mb: float = 4096.0
+    """A server process tree above this resident size is killed and reported failed (0 = no limit)."""
+    lsp_concurrency: int = 8
+    """Requests in flight per server while resolving edges."""
+    lsp_sites_per_reference: int = 2
+    """Reference sites asked per (file, identifier) pair: a name used on two different
+    objects in one file can resolve to two definitions."""
+    lsp_max_pending: int = 20_000
+    """At most this many (file, identifier) pairs are queued for resolution per map."""
 
     # --- cache ----------------------------------------------------------------
     cache_dir: str | None = None
@@ -153,6 +175,7 @@ REPOSITORY_TUNABLE = frozenset(
         if f.name.endswith(("_weight", "_personalization", "_boost", "_share"))
         or f.name.startswith("pagerank_")
         or f.name in {"map_tokens", "well_named_min_length", "common_ident_definers",
+                      "pin_mentioned_definitions",
                       "max_definers_per_ident", "special_files_first"}
     }
 )

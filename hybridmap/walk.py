@@ -163,7 +163,8 @@ def _walk(root: Path, settings: Settings) -> tuple[list[str], list[Diagnostic]]:
 def list_files(root: Path, settings: Settings) -> Listing:
     """List candidate files under an already-resolved ``root``."""
     git_paths = _git_ls_files(root)
-    if git_paths is not None:
+    # A root that git ignores (e.g. a directory inside an ignored tree) lists nothing: walk it.
+    if git_paths:
         diagnostics: list[Diagnostic] = []
         if len(git_paths) > settings.max_files:
             diagnostics.append(Diagnostic(".", "too_many_files",

@@ -71,7 +71,7 @@ def test_mentioned_file_name_is_included(stdlib_repo: Path, tmp_path: Path) -> N
     with RepoMap(stdlib_repo, overrides={"cache_dir": str(tmp_path)}) as repo:
         plain = repo.map(tokens=512)
         result = repo.map(mentioned_idents=["quoprimime.py"], tokens=512)
-    assert "email/quoprimime.py" not in [f.path for f in plain.files]
+    assert "email/quoprimime.py" not in [f.path for f in plain.files][:3]
     assert "email/quoprimime.py" in [f.path for f in result.files][:3]
     assert "mentioned file" in next(f for f in result.files if f.path == "email/quoprimime.py").why
     assert result.tokens >= 0.95 * 512  # a mention never shrinks the map

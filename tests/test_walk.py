@@ -116,3 +116,10 @@ def test_git_subdirectory_lists_relative_to_root(git_repo) -> None:
     listing = list_files(root / "pkg", Settings())
     assert listing.paths == ("a.py",)
     git(root, "status")  # still a healthy repository
+
+
+def test_root_ignored_by_an_enclosing_repository_is_walked(git_repo) -> None:
+    root = git_repo({".gitignore": "vendored/\n", "a.py": ""})
+    write_files(root, {"vendored/lib/x.py": "X = 1\n"})
+    listing = list_files(root / "vendored" / "lib", Settings())
+    assert listing.paths == ("x.py",) and listing.source == "walk"

@@ -21,3 +21,5 @@ class SourceResult:
     diagnostics: tuple[Diagnostic, ...] = ()
     stats: dict[str, float] = field(default_factory=dict)
     special_files: tuple[str, ...] = ()
+    shas: dict[str, str] = field(default_factory=dict)
+    """sha256 of the content each path's tags were made from (cache keys for later sources)."""

@@ -30,6 +30,7 @@ class _Entry:
     language: str
     tags: FileTags | None
     diagnostic: Diagnostic | None
+    sha256: str = ""
 
 
 class TreeSitterSource:
@@ -92,7 +93,7 @@ class TreeSitterSource:
             note = Diagnostic(rel, "transcoded", note_msg) if note_msg else None
             tags = hits.get(key)
             if isinstance(tags, FileTags):
-                entries[rel] = _Entry(sig, language, tags, note)
+                entries[rel] = _Entry(sig, language, tags, note, key.rsplit(":", 1)[1])
             else:
                 pending[rel] = (key, language, sig, note_msg)
                 if key not in queued:  # identical contents are parsed once
@@ -128,7 +129,7 @@ class TreeSitterSource:
                 diag = Diagnostic(rel, "partial_parse", "query match limit reached; symbols of this file are partial")
             elif note_msg:
                 diag = Diagnostic(rel, "transcoded", note_msg)
-            entries[rel] = _Entry(sig, language, outcome, diag)
+            entries[rel] = _Entry(sig, language, outcome, diag, key.rsplit(":", 1)[1])
         t_parse = time.perf_counter()
         self._cache.set_many(new_values)
         t_store = time.perf_counter()
@@ -136,10 +137,12 @@ class TreeSitterSource:
 
         tags: dict[str, FileTags] = {}
         languages: dict[str, str] = {}
+        shas: dict[str, str] = {}
         for rel, entry in entries.items():
             languages[rel] = entry.language
             if entry.tags is not None:
                 tags[rel] = entry.tags
+                shas[rel] = entry.sha256
             if entry.diagnostic is not None:
                 diagnostics.append(entry.diagnostic)
         diagnostics.extend(self._cache.diagnostics)
@@ -151,4 +154,4 @@ class TreeSitterSource:
             "files_reused": float(reused), "files_parsed": float(len(to_parse)),
             "cache_hits": float(len(hits)), "parse_workers": float(workers),
         }
-        return SourceResult(tags, languages, tuple(diagnostics), stats, tuple(special))
+        return SourceResult(tags, languages, tuple(diagnostics), stats, tuple(special), shas)

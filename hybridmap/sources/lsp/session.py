@@ -418,8 +418,11 @@ class LspSession:
         for attempt in range(retries + 1):
             msg_id = f"hm-{os.urandom(6).hex()}"
             future = self._client.protocol.send_request_async(method, params, msg_id=msg_id)
+            # Never cancel pygls' own future (a late reply to a cancelled one makes pygls log an
+            # InvalidStateError); a late answer or error is consumed and dropped instead.
+            future.add_done_callback(_consume)
             try:
-                return await asyncio.wait_for(future, limit)
+                return await asyncio.wait_for(asyncio.shield(future), limit)
             except asyncio.TimeoutError as exc:
                 with contextlib.suppress(Exception):
                     self._client.protocol.notify(T.CANCEL_REQUEST, T.CancelParams(id=msg_id))
@@ -497,6 +500,11 @@ class LspSession:
                     await asyncio.wait_for(process.wait(), 1.0)
             if process.returncode is not None and not any(psutil.pid_exists(p) for p in pids):
                 return
+
+
+def _consume(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 def descendants(pid: int) -> list[int]:

@@ -1,0 +1,184 @@
+"""One server per (language, root), started lazily, restarted with backoff, closed together.
+
+The pool decides *which* server a language gets: the first candidate (in the
+config's order of preference) that is trusted, whose required root patterns
+exist, and whose command is installed. A candidate that is missing is
+skipped for the next; one that crashes is restarted after a growing delay, up
+to ``server_max_restarts`` times, then reported failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...languages import LanguageRegistry
+from ...model import ServerReport, ServerState
+from ...settings import Settings
+from .config import ServerConfig, merge_candidates, servers_for_language
+from .session import LspSession, find_command
+
+
+@dataclass
+class _Slot:
+    """Everything the pool knows about one language's server."""
+
+    language: str
+    candidates: tuple[ServerConfig, ...]
+    session: LspSession | None = None
+    chosen: ServerConfig | None = None
+    restarts: int = 0
+    next_start: float = 0.0
+    skipped: list[str] = field(default_factory=list)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    starting: asyncio.Task[None] | None = None
+
+
+class ServerPool:
+    def __init__(self, registry: LanguageRegistry, root: Path, settings: Settings,
+                 environ: Mapping[str, str] | None = None) -> None:
+        self._registry = registry
+        self._root = root
+        self._settings = settings
+        self._environ = environ
+        self._slots: dict[str, _Slot] = {}
+        self._closed = False
+
+    def candidates(self, language: str) -> tuple[ServerConfig, ...]:
+        lang = self._registry.get(language)
+        builtin = servers_for_language(lang.raw, lang.config_path, trusted=True)
+        repo_file = self._root / ".hybridmap" / "lsp_configs" / f"{language}.toml"
+        if repo_file.is_file():
+            import tomllib
+
+            try:
+                with repo_file.open("rb") as fh:
+                    raw = tomllib.load(fh)
+                repo = servers_for_language(raw, repo_file, trusted=self._settings.trust_repository_servers)
+            except Exception:  # a broken repository file must not break the map
+                repo = ()
+            return merge_candidates(builtin, repo)
+        return builtin
+
+    def languages_with_servers(self, languages: set[str]) -> list[str]:
+        return sorted(lang for lang in languages if self.candidates(lang))
+
+    def _slot(self, language: str) -> _Slot:
+        slot = self._slots.get(language)
+        if slot is None:
+            slot = self._slots[language] = _Slot(language, self.candidates(language))
+        return slot
+
+    def ensure_started(self, language: str) -> None:
+        """Start (or restart) the language's server in the background; never waits."""
+        if self._closed:
+            return
+        slot = self._slot(language)
+        if slot.starting is not None and not slot.starting.done():
+            return
+        session = slot.session
+        if session is not None and session.alive:
+            return
+        if session is not None and session.state is ServerState.FAILED:
+            if slot.restarts >= self._settings.server_max_restarts or time.monotonic() < slot.next_start:
+                return
+        slot.starting = asyncio.create_task(self._start(slot))
+
+    async def _start(self, slot: _Slot) -> None:
+        async with slot.lock:
+            if self._closed:
+                return
+            if slot.session is not None:
+                if slot.session.alive:
+                    return
+                if slot.session.state is ServerState.FAILED:
+                    await slot.session.aclose()
+                    slot.restarts += 1
+            slot.skipped = []
+            for config in slot.candidates:
+                if not config.trusted:
+                    slot.skipped.append(f"{config.name}: untrusted (repository config; opt in with "
+                                        f"trust_repository_servers)")
+                    continue
+                if config.required_root_patterns and not any(
+                        any(self._root.glob(p)) for p in config.required_root_patterns):
+                    slot.skipped.append(f"{config.name}: none of {list(config.required_root_patterns)} in root")
+                    continue
+                if find_command(config.command, environ=self._environ) is None:
+                    slot.skipped.append(f"{config.name}: '{config.command}' not installed"
+                                        + (f" ({config.install})" if config.install else ""))
+                    continue
+                shared = self._live_session_named(config.name)
+                if shared is not None:  # one tsserver for ts/tsx/js, one clangd for c/cpp
+                    slot.session, slot.chosen = shared, config
+                    return
+                session = LspSession(config, slot.language, self._root, environ=self._environ,
+                                     memory_limit_mb=self._settings.server_memory_limit_mb)
+                slot.session, slot.chosen = session, config
+                await session.start()
+                if session.state is ServerState.FAILED:
+                    delay = self._settings.server_restart_backoff * (2 ** slot.restarts)
+                    slot.next_start = time.monotonic() + delay
+                return
+            slot.session, slot.chosen = None, None
+
+    def _live_session_named(self, name: str) -> LspSession | None:
+        for other in self._slots.values():
+            if other.session is not None and other.session.alive and other.session.config.name == name:
+                return other.session
+        return None
+
+    def session(self, language: str) -> LspSession | None:
+        slot = self._slots.get(language)
+        return slot.session if slot is not None else None
+
+    async def wait_ready(self, languages: list[str], timeout: float) -> None:
+        """Wait until each language's server is ready, failed or missing, or ``timeout``."""
+        deadline = time.monotonic() + timeout
+        for language in languages:
+            slot = self._slot(language)
+            if slot.starting is not None:
+                remaining = max(0.0, deadline - time.monotonic())
+                try:
+                    await asyncio.wait_for(asyncio.shield(slot.starting), remaining)
+                except asyncio.TimeoutError:
+                    continue
+            if slot.session is not None:
+                await slot.session.wait_ready(max(0.0, deadline - time.monotonic()))
+
+    def report(self, language: str) -> ServerReport:
+        slot = self._slots.get(language)
+        if slot is None:
+            return ServerReport(ServerState.DISABLED, None, None, "not started")
+        session = slot.session
+        if session is None:
+            if slot.starting is not None and not slot.starting.done():
+                return ServerReport(ServerState.STARTING, None, None, "starting")
+            untrusted = slot.skipped and all("untrusted" in s for s in slot.skipped)
+            state = ServerState.UNTRUSTED if untrusted else ServerState.MISSING
+            return ServerReport(state, None, None, "; ".join(slot.skipped) or "no server configured")
+        detail = session.detail
+        if slot.restarts:
+            detail = f"{detail} (restarted {slot.restarts}x)".strip()
+        return ServerReport(session.state, session.config.name, session.seconds_to_ready(),
+                            detail or session.version)
+
+    def sessions(self) -> list[LspSession]:
+        unique: dict[int, LspSession] = {}
+        for slot in self._slots.values():
+            if slot.session is not None:
+                unique[id(slot.session)] = slot.session
+        return list(unique.values())
+
+    async def aclose(self) -> None:
+        self._closed = True
+        for slot in self._slots.values():
+            if slot.starting is not None and not slot.starting.done():
+                try:
+                    await asyncio.wait_for(asyncio.shield(slot.starting), 10)
+                except (asyncio.TimeoutError, Exception):
+                    slot.starting.cancel()
+        await asyncio.gather(*(s.aclose() for s in self.sessions()), return_exceptions=True)
