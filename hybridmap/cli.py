@@ -67,7 +67,8 @@ def main() -> None:
 @click.option("--mention", "mention", multiple=True, metavar="WORD",
               help="A file name or identifier the user wrote.")
 @click.option("--tokens", type=click.IntRange(min=1), default=None, help="Token budget (default 1024).")
-@click.option("--mode", type=click.Choice(["static", "hybrid"]), default="static", show_default=True)
+@click.option("--mode", type=click.Choice(["static", "hybrid"]), default="hybrid", show_default=True,
+              help="static never starts a language server; hybrid uses those ready within --server-wait.")
 @click.option("--server-wait", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="Seconds to wait for language servers to become ready.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
@@ -82,7 +83,8 @@ def map_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], toke
     if no_cache:
         overrides["use_cache"] = False
     try:
-        with RepoMap(root, overrides=overrides, progress=progress) as repo:
+        # A one-shot call that will not wait cannot use a server: do not start any.
+        with RepoMap(root, overrides=overrides, progress=progress, start_servers=server_wait > 0) as repo:
             result = repo.map(MapRequest(chat_files=chat, mentioned_idents=mention, tokens=tokens,
                                          mode=mode, server_wait=server_wait))  # type: ignore[arg-type]
     except HybridMapError as exc:

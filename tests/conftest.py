@@ -79,3 +79,26 @@ def stdlib_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "stdlib sample")
     return root
+
+
+@pytest.fixture(autouse=True)
+def no_orphan_processes():
+    """Every test must leave no child process behind (servers, parse workers)."""
+    import time
+
+    import psutil
+
+    yield
+    me = psutil.Process()
+    deadline = time.monotonic() + 5
+    alive: list[psutil.Process] = []
+    while time.monotonic() < deadline:
+        alive = [p for p in me.children(recursive=True)
+                 if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        if not alive:
+            return
+        time.sleep(0.1)
+    names = [(p.pid, p.name()) for p in alive]
+    for p in alive:
+        p.kill()
+    raise AssertionError(f"processes left behind: {names}")

@@ -70,6 +70,8 @@ class LspResolver:
         self._idle = asyncio.Event()
         self._idle.set()
         self.stats = {"asked": 0, "resolved": 0, "external": 0, "empty": 0, "errors": 0, "cache_hits": 0}
+        self.errors: deque[str] = deque(maxlen=20)
+        """The last request errors, for diagnostics."""
         self.version = 0
         """Bumped whenever a resolution is added or dropped (the graph is rebuilt then)."""
 
@@ -179,8 +181,9 @@ class LspResolver:
                 result = await session.request(T.TEXT_DOCUMENT_DEFINITION, T.DefinitionParams(
                     text_document=T.TextDocumentIdentifier(uri=uri),
                     position=T.Position(line=line, character=character)))
-            except ServerError:
+            except ServerError as exc:
                 self.stats["errors"] += 1
+                self.errors.append(f"{path}:{line + 1}: {exc}")
                 return  # keep the static edges; asked again after a restart
             for location_uri in _uris(result):
                 answered = True

@@ -410,7 +410,7 @@ class LspSession:
             raise ServerError(f"{self.config.name}: {what}: {exc}") from exc
 
     async def request(self, method: str, params: Any, timeout: float | None = None,
-                      retries: int = 2) -> Any:
+                      retries: int = 5) -> Any:
         """Send a request; time it out (and cancel it) per config; retry ContentModified."""
         if self._client is None or not self.alive:
             raise ServerError(f"{self.config.name}: not running ({self.state})")
@@ -427,12 +427,14 @@ class LspSession:
                 with contextlib.suppress(Exception):
                     self._client.protocol.notify(T.CANCEL_REQUEST, T.CancelParams(id=msg_id))
                 raise ServerError(f"{self.config.name}: {method} timed out after {limit:g}s") from exc
-            except JsonRpcContentModified as exc:
+            except JsonRpcException as exc:
+                # pygls maps -32801 to JsonRpcContentModified only in some versions: check the code.
+                modified = isinstance(exc, JsonRpcContentModified) or getattr(exc, "code", None) == -32801
+                if not modified:
+                    raise ServerError(f"{self.config.name}: {method} failed: {exc}") from exc
                 if attempt == retries:
                     raise ServerError(f"{self.config.name}: {method}: content modified") from exc
-                await asyncio.sleep(0.1 * (attempt + 1))
-            except JsonRpcException as exc:
-                raise ServerError(f"{self.config.name}: {method} failed: {exc}") from exc
+                await asyncio.sleep(0.05 * 2**attempt)
             except RuntimeError as exc:
                 raise ServerError(f"{self.config.name}: {method}: {exc}") from exc
         raise ServerError(f"{self.config.name}: {method}: no answer")  # pragma: no cover

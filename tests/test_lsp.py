@@ -1,0 +1,164 @@
+"""Real language servers resolve what name matching gets wrong (fixtures with name collisions)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hybridmap import RepoMap, ServerState
+from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
+from hybridmap.sources.lsp.session import find_command
+
+from .conftest import git
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "lsp"
+
+# language -> (fixture, server command, edges the server must produce, name-matched edges it must remove)
+CASES = {
+    "python": ("python", "ty",
+               [("app.py", "store/disk.py", "load"), ("app.py", "store/memory.py", "Runner"),
+                ("app.py", "store/memory.py", "run")],
+               [("app.py", "store/memory.py", "load"), ("app.py", "store/disk.py", "Runner"),
+                ("app.py", "store/disk.py", "run")]),
+    "typescript": ("typescript", "typescript-language-server",
+                   [("src/app.ts", "src/disk.ts", "load"), ("src/app.ts", "src/memory.ts", "Runner"),
+                    ("src/app.ts", "src/memory.ts", "run")],
+                   [("src/app.ts", "src/memory.ts", "load"), ("src/app.ts", "src/disk.ts", "Runner"),
+                    ("src/app.ts", "src/disk.ts", "run")]),
+    "c": ("c", "clangd", [],
+          [("disk.c", "memory.c", "load"), ("memory.c", "disk.c", "load")]),
+    "go": ("go", "gopls",
+           [("main.go", "disk/disk.go", "Load"), ("main.go", "memory/memory.go", "Runner"),
+            ("main.go", "memory/memory.go", "Run")],
+           [("main.go", "memory/memory.go", "Load"), ("main.go", "disk/disk.go", "Runner"),
+            ("main.go", "disk/disk.go", "Run")]),
+}
+
+
+def fixture_repo(tmp_path: Path, name: str) -> Path:
+    root = tmp_path / name
+    shutil.copytree(FIXTURES / name, root)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "fixture")
+    return root
+
+
+def edges(repo: RepoMap) -> dict[tuple[str, str, str], str]:
+    graph = repo.graph()
+    assert graph is not None
+    return {(u, v, k): d["provenance"] for u, v, k, d in graph.to_networkx().edges(keys=True, data=True)}
+
+
+def require(command: str) -> None:
+    if find_command(command) is None:
+        pytest.skip(f"{command} is not installed on this machine (scripts/install-servers installs it)")
+
+
+@pytest.mark.parametrize("language", sorted(CASES))
+def test_hybrid_resolves_name_collisions(language: str, tmp_path: Path) -> None:
+    fixture, command, right, wrong = CASES[language]
+    require(command)
+    root = fixture_repo(tmp_path, fixture)
+    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+        static = repo.map(mode="static", tokens=512)
+        static_edges = edges(repo)
+        hybrid = repo.map(mode="hybrid", server_wait=60, tokens=512)
+        hybrid_edges = edges(repo)
+    report = hybrid.servers[language if language != "c" else "c"]
+    assert report.state is ServerState.READY, report
+    assert static.servers == {}
+    for edge in wrong:
+        assert static_edges.get(edge) == "name-match", f"fixture no longer collides on {edge}"
+        assert edge not in hybrid_edges, f"{edge} survived: {hybrid_edges}"
+    for edge in right:
+        assert hybrid_edges.get(edge) == "lsp", f"{edge} not resolved: {hybrid_edges}"
+    if right:
+        assert hybrid.edges["lsp"] >= len(right)
+
+
+@pytest.mark.parametrize("server", ["ty", "basedpyright", "pylsp"])
+def test_each_python_server(server: str, tmp_path: Path) -> None:
+    command = {"ty": "ty", "basedpyright": "basedpyright-langserver", "pylsp": "pylsp"}[server]
+    require(command)
+    # The user's config dir overrides the built-in file by name: keep only one candidate.
+    user = tmp_path / "user_configs"
+    user.mkdir()
+    text = (BUILTIN_CONFIG_DIR / "python.toml").read_text()
+    text = text.replace('language-servers = ["ty", "basedpyright", "pylsp"]', f'language-servers = ["{server}"]')
+    (user / "python.toml").write_text(text)
+    registry = LanguageRegistry.load([BUILTIN_CONFIG_DIR, user], [BUILTIN_QUERY_DIR])
+    root = fixture_repo(tmp_path, "python")
+    _, _, right, wrong = CASES["python"]
+    with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+        result = repo.map(mode="hybrid", server_wait=60, tokens=512)
+        found = edges(repo)
+    assert result.servers["python"].server == server
+    assert result.servers["python"].state is ServerState.READY
+    for edge in right:
+        assert found.get(edge) == "lsp", (server, edge, found)
+    for edge in wrong:
+        assert edge not in found, (server, edge)
+
+
+def test_first_map_never_waits_and_later_maps_use_the_server(tmp_path: Path) -> None:
+    require("ty")
+    root = fixture_repo(tmp_path, "python")
+    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+        first = repo.map(mode="hybrid", tokens=512)  # server_wait = 0
+        assert first.edges.get("lsp", 0) == 0
+        assert first.servers["python"].state in (ServerState.STARTING, ServerState.READY,
+                                                 ServerState.INDEXING)
+        later = None
+        for _ in range(100):
+            later = repo.map(mode="hybrid", tokens=512)
+            if later.edges.get("lsp", 0) >= 3:
+                break
+            import time
+
+            time.sleep(0.1)
+        assert later is not None and later.edges["lsp"] >= 3, later.edges
+
+
+def test_cli_hybrid_contract(tmp_path: Path) -> None:
+    require("ty")
+    root = fixture_repo(tmp_path, "python")
+    proc = subprocess.run([sys.executable, "-m", "hybridmap", "map", str(root), "--mode", "hybrid",
+                           "--server-wait", "60", "--format", "json", "--cache-dir", str(tmp_path / "c")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["mode"] == "hybrid"
+    assert data["servers"]["python"]["state"] == "ready"
+    assert data["servers"]["python"]["server"] == "ty"
+    assert data["servers"]["python"]["seconds_to_ready"] >= 0
+    assert data["edges"]["lsp"] >= 3 and data["edges"]["name-match"] == 0
+    # --server-wait 0 in a one-shot call: servers are reported, not started.
+    proc = subprocess.run([sys.executable, "-m", "hybridmap", "map", str(root), "--mode", "hybrid",
+                           "--format", "json", "--cache-dir", str(tmp_path / "c")],
+                          capture_output=True, text=True, timeout=300)
+    data = json.loads(proc.stdout)
+    assert data["servers"]["python"]["state"] == "disabled"
+    assert data["edges"]["name-match"] > 0
+
+
+def test_missing_server_degrades_cleanly(tmp_path: Path) -> None:
+    user = tmp_path / "user_configs"
+    user.mkdir()
+    text = (BUILTIN_CONFIG_DIR / "python.toml").read_text()
+    text = text.replace('command = "ty"', 'command = "ty-does-not-exist"')
+    text = text.replace('language-servers = ["ty", "basedpyright", "pylsp"]', 'language-servers = ["ty"]')
+    (user / "python.toml").write_text(text)
+    registry = LanguageRegistry.load([BUILTIN_CONFIG_DIR, user], [BUILTIN_QUERY_DIR])
+    root = fixture_repo(tmp_path, "python")
+    with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+        result = repo.map(mode="hybrid", server_wait=5, tokens=512)
+    assert result.servers["python"].state is ServerState.MISSING
+    assert "pip install ty" in result.servers["python"].detail
+    assert any(d.kind == "server_missing" for d in result.diagnostics)
+    assert result.edges["name-match"] > 0 and "def load" in result.text
