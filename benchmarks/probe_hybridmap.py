@@ -30,7 +30,7 @@ def main() -> None:
 
     def run(label: str, chat: list[str]) -> None:
         start = time.perf_counter()
-        result = repo.map(chat_files=chat, tokens=budget)
+        result = repo.map(chat_files=chat, tokens=budget, mode="static")
         out[label] = time.perf_counter() - start
         out[label + "_tokens"] = result.tokens
         if label == "cold":

@@ -76,7 +76,8 @@ class AsyncRepoMap:
         self._start_servers = start_servers
         self._pool = ServerPool(self.registry, self.root, self.settings, environ)
         self._resolver = LspResolver(self._pool, self.root, self._cache, self.settings)
-        self._counter: TokenCounter | None = None
+        # Loading the BPE ranks takes ~0.1 s: do it while the first index is being built.
+        self._counter_loader = _Background(lambda: TokenCounter(self.settings.encoding))
         self._graph: RepoGraph | None = None
         self._graph_key: tuple[int, int] = (-1, -1)
         self._tags: Mapping[str, FileTags] = {}
@@ -239,10 +240,8 @@ class AsyncRepoMap:
                        limit=budget + settings.fill_attempts + 1)
         t3 = time.perf_counter()
         timings["rank"] = t3 - t2
-        if self._counter is None:
-            self._counter = TokenCounter(settings.encoding)
         renderer = Renderer(tags, settings, result.special_files)
-        packed = pack(ranking.items, renderer, self._counter, budget, settings.fill_attempts)
+        packed = pack(ranking.items, renderer, self._counter_loader.result(), budget, settings.fill_attempts)
         t4 = time.perf_counter()
         timings["pack"] = t4 - t3
 
@@ -275,6 +274,23 @@ class AsyncRepoMap:
     def graph(self) -> RepoGraph | None:
         """The graph of the last map (None before the first call)."""
         return self._graph
+
+
+class _Background:
+    """Run ``make`` in a daemon thread now; ``result()`` waits for it (re-raising its error)."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._future: Future[Any] = Future()
+        threading.Thread(target=self._run, args=(make,), daemon=True).start()
+
+    def _run(self, make: Callable[[], Any]) -> None:
+        try:
+            self._future.set_result(make())
+        except BaseException as exc:
+            self._future.set_exception(exc)
+
+    def result(self) -> Any:
+        return self._future.result()
 
 
 def _split_mentions(words: Sequence[str], languages: Mapping[str, str]) -> tuple[list[str], list[str]]:

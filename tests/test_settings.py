@@ -56,3 +56,18 @@ def test_pyproject_section_and_bad_values(tmp_path: Path) -> None:
     (tmp_path / "hybridmap.toml").write_text("no_such_knob = 1\n")
     with pytest.raises(ConfigError, match="unknown setting"):
         load_settings(tmp_path, environ=env)
+
+
+def test_public_api_is_exactly_all() -> None:
+    import hybridmap
+
+    for name in hybridmap.__all__:
+        assert getattr(hybridmap, name) is not None
+    assert sorted(hybridmap.__all__) == sorted(hybridmap._EXPORTS)
+
+
+def test_parse_worker_imports_stay_light() -> None:
+    code = ("import sys, hybridmap.sources.parse_worker; "
+            "print(sorted(m for m in ('pygls', 'scipy', 'networkx', 'lsprotocol') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -35,6 +35,8 @@ class _Entry:
 
 class TreeSitterSource:
     name = "tree-sitter"
+    STORE_BATCH = 256
+    """Parsed files written to the disk cache per transaction during a cold parse."""
 
     def __init__(self, registry: LanguageRegistry, cache: Cache, settings: Settings) -> None:
         self._registry = registry
@@ -105,19 +107,28 @@ class TreeSitterSource:
             workers = 1
         new_values: dict[str, FileTags] = {}
         failed: dict[str, str] = {}
+        unsaved: dict[str, FileTags] = {}
         for done, (rel, outcome) in enumerate(
             parse_many(to_parse, self._registry, workers=workers,
                        config_dirs=[str(d) for d in self._registry.config_dirs],
-                       query_dirs=[str(d) for d in self._registry.query_dirs], max_signature_lines=settings.max_signature_lines,
+                       query_dirs=[str(d) for d in self._registry.query_dirs],
+                       max_signature_lines=settings.max_signature_lines,
                        match_limit=settings.query_match_limit),
             start=1,
         ):
             if isinstance(outcome, FileTags):
-                new_values[pending[rel][0]] = outcome
+                new_values[pending[rel][0]] = unsaved[pending[rel][0]] = outcome
             else:
                 failed[pending[rel][0]] = outcome
+            if len(unsaved) >= self.STORE_BATCH:
+                # Stored while workers still parse: this process is otherwise idle.
+                self._cache.set_many(unsaved)
+                unsaved = {}
             if progress is not None:
                 progress("parsing", done, len(to_parse))
+        t_parse = time.perf_counter()
+        self._cache.set_many(unsaved)
+        t_store = time.perf_counter()
         for rel, (key, language, sig, note_msg) in pending.items():
             outcome = new_values.get(key)
             if outcome is None:
@@ -130,9 +141,6 @@ class TreeSitterSource:
             elif note_msg:
                 diag = Diagnostic(rel, "transcoded", note_msg)
             entries[rel] = _Entry(sig, language, outcome, diag, key.rsplit(":", 1)[1])
-        t_parse = time.perf_counter()
-        self._cache.set_many(new_values)
-        t_store = time.perf_counter()
         self._entries = entries
 
         tags: dict[str, FileTags] = {}
