@@ -29,6 +29,7 @@ from .graph import RepoGraph, build_graph, definer_counts
 from .languages import LanguageRegistry
 from .model import (
     Diagnostic,
+    FileStatus,
     FileTags,
     MapRequest,
     MapResult,
@@ -46,7 +47,7 @@ from .sources.base import SourceResult
 from .sources.lsp.pool import ServerPool
 from .sources.lsp.resolver import LspResolver, ambiguous_pairs
 from .sources.static_index import Progress, TreeSitterSource
-from .walk import resolve_root
+from .walk import read_source, resolve_root
 
 
 _PHASES = frozenset({"list", "read", "cache_lookup", "parse", "cache_store"})
@@ -142,7 +143,8 @@ class AsyncRepoMap:
         deadline = time.monotonic() + request.server_wait
         if self._start_servers or request.server_wait > 0:
             for language in languages:
-                self._pool.ensure_started(language)
+                self._pool.ensure_started(
+                    language, lambda language=language: self._warm_file(collected, language))
             if request.server_wait > 0:
                 await self._pool.wait_ready(languages, request.server_wait)
             usable = set()
@@ -181,6 +183,17 @@ class AsyncRepoMap:
             except ValueError as exc:
                 raise RequestError(f"{what} '{path}' is outside the root {self.root}") from exc
         return str(posix)
+
+    def _warm_file(self, collected: SourceResult, language: str) -> tuple[str, str] | None:
+        """A file to open as soon as the language's server is up: the one with most references."""
+        best = max((p for p, lang in collected.languages.items() if lang == language and p in collected.tags),
+                   key=lambda p: len(collected.tags[p].ref_names), default=None)
+        if best is None:
+            return None
+        read = read_source(self.root, best, self.settings)
+        if read.status is not FileStatus.OK:
+            return None
+        return (self.root / best).as_uri(), read.data.decode("utf-8", "replace")
 
     def _validate(self, request: MapRequest) -> None:
         budget = self.settings.map_tokens if request.tokens is None else request.tokens

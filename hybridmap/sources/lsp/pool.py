@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from ...languages import LanguageRegistry
 from ...model import ServerReport, ServerState
 from ...settings import Settings
 from .config import ServerConfig, merge_candidates, servers_for_language
-from .session import LspSession, find_command
+from .session import LspSession, find_command, language_id
 
 
 @dataclass
@@ -72,8 +72,13 @@ class ServerPool:
             slot = self._slots[language] = _Slot(language, self.candidates(language))
         return slot
 
-    def ensure_started(self, language: str) -> None:
-        """Start (or restart) the language's server in the background; never waits."""
+    def ensure_started(self, language: str,
+                       warm_file: Callable[[], tuple[str, str] | None] | None = None) -> None:
+        """Start (or restart) the language's server in the background; never waits.
+
+        ``warm_file()`` gives a (uri, text) to open right after initialize: some servers
+        (tsserver) only load the project, and report progress, once a file is open.
+        """
         if self._closed:
             return
         slot = self._slot(language)
@@ -85,9 +90,10 @@ class ServerPool:
         if session is not None and session.state is ServerState.FAILED:
             if slot.restarts >= self._settings.server_max_restarts or time.monotonic() < slot.next_start:
                 return
-        slot.starting = asyncio.create_task(self._start(slot))
+        slot.starting = asyncio.create_task(self._start(slot, warm_file))
 
-    async def _start(self, slot: _Slot) -> None:
+    async def _start(self, slot: _Slot,
+                     warm_file: Callable[[], tuple[str, str] | None] | None = None) -> None:
         async with slot.lock:
             if self._closed:
                 return
@@ -119,6 +125,9 @@ class ServerPool:
                                      memory_limit_mb=self._settings.server_memory_limit_mb)
                 slot.session, slot.chosen = session, config
                 await session.start()
+                first = warm_file() if warm_file is not None and session.alive else None
+                if first is not None:
+                    session.did_open(first[0], language_id(slot.language), first[1])
                 if session.state is ServerState.FAILED:
                     delay = self._settings.server_restart_backoff * (2 ** slot.restarts)
                     slot.next_start = time.monotonic() + delay

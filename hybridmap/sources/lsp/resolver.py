@@ -36,7 +36,7 @@ from ...model import FileStatus, FileTags, ServerState
 from ...settings import Settings
 from ...walk import read_source
 from .pool import ServerPool
-from .session import LspSession
+from .session import LspSession, language_id
 
 Pair = tuple[str, str]  # (source path, identifier)
 
@@ -275,13 +275,3 @@ def _uris(result: Any) -> list[str]:
         if isinstance(uri, str):
             out.append(uri)
     return out
-
-
-#: LSP languageId per hybridmap language name, where they differ.
-_LANGUAGE_IDS = {"tsx": "typescriptreact", "csharp": "csharp", "cpp": "cpp", "bash": "shellscript"}
-
-
-def language_id(language: str) -> str:
-    return _LANGUAGE_IDS.get(language, language)
-
-

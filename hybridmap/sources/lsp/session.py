@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import ctypes
 import os
+import re
 import shutil
 import signal
 import sys
@@ -46,6 +47,9 @@ ENV_ALLOWLIST = (
     "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR",
     "GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "VIRTUAL_ENV", "NODE_PATH",
 )
+
+#: stderr of a command that exists but whose real program does not (rustup proxies, shims).
+_NOT_INSTALLED = re.compile(r"unknown binary|is not installed|not installed for|command not found", re.I)
 
 _PROJECT_DIR = Path(__file__).resolve().parents[3]
 #: Where our own setup installs servers; searched before PATH.
@@ -247,7 +251,14 @@ class LspSession:
         try:
             result = await self._call(client.initialize_async(params), self.config.ready_timeout, "initialize")
         except ServerError as exc:
-            self._fail(str(exc))
+            await asyncio.sleep(0.05)  # let the stderr drain catch the last words
+            if self._exited.is_set() and _NOT_INSTALLED.search(" ".join(self.stderr_tail)):
+                # e.g. rustup's proxy for a component that is not installed
+                self.state = ServerState.MISSING
+                self.detail = " ".join(self.stderr_tail)[-300:] + (
+                    f"; install with: {self.config.install}" if self.config.install else "")
+            else:
+                self._fail(str(exc))
             await self.aclose()
             return
         self._read_initialize_result(result)
@@ -326,6 +337,10 @@ class LspSession:
 
         @client.feature(T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def _diagnostics(params: Any) -> None:
+            return None
+
+        @client.feature("$/typescriptVersion")
+        def _ts_version(params: Any) -> None:
             return None
 
     def _setting(self, section: str | None) -> Any:
@@ -483,8 +498,8 @@ class LspSession:
         for task in self._tasks:
             with contextlib.suppress(BaseException):
                 await task
-        if self.state is not ServerState.FAILED and self.state is not ServerState.MISSING:
-            self.state = ServerState.DISABLED if self.state is not ServerState.READY else self.state
+        if self.state not in (ServerState.FAILED, ServerState.MISSING, ServerState.READY):
+            self.state = ServerState.DISABLED
 
     async def _kill_tree(self) -> None:
         process = self._process
@@ -502,6 +517,14 @@ class LspSession:
                     await asyncio.wait_for(process.wait(), 1.0)
             if process.returncode is not None and not any(psutil.pid_exists(p) for p in pids):
                 return
+
+
+#: LSP languageId per hybridmap language name, where they differ.
+_LANGUAGE_IDS = {"tsx": "typescriptreact", "bash": "shellscript"}
+
+
+def language_id(language: str) -> str:
+    return _LANGUAGE_IDS.get(language, language)
 
 
 def _consume(future: asyncio.Future[Any]) -> None:
