@@ -10,6 +10,9 @@
 (preproc_def name: (identifier) @name.definition.macro) @definition.macro
 (preproc_function_def name: (identifier) @name.definition.macro) @definition.macro
 (translation_unit (declaration declarator: (init_declarator declarator: (identifier) @name.definition.variable)) @definition.variable)
+(translation_unit (declaration declarator: (identifier) @name.definition.variable) @definition.variable)
+(translation_unit (declaration declarator: (array_declarator declarator: (identifier) @name.definition.variable)) @definition.variable)
+(translation_unit (declaration declarator: (init_declarator declarator: (array_declarator declarator: (identifier) @name.definition.variable))) @definition.variable)
 
 (call_expression function: (identifier) @name.reference.call)
 (call_expression function: (field_expression field: (field_identifier) @name.reference.call))

@@ -36,8 +36,15 @@ def test_extensions_do_not_collide() -> None:
                     seen[ext.lower()] = name
 
 
+def _fixture_root(language: str) -> Path:
+    """The fixture project: its own directory, or another fixture named by ``fixture = "..."``."""
+    with (FIXTURES / language / "expected.toml").open("rb") as fh:
+        other = tomllib.load(fh).get("fixture")
+    return (FIXTURES / language / other).resolve() if other else FIXTURES / language
+
+
 def _fixture_tags(registry: LanguageRegistry, language: str) -> dict[str, object]:
-    root = FIXTURES / language
+    root = _fixture_root(language)
     out = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root).as_posix()
