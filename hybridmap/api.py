@@ -155,10 +155,11 @@ class AsyncRepoMap:
             key = (self._tags_generation, frozenset(usable))
             if usable and key != self._pairs_key:
                 self._pairs_key = key
+                self._resolver.refresh(collected.shas, collected.languages)
                 pending = await asyncio.to_thread(
                     ambiguous_pairs, collected.tags, collected.languages, self._definers, usable,
                     self._resolver.resolved_pairs(), self.settings)
-                self._resolver.update(collected.shas, collected.languages, pending)
+                self._resolver.enqueue(pending)
             if request.server_wait > 0:
                 await self._resolver.wait_idle(deadline - time.monotonic())
         reports = {language: self._pool.report(language) for language in languages}

@@ -162,3 +162,44 @@ def test_missing_server_degrades_cleanly(tmp_path: Path) -> None:
     assert "pip install ty" in result.servers["python"].detail
     assert any(d.kind == "server_missing" for d in result.diagnostics)
     assert result.edges["name-match"] > 0 and "def load" in result.text
+
+
+def test_edit_invalidates_server_answers_and_edges_follow(tmp_path: Path) -> None:
+    require("ty")
+    root = fixture_repo(tmp_path, "python")
+    cache = str(tmp_path / "cache")
+    with RepoMap(root, overrides={"cache_dir": cache}) as repo:
+        repo.map(mode="hybrid", server_wait=60, tokens=512)
+        before = edges(repo)
+        assert before.get(("app.py", "store/disk.py", "load")) == "lsp"
+        # The agent switches app.py to the in-memory store.
+        app = root / "app.py"
+        app.write_text(app.read_text().replace("from store.disk import load", "from store.memory import load"))
+        repo.map(mode="hybrid", server_wait=60, tokens=512)
+        after = edges(repo)
+    assert after.get(("app.py", "store/memory.py", "load")) == "lsp"
+    assert ("app.py", "store/disk.py", "load") not in after
+    # A new process with the same cache reuses the answers for unchanged content.
+    with RepoMap(root, overrides={"cache_dir": cache}) as repo:
+        result = repo.map(mode="hybrid", server_wait=60, tokens=512)
+        assert edges(repo).get(("app.py", "store/memory.py", "load")) == "lsp"
+    assert result.stats["lsp_cache_hits"] >= 3
+
+
+def test_repository_server_config_needs_opt_in(tmp_path: Path) -> None:
+    root = fixture_repo(tmp_path, "python")
+    marker = tmp_path / "marker"
+    (root / ".hybridmap" / "lsp_configs").mkdir(parents=True)
+    (root / ".hybridmap" / "lsp_configs" / "python.toml").write_text(
+        '[language]\nname = "python"\nlanguage-servers = ["evil"]\n\n'
+        f'[language-server.evil]\ncommand = "sh"\nargs = ["-c", "touch {marker}; exit 1"]\n')
+    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "c")}) as repo:
+        result = repo.map(mode="hybrid", server_wait=3, tokens=256)
+    assert not marker.exists()
+    # The untrusted candidate is skipped; the built-in ones still serve the map.
+    assert result.servers["python"].server != "evil"
+    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "c"), "trust_repository_servers": True}) as repo:
+        result = repo.map(mode="hybrid", server_wait=3, tokens=256)
+    assert marker.exists()
+    assert result.servers["python"].state is ServerState.FAILED
+    assert "def load" in result.text  # the map still comes back

@@ -66,6 +66,7 @@ class LspResolver:
         self._shas: Mapping[str, str] = {}
         self._languages: Mapping[str, str] = {}
         self._texts: dict[str, tuple[str, list[bytes]]] = {}  # path -> (sha, lines)
+        self._sent: dict[str, str] = {}  # uri -> sha of the text the server has
         self._task: asyncio.Task[None] | None = None
         self._idle = asyncio.Event()
         self._idle.set()
@@ -77,14 +78,16 @@ class LspResolver:
 
     # --- what to ask ---------------------------------------------------------------
 
-    def update(self, shas: Mapping[str, str], languages: Mapping[str, str],
-               pending: list[tuple[Pair, tuple[tuple[int, int], ...]]]) -> None:
-        """Take a new snapshot: drop stale answers, queue ``pending`` (see :func:`ambiguous_pairs`)."""
+    def refresh(self, shas: Mapping[str, str], languages: Mapping[str, str]) -> None:
+        """Take a new snapshot of the files: drop answers whose source or targets changed."""
         self._shas, self._languages = shas, languages
         for pair, res in list(self._resolved.items()):
             if shas.get(pair[0]) != res.src_sha or any(shas.get(p) != s for p, s in res.target_shas):
                 del self._resolved[pair]
                 self.version += 1
+
+    def enqueue(self, pending: list[tuple[Pair, tuple[tuple[int, int], ...]]]) -> None:
+        """Ask about ``pending`` (see :func:`ambiguous_pairs`) in the background."""
         self._pending = deque(item for item in pending if item[0] not in self._resolved)
         if self._pending and (self._task is None or self._task.done()):
             self._idle.clear()
@@ -166,8 +169,12 @@ class LspResolver:
         if lines is None:
             return
         uri = (self._root / path).as_uri()
+        text = b"\n".join(lines).decode("utf-8", "replace")
         if not session.is_open(uri):
-            session.did_open(uri, lang_id, b"\n".join(lines).decode("utf-8", "replace"))
+            session.did_open(uri, lang_id, text)
+        elif self._sent.get(uri) != src_sha:
+            session.did_change(uri, text)  # the file changed since the server last saw it
+        self._sent[uri] = src_sha
         ready_when_asked = session.is_ready
         targets: set[str] = set()
         outside = False
