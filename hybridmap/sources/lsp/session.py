@@ -278,7 +278,11 @@ class LspSession:
         self.position_encoding = "utf-8" if str(encoding) in ("utf-8", "PositionEncodingKind.Utf8") else "utf-16"
         info = getattr(result, "server_info", None)
         if info is not None:
-            self.version = f"{info.name} {info.version or ''}".strip()
+            version = info.version or ""
+            if version.startswith("{"):  # gopls puts its build info JSON here
+                match = re.search(r'"Version":"([^"]*)"\}?$', version)
+                version = match.group(1) if match else ""
+            self.version = f"{info.name} {version}".strip()[:80]
         elif isinstance(result, dict) and isinstance(result.get("serverInfo"), dict):
             si = result["serverInfo"]
             self.version = f"{si.get('name', '')} {si.get('version', '')}".strip()
