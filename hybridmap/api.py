@@ -85,6 +85,7 @@ class AsyncRepoMap:
         self._tags_generation = 0
         self._definers: dict[str, int] = {}
         self._pairs_key: tuple[int, frozenset[str]] = (-1, frozenset())
+        self._tasks: set[asyncio.Task[Any]] = set()
         self._lock = asyncio.Lock()
         self._closed = False
 
@@ -98,6 +99,9 @@ class AsyncRepoMap:
         """Stop background resolution, shut every server down (whole process trees), close the cache."""
         if not self._closed:
             self._closed = True
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
             await self._resolver.aclose()
             await self._pool.aclose()
             self._cache.close()
@@ -126,48 +130,66 @@ class AsyncRepoMap:
             servers: dict[str, ServerReport] = {}
             resolved = None
             lsp_seconds = 0.0
+            languages: list[str] = []
             if request.mode == "hybrid":
                 t = time.perf_counter()
-                servers, resolved = await self._use_servers(collected, request)
+                languages = self._pool.languages_with_servers(set(collected.languages.values()))
+                if request.server_wait > 0:
+                    await self._start_and_queue(collected, languages, request.server_wait)
+                resolved = self._resolver.snapshot()
                 lsp_seconds = time.perf_counter() - t
-            result = await asyncio.to_thread(self._build, collected, request, resolved, servers)
+            result = await asyncio.to_thread(self._build, collected, request, resolved, languages)
+            if request.mode == "hybrid" and request.server_wait <= 0 and self._start_servers:
+                # Not waiting: servers start and resolve *after* this map is built, so the
+                # map costs what a static one does; the next map uses what they found.
+                self._background(self._start_and_queue(collected, languages, 0.0))
             result.timings["servers"] = lsp_seconds
             result.timings["total"] = time.perf_counter() - started
             return result
 
-    async def _use_servers(self, collected: SourceResult, request: MapRequest
-                           ) -> tuple[dict[str, ServerReport], dict[tuple[str, str], frozenset[str]]]:
-        """Start servers (never waiting unless asked), queue resolutions, take what is done."""
-        present = set(collected.languages.values())
-        languages = self._pool.languages_with_servers(present)
-        deadline = time.monotonic() + request.server_wait
-        if self._start_servers or request.server_wait > 0:
-            for language in languages:
-                self._pool.ensure_started(
-                    language, lambda language=language: self._warm_file(collected, language))
-            if request.server_wait > 0:
-                await self._pool.wait_ready(languages, request.server_wait)
-            usable = set()
-            for language in languages:
-                session = self._pool.session(language)
-                if session is not None and session.state in (ServerState.READY, ServerState.INDEXING):
-                    usable.add(language)
-            key = (self._tags_generation, frozenset(usable))
-            if usable and key != self._pairs_key:
-                self._pairs_key = key
-                self._resolver.refresh(collected.shas, collected.languages)
-                pending = await asyncio.to_thread(
-                    ambiguous_pairs, collected.tags, collected.languages, self._definers, usable,
-                    self._resolver.resolved_pairs(), self.settings)
-                self._resolver.enqueue(pending)
-            if request.server_wait > 0:
-                await self._resolver.wait_idle(deadline - time.monotonic())
-        reports = {language: self._pool.report(language) for language in languages}
-        if not (self._start_servers or request.server_wait > 0):
-            reports = {language: ServerReport(ServerState.DISABLED, None, None,
-                                              "not started: server wait is 0 in a one-shot call")
-                       for language in languages}
-        return reports, self._resolver.snapshot()
+    def _background(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _start_and_queue(self, collected: SourceResult, languages: list[str], wait: float) -> None:
+        """Start the languages' servers, queue ambiguous pairs for ready ones, optionally wait."""
+        deadline = time.monotonic() + wait
+        for language in languages:
+            self._pool.ensure_started(
+                language, lambda language=language: self._warm_file(collected, language))
+        if wait > 0:
+            await self._pool.wait_ready(languages, wait)
+        else:
+            await self._pool.wait_started(languages)
+        usable = set()
+        for language in languages:
+            session = self._pool.session(language)
+            if session is not None and session.state in (ServerState.READY, ServerState.INDEXING):
+                usable.add(language)
+        key = (self._tags_generation, frozenset(usable))
+        if usable and key != self._pairs_key:
+            self._pairs_key = key
+            self._resolver.refresh(collected.shas, collected.languages)
+            pending = await asyncio.to_thread(
+                ambiguous_pairs, collected.tags, collected.languages, self._definers, usable,
+                self._resolver.resolved_pairs(), self.settings)
+            self._resolver.enqueue(pending)
+        if wait > 0:
+            await self._resolver.wait_idle(deadline - time.monotonic())
+
+    def _server_reports(self, languages: list[str]) -> dict[str, ServerReport]:
+        if not self._start_servers and not self._pool.sessions():
+            return {language: ServerReport(ServerState.DISABLED, None, None,
+                                           "not started: server wait is 0 in a one-shot call")
+                    for language in languages}
+        reports = {}
+        for language in languages:
+            report = self._pool.report(language)
+            if report.state is ServerState.DISABLED and self._start_servers:
+                report = ServerReport(ServerState.STARTING, None, None, "starts after this map (server wait 0)")
+            reports[language] = report
+        return reports
 
     def _relative(self, path: str, what: str) -> str:
         p = Path(path)
@@ -222,7 +244,7 @@ class AsyncRepoMap:
 
     def _build(self, result: SourceResult, request: MapRequest,
                resolved: Mapping[tuple[str, str], frozenset[str]] | None,
-               servers: dict[str, ServerReport]) -> MapResult:
+               languages: list[str]) -> MapResult:
         settings = self.settings
         budget = settings.map_tokens if request.tokens is None else request.tokens
         chat = [self._relative(p, "chat file") for p in request.chat_files]
@@ -261,6 +283,7 @@ class AsyncRepoMap:
 
         if not packed.items:
             diagnostics.append(Diagnostic(".", "empty_map", _why_empty(tags, result.languages, chat, budget)))
+        servers = self._server_reports(languages) if request.mode == "hybrid" else {}
         for language, report in servers.items():
             if report.state in (ServerState.FAILED, ServerState.MISSING, ServerState.UNTRUSTED):
                 diagnostics.append(Diagnostic(language, f"server_{report.state}", report.detail))

@@ -144,6 +144,13 @@ class ServerPool:
         slot = self._slots.get(language)
         return slot.session if slot is not None else None
 
+    async def wait_started(self, languages: list[str]) -> None:
+        """Wait until each language's start attempt is over (initialized, missing or failed)."""
+        for language in languages:
+            task = self._slot(language).starting
+            if task is not None:
+                await asyncio.shield(task)
+
     async def wait_ready(self, languages: list[str], timeout: float) -> None:
         """Wait until each language's server is ready, failed or missing, or ``timeout``."""
         deadline = time.monotonic() + timeout
