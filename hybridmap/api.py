@@ -86,6 +86,7 @@ class AsyncRepoMap:
         self._definers: dict[str, int] = {}
         self._pairs_key: tuple[int, frozenset[str]] = (-1, frozenset())
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._queue_lock = asyncio.Lock()
         self._lock = asyncio.Lock()
         self._closed = False
 
@@ -167,14 +168,17 @@ class AsyncRepoMap:
             session = self._pool.session(language)
             if session is not None and session.state in (ServerState.READY, ServerState.INDEXING):
                 usable.add(language)
-        key = (self._tags_generation, frozenset(usable))
-        if usable and key != self._pairs_key:
-            self._pairs_key = key
-            self._resolver.refresh(collected.shas, collected.languages)
-            pending = await asyncio.to_thread(
-                ambiguous_pairs, collected.tags, collected.languages, self._definers, usable,
-                self._resolver.resolved_pairs(), self.settings)
-            self._resolver.enqueue(pending)
+        # A map that waits and the background start of the previous map may both get here:
+        # the second one must see the queue the first one is filling.
+        async with self._queue_lock:
+            key = (self._tags_generation, frozenset(usable))
+            if usable and key != self._pairs_key:
+                self._resolver.refresh(collected.shas, collected.languages)
+                pending = await asyncio.to_thread(
+                    ambiguous_pairs, collected.tags, collected.languages, self._definers, usable,
+                    self._resolver.resolved_pairs(), self.settings)
+                self._resolver.enqueue(pending)
+                self._pairs_key = key
         if wait > 0:
             await self._resolver.wait_idle(deadline - time.monotonic())
 
