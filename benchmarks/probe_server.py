@@ -49,12 +49,13 @@ def main() -> None:
         start = time.perf_counter()
         first = repo.map(mode="hybrid", tokens=1024)
         out["first_map_hybrid_s"] = time.perf_counter() - start
-        session = repo._async._pool.session(language)  # benchmark introspection only
+        pool = repo._async._pool  # benchmark introspection only
         peak = [0.0]
         stop = threading.Event()
 
         def sample() -> None:
             while not stop.is_set():
+                session = pool.session(language)  # started after the first map returned
                 if session is not None and session.pid:
                     peak[0] = max(peak[0], tree_rss_mb(session.pid))
                 time.sleep(0.2)
