@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import re
 import threading
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
@@ -93,6 +94,28 @@ def load_language(config_path: Path, query_dirs: Sequence[Path]) -> Language:
     )
 
 
+_INHERITS = re.compile(r"^;+\s*inherits:\s*([\w,\s-]+)$", re.M)
+
+
+def read_query(path: Path, _seen: frozenset[Path] = frozenset()) -> str:
+    """A query's text with its ``; inherits: a, b`` parents (``a-tags.scm``...) prepended.
+
+    Grammars that extend another (TSX over TypeScript, C++ over C) share its
+    patterns instead of repeating them (the nvim-treesitter modeline convention).
+    """
+    if path in _seen:
+        raise ConfigError(f"{path}: 'inherits' loops back to itself")
+    text = path.read_text(encoding="utf-8")
+    parents = []
+    for match in _INHERITS.finditer(text):
+        for name in filter(None, (n.strip() for n in match.group(1).split(","))):
+            parent = path.with_name(f"{name}-tags.scm")
+            if not parent.is_file():
+                raise ConfigError(f"{path}: inherits '{name}', but {parent} does not exist")
+            parents.append(read_query(parent, _seen | {path}))
+    return "\n".join([*parents, text])
+
+
 class CompiledLanguage:
     """A grammar with its tag query compiled, plus a fallback identifier query."""
 
@@ -108,7 +131,7 @@ class CompiledLanguage:
             self.ts_language = get_language(language.grammar)  # type: ignore[arg-type]
         except Exception as exc:  # the pack raises LookupError/ImportError variants
             raise ConfigError(f"{language.config_path}: unknown grammar '{language.grammar}' ({exc})") from exc
-        source = language.query_path.read_text(encoding="utf-8")
+        source = read_query(language.query_path)
         try:
             self.query = Query(self.ts_language, source)
         except QueryError as exc:
@@ -213,7 +236,7 @@ class LanguageRegistry:
         return compiled
 
     def fingerprint(self, name: str) -> str:
-        """Changes whenever the grammar name or query text changes (cache key part)."""
+        """Changes whenever the grammar name or query text (parents included) changes."""
         lang = self._languages[name]
-        text = lang.query_path.read_bytes()
+        text = read_query(lang.query_path).encode()
         return hashlib.sha256(lang.grammar.encode() + b"\0" + text).hexdigest()[:16]

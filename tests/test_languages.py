@@ -83,3 +83,18 @@ def test_fixture_files_link_to_each_other(registry: LanguageRegistry, language: 
     cross = {(graph.files[s], graph.files[d]) for s, d in zip(graph.edge_src, graph.edge_dst, strict=True)
              if s != d}
     assert cross, f"{language}: no cross-file edge in the fixture"
+
+
+def test_query_inheritance(tmp_path: Path) -> None:
+    from hybridmap.errors import ConfigError
+    from hybridmap.languages import read_query
+
+    (tmp_path / "base-tags.scm").write_text("(identifier) @name.reference.call\n")
+    (tmp_path / "child-tags.scm").write_text("; inherits: base\n(call) @x\n")
+    assert read_query(tmp_path / "child-tags.scm").startswith("(identifier) @name.reference.call\n")
+    (tmp_path / "loop-tags.scm").write_text("; inherits: loop\n")
+    with pytest.raises(ConfigError, match="loops"):
+        read_query(tmp_path / "loop-tags.scm")
+    (tmp_path / "orphan-tags.scm").write_text("; inherits: nowhere\n")
+    with pytest.raises(ConfigError, match="does not exist"):
+        read_query(tmp_path / "orphan-tags.scm")
