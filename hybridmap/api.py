@@ -84,7 +84,7 @@ class AsyncRepoMap:
         self._tags: Mapping[str, FileTags] = {}
         self._tags_generation = 0
         self._definers: dict[str, int] = {}
-        self._pairs_key: tuple[int, frozenset[str]] = (-1, frozenset())
+        self._pairs_key: tuple[int, frozenset[tuple[str, int]]] = (-1, frozenset())
         self._tasks: set[asyncio.Task[Any]] = set()
         self._queue_lock = asyncio.Lock()
         self._lock = asyncio.Lock()
@@ -164,14 +164,17 @@ class AsyncRepoMap:
         else:
             await self._pool.wait_started(languages)
         usable = set()
+        sessions = set()
         for language in languages:
             session = self._pool.session(language)
             if session is not None and session.state in (ServerState.READY, ServerState.INDEXING):
                 usable.add(language)
+                sessions.add((language, id(session)))
         # A map that waits and the background start of the previous map may both get here:
         # the second one must see the queue the first one is filling.
         async with self._queue_lock:
-            key = (self._tags_generation, frozenset(usable))
+            # A restarted server is a new session: it is asked again what its predecessor missed.
+            key = (self._tags_generation, frozenset(sessions))
             if usable and key != self._pairs_key:
                 self._resolver.refresh(collected.shas, collected.languages)
                 pending = await asyncio.to_thread(
