@@ -1,19 +1,117 @@
 ; C tags for hybridmap.
-(function_definition declarator: (function_declarator declarator: (identifier) @name.definition.function)) @definition.function
-(function_definition declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))) @definition.function
-(translation_unit (declaration declarator: (function_declarator declarator: (identifier) @name.definition.function)) @definition.function)
-(translation_unit (declaration declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))) @definition.function)
+
+; --- definitions ---------------------------------------------------------------
+
+; Function definitions `int f(...) {}`, `char *f(...) {}`, `char **f(...) {}`.
+(function_definition
+  declarator: [
+    (function_declarator declarator: (identifier) @name.definition.function)
+    (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+    (pointer_declarator declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function)))
+  ]) @definition.function
+
+; Function declarations (prototypes, mostly in headers).
+(declaration
+  declarator: [
+    (function_declarator declarator: (identifier) @name.definition.function)
+    (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+    (pointer_declarator declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function)))
+  ]) @definition.function
+
 (struct_specifier name: (type_identifier) @name.definition.struct body: (field_declaration_list)) @definition.struct
 (union_specifier name: (type_identifier) @name.definition.struct body: (field_declaration_list)) @definition.struct
 (enum_specifier name: (type_identifier) @name.definition.enum body: (enumerator_list)) @definition.enum
-(type_definition declarator: (type_identifier) @name.definition.type) @definition.type
-(preproc_def name: (identifier) @name.definition.macro) @definition.macro
-(preproc_function_def name: (identifier) @name.definition.macro) @definition.macro
-(translation_unit (declaration declarator: (init_declarator declarator: (identifier) @name.definition.variable)) @definition.variable)
-(translation_unit (declaration declarator: (identifier) @name.definition.variable) @definition.variable)
-(translation_unit (declaration declarator: (array_declarator declarator: (identifier) @name.definition.variable)) @definition.variable)
-(translation_unit (declaration declarator: (init_declarator declarator: (array_declarator declarator: (identifier) @name.definition.variable))) @definition.variable)
 
-(call_expression function: (identifier) @name.reference.call)
-(call_expression function: (field_expression field: (field_identifier) @name.reference.call))
-(type_identifier) @name.reference.type
+; typedefs, including function-pointer types `typedef int (*cb_t)(int);`.
+(type_definition
+  declarator: [
+    (type_identifier) @name.definition.type
+    (pointer_declarator declarator: (type_identifier) @name.definition.type)
+    (function_declarator declarator: (parenthesized_declarator (pointer_declarator declarator: (type_identifier) @name.definition.type)))
+  ]) @definition.type
+
+[
+  (preproc_def name: (identifier) @name.definition.macro)
+  (preproc_function_def name: (identifier) @name.definition.macro)
+] @definition.macro
+
+; Global variables: declarations at file level, also inside `#ifdef` / `#if` blocks (headers),
+; not locals in function bodies.
+[
+  (translation_unit (declaration
+    declarator: [
+      (identifier) @name.definition.variable
+      (array_declarator declarator: (identifier) @name.definition.variable)
+      (pointer_declarator declarator: (identifier) @name.definition.variable)
+      (init_declarator declarator: [
+        (identifier) @name.definition.variable
+        (array_declarator declarator: (identifier) @name.definition.variable)
+        (pointer_declarator declarator: [(identifier) @name.definition.variable (array_declarator declarator: (identifier) @name.definition.variable)])
+      ])
+    ]) @definition.variable)
+  (preproc_ifdef (declaration
+    declarator: [
+      (identifier) @name.definition.variable
+      (array_declarator declarator: (identifier) @name.definition.variable)
+      (pointer_declarator declarator: (identifier) @name.definition.variable)
+      (init_declarator declarator: [
+        (identifier) @name.definition.variable
+        (array_declarator declarator: (identifier) @name.definition.variable)
+        (pointer_declarator declarator: [(identifier) @name.definition.variable (array_declarator declarator: (identifier) @name.definition.variable)])
+      ])
+    ]) @definition.variable)
+  (preproc_if (declaration
+    declarator: [
+      (identifier) @name.definition.variable
+      (array_declarator declarator: (identifier) @name.definition.variable)
+      (pointer_declarator declarator: (identifier) @name.definition.variable)
+      (init_declarator declarator: [
+        (identifier) @name.definition.variable
+        (array_declarator declarator: (identifier) @name.definition.variable)
+        (pointer_declarator declarator: [(identifier) @name.definition.variable (array_declarator declarator: (identifier) @name.definition.variable)])
+      ])
+    ]) @definition.variable)
+  (preproc_else (declaration
+    declarator: [
+      (identifier) @name.definition.variable
+      (array_declarator declarator: (identifier) @name.definition.variable)
+      (pointer_declarator declarator: (identifier) @name.definition.variable)
+      (init_declarator declarator: [
+        (identifier) @name.definition.variable
+        (array_declarator declarator: (identifier) @name.definition.variable)
+        (pointer_declarator declarator: [(identifier) @name.definition.variable (array_declarator declarator: (identifier) @name.definition.variable)])
+      ])
+    ]) @definition.variable)
+  (preproc_elif (declaration
+    declarator: [
+      (identifier) @name.definition.variable
+      (array_declarator declarator: (identifier) @name.definition.variable)
+      (pointer_declarator declarator: (identifier) @name.definition.variable)
+      (init_declarator declarator: [
+        (identifier) @name.definition.variable
+        (array_declarator declarator: (identifier) @name.definition.variable)
+        (pointer_declarator declarator: [(identifier) @name.definition.variable (array_declarator declarator: (identifier) @name.definition.variable)])
+      ])
+    ]) @definition.variable)
+]
+
+; --- references ----------------------------------------------------------------
+
+(call_expression
+  function: [
+    (identifier) @name.reference.call
+    (field_expression field: (field_identifier) @name.reference.call)
+  ])
+
+; Type uses: `foo_t x`, `struct foo *p`, casts and sizeof (not the names being declared).
+[
+  (declaration type: (type_identifier) @name.reference.type)
+  (parameter_declaration type: (type_identifier) @name.reference.type)
+  (field_declaration type: (type_identifier) @name.reference.type)
+  (function_definition type: (type_identifier) @name.reference.type)
+  (type_descriptor type: (type_identifier) @name.reference.type)
+  (type_definition type: (type_identifier) @name.reference.type)
+  (struct_specifier name: (type_identifier) @name.reference.type !body)
+  (union_specifier name: (type_identifier) @name.reference.type !body)
+  (enum_specifier name: (type_identifier) @name.reference.type !body)
+]

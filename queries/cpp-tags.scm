@@ -1,21 +1,310 @@
 ; C++ tags for hybridmap.
-(function_definition declarator: (function_declarator declarator: (identifier) @name.definition.function)) @definition.function
-(function_definition declarator: (function_declarator declarator: (qualified_identifier name: (identifier) @name.definition.method))) @definition.method
-(function_definition declarator: (function_declarator declarator: (field_identifier) @name.definition.method)) @definition.method
-(field_declaration declarator: (function_declarator declarator: (field_identifier) @name.definition.method)) @definition.method
-(translation_unit (declaration declarator: (function_declarator declarator: (identifier) @name.definition.function)) @definition.function)
-(namespace_definition (declaration_list (declaration declarator: (function_declarator declarator: (identifier) @name.definition.function)) @definition.function))
-(class_specifier name: (type_identifier) @name.definition.class body: (field_declaration_list)) @definition.class
-(struct_specifier name: (type_identifier) @name.definition.struct body: (field_declaration_list)) @definition.struct
-(enum_specifier name: (type_identifier) @name.definition.enum body: (enumerator_list)) @definition.enum
-(namespace_definition name: (namespace_identifier) @name.definition.namespace) @definition.namespace
-(type_definition declarator: (type_identifier) @name.definition.type) @definition.type
-(alias_declaration name: (type_identifier) @name.definition.type) @definition.type
-(preproc_def name: (identifier) @name.definition.macro) @definition.macro
-(preproc_function_def name: (identifier) @name.definition.macro) @definition.macro
+; Queries cannot say "not inside a class body", so free functions, prototypes and globals are
+; matched under each file/namespace-level parent explicitly (the lists below are repetitive on purpose).
 
-(call_expression function: (identifier) @name.reference.call)
-(call_expression function: (qualified_identifier name: (identifier) @name.reference.call))
-(call_expression function: (field_expression field: (field_identifier) @name.reference.call))
-(type_identifier) @name.reference.type
-(base_class_clause (type_identifier) @name.reference.class)
+; --- definitions ---------------------------------------------------------------
+
+; Free functions defined outside classes (also templates, which wrap the definition).
+[
+  (translation_unit (function_definition declarator: [
+      (function_declarator declarator: (identifier) @name.definition.function)
+      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
+    ]) @definition.function)
+  (declaration_list (function_definition declarator: [
+      (function_declarator declarator: (identifier) @name.definition.function)
+      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
+    ]) @definition.function)
+  (preproc_ifdef (function_definition declarator: [
+      (function_declarator declarator: (identifier) @name.definition.function)
+      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
+    ]) @definition.function)
+  (preproc_if (function_definition declarator: [
+      (function_declarator declarator: (identifier) @name.definition.function)
+      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
+    ]) @definition.function)
+  (preproc_else (function_definition declarator: [
+      (function_declarator declarator: (identifier) @name.definition.function)
+      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
+    ]) @definition.function)
+  (preproc_elif (function_definition declarator: [
+      (function_declarator declarator: (identifier) @name.definition.function)
+      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
+    ]) @definition.function)
+  (translation_unit (template_declaration (function_definition declarator: [
+      (function_declarator declarator: (identifier) @name.definition.function)
+      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
+    ]) @definition.function))
+  (declaration_list (template_declaration (function_definition declarator: [
+      (function_declarator declarator: (identifier) @name.definition.function)
+      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
+    ]) @definition.function))
+  (preproc_ifdef (template_declaration (function_definition declarator: [
+      (function_declarator declarator: (identifier) @name.definition.function)
+      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
+    ]) @definition.function))
+  (preproc_if (template_declaration (function_definition declarator: [
+      (function_declarator declarator: (identifier) @name.definition.function)
+      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
+    ]) @definition.function))
+  (preproc_else (template_declaration (function_definition declarator: [
+      (function_declarator declarator: (identifier) @name.definition.function)
+      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
+    ]) @definition.function))
+  (preproc_elif (template_declaration (function_definition declarator: [
+      (function_declarator declarator: (identifier) @name.definition.function)
+      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
+    ]) @definition.function))
+]
+
+; Methods defined inside the class body (`void f() {...}`; a constructor `Name(...) {...}` shows up as an identifier).
+(field_declaration_list (function_definition declarator: [
+      (function_declarator declarator: (field_identifier) @name.definition.method)
+      (pointer_declarator declarator: (function_declarator declarator: (field_identifier) @name.definition.method))
+      (reference_declarator (function_declarator declarator: (field_identifier) @name.definition.method))
+    ]) @definition.method)
+(field_declaration_list (template_declaration (function_definition declarator: [
+      (function_declarator declarator: [(field_identifier) (identifier)] @name.definition.method)
+      (pointer_declarator declarator: (function_declarator declarator: [(field_identifier) (identifier)] @name.definition.method))
+      (reference_declarator (function_declarator declarator: [(field_identifier) (identifier)] @name.definition.method))
+    ]) @definition.method))
+(field_declaration_list (function_definition declarator: (function_declarator declarator: (identifier) @name.definition.constructor)) @definition.constructor)
+
+; Out-of-line members `R Class::name(...) {...}`, `ns::Class::name`; `Class::Class` is a constructor.
+(function_definition
+  declarator: [
+      (function_declarator declarator: [(qualified_identifier scope: (_) @_scope name: (identifier) @name.definition.method) (qualified_identifier name: (qualified_identifier scope: (_) @_scope name: (identifier) @name.definition.method))])
+      (pointer_declarator declarator: (function_declarator declarator: [(qualified_identifier scope: (_) @_scope name: (identifier) @name.definition.method) (qualified_identifier name: (qualified_identifier scope: (_) @_scope name: (identifier) @name.definition.method))]))
+      (reference_declarator (function_declarator declarator: [(qualified_identifier scope: (_) @_scope name: (identifier) @name.definition.method) (qualified_identifier name: (qualified_identifier scope: (_) @_scope name: (identifier) @name.definition.method))]))
+    ]
+  (#not-eq? @_scope @name.definition.method)) @definition.method
+(function_definition
+  declarator: (function_declarator declarator: [(qualified_identifier scope: (_) @_scope name: (identifier) @name.definition.constructor) (qualified_identifier name: (qualified_identifier scope: (_) @_scope name: (identifier) @name.definition.constructor))])
+  (#eq? @_scope @name.definition.constructor)) @definition.constructor
+
+; Member declarations in a class body: methods and constructors.
+(field_declaration declarator: [
+      (function_declarator declarator: (field_identifier) @name.definition.method)
+      (pointer_declarator declarator: (function_declarator declarator: (field_identifier) @name.definition.method))
+      (reference_declarator (function_declarator declarator: (field_identifier) @name.definition.method))
+    ]) @definition.method
+(field_declaration_list (declaration declarator: (function_declarator declarator: (identifier) @name.definition.constructor)) @definition.constructor)
+
+; Function declarations (prototypes) at file or namespace level.
+[
+  (translation_unit (declaration declarator: [
+      (function_declarator declarator: (identifier) @name.definition.function)
+      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
+    ]) @definition.function)
+  (declaration_list (declaration declarator: [
+      (function_declarator declarator: (identifier) @name.definition.function)
+      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
+    ]) @definition.function)
+  (preproc_ifdef (declaration declarator: [
+      (function_declarator declarator: (identifier) @name.definition.function)
+      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
+    ]) @definition.function)
+  (preproc_if (declaration declarator: [
+      (function_declarator declarator: (identifier) @name.definition.function)
+      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
+    ]) @definition.function)
+  (preproc_else (declaration declarator: [
+      (function_declarator declarator: (identifier) @name.definition.function)
+      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
+    ]) @definition.function)
+  (preproc_elif (declaration declarator: [
+      (function_declarator declarator: (identifier) @name.definition.function)
+      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
+    ]) @definition.function)
+  (translation_unit (template_declaration (declaration declarator: [
+      (function_declarator declarator: (identifier) @name.definition.function)
+      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
+    ]) @definition.function))
+  (declaration_list (template_declaration (declaration declarator: [
+      (function_declarator declarator: (identifier) @name.definition.function)
+      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
+    ]) @definition.function))
+  (preproc_ifdef (template_declaration (declaration declarator: [
+      (function_declarator declarator: (identifier) @name.definition.function)
+      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
+    ]) @definition.function))
+  (preproc_if (template_declaration (declaration declarator: [
+      (function_declarator declarator: (identifier) @name.definition.function)
+      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
+    ]) @definition.function))
+  (preproc_else (template_declaration (declaration declarator: [
+      (function_declarator declarator: (identifier) @name.definition.function)
+      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
+    ]) @definition.function))
+  (preproc_elif (template_declaration (declaration declarator: [
+      (function_declarator declarator: (identifier) @name.definition.function)
+      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
+      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
+    ]) @definition.function))
+]
+
+(class_specifier name: [(type_identifier) @name.definition.class (qualified_identifier name: (type_identifier) @name.definition.class)] body: (field_declaration_list)) @definition.class
+(struct_specifier name: [(type_identifier) @name.definition.struct (qualified_identifier name: (type_identifier) @name.definition.struct)] body: (field_declaration_list)) @definition.struct
+(union_specifier name: (type_identifier) @name.definition.struct body: (field_declaration_list)) @definition.struct
+(enum_specifier name: (type_identifier) @name.definition.enum body: (enumerator_list)) @definition.enum
+(namespace_definition name: [(namespace_identifier) (nested_namespace_specifier)] @name.definition.namespace) @definition.namespace
+(alias_declaration name: (type_identifier) @name.definition.type) @definition.type
+(type_definition
+  declarator: [
+    (type_identifier) @name.definition.type
+    (pointer_declarator declarator: (type_identifier) @name.definition.type)
+    (function_declarator declarator: (parenthesized_declarator (pointer_declarator declarator: (type_identifier) @name.definition.type)))
+  ]) @definition.type
+
+[
+  (preproc_def name: (identifier) @name.definition.macro)
+  (preproc_function_def name: (identifier) @name.definition.macro)
+] @definition.macro
+
+; Global / namespace-level variables (not locals in function bodies).
+[
+  (translation_unit (declaration
+    declarator: [
+      (identifier) @name.definition.variable
+      (array_declarator declarator: (identifier) @name.definition.variable)
+      (pointer_declarator declarator: (identifier) @name.definition.variable)
+      (init_declarator declarator: [
+        (identifier) @name.definition.variable
+        (array_declarator declarator: (identifier) @name.definition.variable)
+        (pointer_declarator declarator: [(identifier) @name.definition.variable (array_declarator declarator: (identifier) @name.definition.variable)])
+      ])
+    ]) @definition.variable)
+  (declaration_list (declaration
+    declarator: [
+      (identifier) @name.definition.variable
+      (array_declarator declarator: (identifier) @name.definition.variable)
+      (pointer_declarator declarator: (identifier) @name.definition.variable)
+      (init_declarator declarator: [
+        (identifier) @name.definition.variable
+        (array_declarator declarator: (identifier) @name.definition.variable)
+        (pointer_declarator declarator: [(identifier) @name.definition.variable (array_declarator declarator: (identifier) @name.definition.variable)])
+      ])
+    ]) @definition.variable)
+  (preproc_ifdef (declaration
+    declarator: [
+      (identifier) @name.definition.variable
+      (array_declarator declarator: (identifier) @name.definition.variable)
+      (pointer_declarator declarator: (identifier) @name.definition.variable)
+      (init_declarator declarator: [
+        (identifier) @name.definition.variable
+        (array_declarator declarator: (identifier) @name.definition.variable)
+        (pointer_declarator declarator: [(identifier) @name.definition.variable (array_declarator declarator: (identifier) @name.definition.variable)])
+      ])
+    ]) @definition.variable)
+  (preproc_if (declaration
+    declarator: [
+      (identifier) @name.definition.variable
+      (array_declarator declarator: (identifier) @name.definition.variable)
+      (pointer_declarator declarator: (identifier) @name.definition.variable)
+      (init_declarator declarator: [
+        (identifier) @name.definition.variable
+        (array_declarator declarator: (identifier) @name.definition.variable)
+        (pointer_declarator declarator: [(identifier) @name.definition.variable (array_declarator declarator: (identifier) @name.definition.variable)])
+      ])
+    ]) @definition.variable)
+  (preproc_else (declaration
+    declarator: [
+      (identifier) @name.definition.variable
+      (array_declarator declarator: (identifier) @name.definition.variable)
+      (pointer_declarator declarator: (identifier) @name.definition.variable)
+      (init_declarator declarator: [
+        (identifier) @name.definition.variable
+        (array_declarator declarator: (identifier) @name.definition.variable)
+        (pointer_declarator declarator: [(identifier) @name.definition.variable (array_declarator declarator: (identifier) @name.definition.variable)])
+      ])
+    ]) @definition.variable)
+  (preproc_elif (declaration
+    declarator: [
+      (identifier) @name.definition.variable
+      (array_declarator declarator: (identifier) @name.definition.variable)
+      (pointer_declarator declarator: (identifier) @name.definition.variable)
+      (init_declarator declarator: [
+        (identifier) @name.definition.variable
+        (array_declarator declarator: (identifier) @name.definition.variable)
+        (pointer_declarator declarator: [(identifier) @name.definition.variable (array_declarator declarator: (identifier) @name.definition.variable)])
+      ])
+    ]) @definition.variable)
+]
+
+; --- references ----------------------------------------------------------------
+
+; Calls `f()`, `ns::f()`, `obj.m()`, `p->m()`, `f<T>()`.
+(call_expression
+  function: [
+    (identifier) @name.reference.call
+    (field_expression field: (field_identifier) @name.reference.call)
+    (qualified_identifier name: [
+      (identifier) @name.reference.call
+      (template_function name: (identifier) @name.reference.call)
+      (qualified_identifier name: (identifier) @name.reference.call)
+    ])
+    (template_function name: (identifier) @name.reference.call)
+    (field_expression field: (template_method name: (field_identifier) @name.reference.call))
+  ])
+
+; `new T(...)`.
+(new_expression
+  type: [
+    (type_identifier) @name.reference.class
+    (template_type name: (type_identifier) @name.reference.class)
+    (qualified_identifier name: [
+      (type_identifier) @name.reference.class
+      (template_type name: (type_identifier) @name.reference.class)
+    ])
+  ])
+
+; Base classes `class A : public B, ns::C<T>`.
+(base_class_clause [
+  (type_identifier) @name.reference.class
+  (template_type name: (type_identifier) @name.reference.class)
+  (qualified_identifier name: [
+    (type_identifier) @name.reference.class
+    (template_type name: (type_identifier) @name.reference.class)
+  ])
+])
+
+; Type uses (not the names being declared).
+[
+  (declaration type: (type_identifier) @name.reference.type)
+  (parameter_declaration type: (type_identifier) @name.reference.type)
+  (optional_parameter_declaration type: (type_identifier) @name.reference.type)
+  (field_declaration type: (type_identifier) @name.reference.type)
+  (function_definition type: (type_identifier) @name.reference.type)
+  (type_descriptor type: (type_identifier) @name.reference.type)
+  (type_definition type: (type_identifier) @name.reference.type)
+  (template_type name: (type_identifier) @name.reference.type)
+  (qualified_identifier name: (type_identifier) @name.reference.type)
+  (struct_specifier name: (type_identifier) @name.reference.type !body)
+  (class_specifier name: (type_identifier) @name.reference.type !body)
+  (enum_specifier name: (type_identifier) @name.reference.type !body)
+]
+
+; `using ns::Name;`
+(using_declaration (qualified_identifier name: (identifier) @name.reference.module))

@@ -2,10 +2,39 @@
 
 ; --- definitions ---------------------------------------------------------------
 
-[
-  (function_declaration name: (identifier) @name.definition.function)
-  (generator_function_declaration name: (identifier) @name.definition.function)
-] @definition.function
+; Functions at top level (exported or not); functions nested in other functions are locals and not tagged.
+(program [
+  (function_declaration name: (identifier) @name.definition.function) @definition.function
+  (generator_function_declaration name: (identifier) @name.definition.function) @definition.function
+  (export_statement declaration: [
+    (function_declaration name: (identifier) @name.definition.function)
+    (generator_function_declaration name: (identifier) @name.definition.function)
+  ] @definition.function)
+])
+
+; ... and directly inside a top-level IIFE `(function () { ... })()`, `!function () { ... }()`.
+(program (expression_statement [
+  (call_expression function: [
+    (parenthesized_expression [
+      (function_expression body: (statement_block [
+      (function_declaration name: (identifier) @name.definition.function)
+      (generator_function_declaration name: (identifier) @name.definition.function)
+    ] @definition.function))
+      (arrow_function body: (statement_block [
+      (function_declaration name: (identifier) @name.definition.function)
+      (generator_function_declaration name: (identifier) @name.definition.function)
+    ] @definition.function))
+    ])
+    (function_expression body: (statement_block [
+      (function_declaration name: (identifier) @name.definition.function)
+      (generator_function_declaration name: (identifier) @name.definition.function)
+    ] @definition.function))
+  ])
+  (unary_expression argument: (call_expression function: (function_expression body: (statement_block [
+      (function_declaration name: (identifier) @name.definition.function)
+      (generator_function_declaration name: (identifier) @name.definition.function)
+    ] @definition.function))))
+]))
 
 (class_declaration name: (identifier) @name.definition.class) @definition.class
 
@@ -73,7 +102,13 @@
       (await_expression) (call_expression)
     ]) @definition.variable)
   (export_statement declaration: (lexical_declaration kind: "let" (variable_declarator
-    name: (identifier) @name.definition.variable) @definition.variable))
+    name: (identifier) @name.definition.variable
+    value: [
+      (number) (string) (template_string) (regex) (true) (false) (null) (undefined)
+      (object) (array) (identifier) (member_expression) (subscript_expression) (new_expression)
+      (binary_expression) (unary_expression) (ternary_expression) (parenthesized_expression)
+      (await_expression) (call_expression)
+    ]) @definition.variable))
 ])
 
 ; CommonJS `exports.f = function () {}` / `module.exports.f = () => {}`.
@@ -117,3 +152,9 @@
 ; JSX components `<Widget />` (lower-case tags are HTML elements).
 (jsx_opening_element name: (identifier) @name.reference.call (#match? @name.reference.call "^[A-Z]"))
 (jsx_self_closing_element name: (identifier) @name.reference.call (#match? @name.reference.call "^[A-Z]"))
+
+; Bare decorators `@observable` (a decorator with arguments is already a call).
+(decorator [
+  (identifier) @name.reference.call
+  (member_expression property: (property_identifier) @name.reference.call)
+])

@@ -1,20 +1,27 @@
 ; Python tags for hybridmap.
-; Kept to a few patterns: this query runs over whole code bases (CPython's stdlib in the benchmark).
+; This query runs over whole code bases (CPython's stdlib in the benchmark): a few patterns, and only
+; what a repository map needs. Classes and functions local to a function body (test helpers, closures)
+; are not tagged; module-level definitions inside `if` / `try` blocks are.
 
-; Classes, wherever they are (module level, nested, decorated).
-(class_definition
-  name: (identifier) @name.definition.class) @definition.class
+; Classes: at module level, nested in a class, or in a module-level `if` / `try`.
+(module (class_definition name: (identifier) @name.definition.class) @definition.class)
+(module (decorated_definition definition: (class_definition name: (identifier) @name.definition.class) @definition.class))
+(class_definition body: (block (class_definition name: (identifier) @name.definition.class) @definition.class))
+(class_definition body: (block (decorated_definition definition: (class_definition name: (identifier) @name.definition.class) @definition.class)))
+(module [
+  (if_statement [
+    consequence: (block (class_definition name: (identifier) @name.definition.class) @definition.class)
+    alternative: (_ (block (class_definition name: (identifier) @name.definition.class) @definition.class))
+  ])
+  (try_statement [
+    body: (block (class_definition name: (identifier) @name.definition.class) @definition.class)
+    (_ (block (class_definition name: (identifier) @name.definition.class) @definition.class))
+  ])
+])
 
-; Module-level functions (plain or decorated). Functions nested in functions are locals: not tagged.
-(module
-  (function_definition
-    name: (identifier) @name.definition.function) @definition.function)
-(module
-  (decorated_definition
-    definition: (function_definition
-      name: (identifier) @name.definition.function) @definition.function))
-
-; Module-level functions defined conditionally: `if sys.platform == ...: def f()`, `try: ... except ImportError: def f()`.
+; Functions: at module level or in a module-level `if` / `try`.
+(module (function_definition name: (identifier) @name.definition.function) @definition.function)
+(module (decorated_definition definition: (function_definition name: (identifier) @name.definition.function) @definition.function))
 (module [
   (if_statement [
     consequence: (block (function_definition name: (identifier) @name.definition.function) @definition.function)
@@ -26,31 +33,33 @@
   ])
 ])
 
-; Methods: functions directly in a class body (plain or decorated).
-(class_definition
-  body: (block
-    (function_definition
-      name: (identifier) @name.definition.method) @definition.method))
-(class_definition
-  body: (block
-    (decorated_definition
-      definition: (function_definition
-        name: (identifier) @name.definition.method) @definition.method)))
+; Methods: functions directly in the body of one of those classes.
+(module (class_definition body: (block (function_definition name: (identifier) @name.definition.method) @definition.method)))
+(module (class_definition body: (block (decorated_definition definition: (function_definition name: (identifier) @name.definition.method) @definition.method))))
+(module (decorated_definition definition: (class_definition body: (block (function_definition name: (identifier) @name.definition.method) @definition.method))))
+(module (decorated_definition definition: (class_definition body: (block (decorated_definition definition: (function_definition name: (identifier) @name.definition.method) @definition.method)))))
+(class_definition body: (block (class_definition body: (block [(function_definition name: (identifier) @name.definition.method) @definition.method (decorated_definition definition: (function_definition name: (identifier) @name.definition.method) @definition.method)]))))
+(module [
+  (if_statement [
+    consequence: (block (class_definition body: (block [(function_definition name: (identifier) @name.definition.method) @definition.method (decorated_definition definition: (function_definition name: (identifier) @name.definition.method) @definition.method)])))
+    alternative: (_ (block (class_definition body: (block [(function_definition name: (identifier) @name.definition.method) @definition.method (decorated_definition definition: (function_definition name: (identifier) @name.definition.method) @definition.method)]))))
+  ])
+  (try_statement [
+    body: (block (class_definition body: (block [(function_definition name: (identifier) @name.definition.method) @definition.method (decorated_definition definition: (function_definition name: (identifier) @name.definition.method) @definition.method)])))
+    (_ (block (class_definition body: (block [(function_definition name: (identifier) @name.definition.method) @definition.method (decorated_definition definition: (function_definition name: (identifier) @name.definition.method) @definition.method)]))))
+  ])
+])
 
-; Module-level names: UPPER_CASE ones are constants, the rest variables.
+; Module-level names: UPPER_CASE ones are constants, the rest variables (tuple targets are skipped).
 (module
-  (assignment
-    left: (identifier) @name.definition.constant) @definition.constant
+  (assignment left: (identifier) @name.definition.constant) @definition.constant
   (#match? @name.definition.constant "^_*[A-Z][A-Z0-9_]*$"))
 (module
-  (assignment
-    left: (identifier) @name.definition.variable) @definition.variable
+  (assignment left: (identifier) @name.definition.variable) @definition.variable
   (#not-match? @name.definition.variable "^_*[A-Z][A-Z0-9_]*$"))
 
 ; PEP 695 `type Alias = ...`
-(module
-  (type_alias_statement
-    left: (type (identifier) @name.definition.type)) @definition.type)
+(module (type_alias_statement left: (type (identifier) @name.definition.type)) @definition.type)
 
 ; References: calls `f()` and `obj.meth()`.
 (call
