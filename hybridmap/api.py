@@ -128,7 +128,6 @@ class AsyncRepoMap:
             self._validate(request)
             started = time.perf_counter()
             collected = await asyncio.to_thread(self._collect)
-            servers: dict[str, ServerReport] = {}
             resolved = None
             lsp_seconds = 0.0
             languages: list[str] = []
@@ -452,5 +451,3 @@ class RepoMap:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-ProgressCallback = Callable[[str, int, int], None]

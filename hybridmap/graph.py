@@ -66,8 +66,6 @@ class RepoGraph:
     """Index into :data:`PROVENANCE_CODES`."""
     definers: Mapping[str, tuple[int, ...]]
     """identifier -> indices of files defining it."""
-    file_refs: Mapping[int, Counter[str]] = field(default_factory=dict)
-    """file index -> identifiers it references (all of them, defined somewhere or not)."""
     symbol_file: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     """For every symbol of every file (files in order, symbols in file order): its file index."""
     symbol_local: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
@@ -171,13 +169,11 @@ def build_graph(tags: Mapping[str, FileTags], settings: Settings,
     idn: list[int] = []
     cnt: list[int] = []
     wgt: list[float] = []
-    file_refs: dict[int, Counter[str]] = {}
     limit = settings.max_definers_per_ident
     self_weight = settings.self_reference_weight
     for path, file_tags in tags.items():
         si = index[path]
         counts = Counter(file_tags.ref_names)
-        file_refs[si] = counts
         for name, count in counts.items():
             server_targets = resolved.get((path, name))
             if server_targets is not None:
@@ -226,7 +222,7 @@ def build_graph(tags: Mapping[str, FileTags], settings: Settings,
         edge_ident=np.asarray(idn, dtype=np.int32), edge_count=np.asarray(cnt, dtype=np.int32),
         edge_weight=np.asarray(wgt, dtype=np.float64),
         edge_provenance=np.asarray(prov, dtype=np.int8),
-        definers=definers, file_refs=file_refs,
+        definers=definers,
         symbol_file=np.asarray(sym_file, dtype=np.int32), symbol_local=np.asarray(sym_local, dtype=np.int32),
         symbol_ident=np.asarray(sym_ident, dtype=np.int64), symbol_names=tuple(sym_names),
         path_multiplier=np.asarray([m for m, _ in multipliers], dtype=np.float64),

@@ -65,8 +65,6 @@ class Ranking:
     """The best items, best first (at most the ``limit`` asked for)."""
     file_scores: Mapping[str, float]
     reasons: Mapping[str, tuple[str, ...]]
-    weights_used: np.ndarray
-    """Per-edge request weights (same order as the graph's edges)."""
     total_items: int
     """How many items the full ranking has (more than ``items`` when limited)."""
 
@@ -192,5 +190,5 @@ def rank(graph: RepoGraph, tags: Mapping[str, FileTags], *, chat_files: Sequence
     return Ranking(
         items=tuple(items),
         file_scores=dict(zip(graph.files, file_score.tolist(), strict=True)),
-        reasons=why, weights_used=weights, total_items=total,
+        reasons=why, total_items=total,
     )

@@ -14,7 +14,6 @@ import hashlib
 import os
 import stat
 import subprocess
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -265,5 +264,3 @@ def classify(data: bytes, settings: Settings) -> ReadResult:
     return ReadResult(FileStatus.OK, data=data, sha256=hashlib.sha256(data).hexdigest(),
                       message=message, size=len(data))
 
-
-ProgressCallback = Callable[[int, int], None]

@@ -98,3 +98,16 @@ def test_query_inheritance(tmp_path: Path) -> None:
     (tmp_path / "orphan-tags.scm").write_text("; inherits: nowhere\n")
     with pytest.raises(ConfigError, match="does not exist"):
         read_query(tmp_path / "orphan-tags.scm")
+
+
+def test_signature_stops_at_the_body(registry: LanguageRegistry) -> None:
+    source = (b"export const handler = async (event: Event): Promise<void> => {\n"
+              b"  await process(event);\n  return;\n};\n")
+    tags = extract_tags(registry.compiled("typescript"), source)
+    handler = next(s for s in tags.symbols if s.name == "handler")
+    assert handler.signature == "export const handler = async (event: Event): Promise<void> => {"
+    source = b"class A:\n    def f(self,\n          x: int) -> int:  # trailing\n        return x\n"
+    tags = extract_tags(registry.compiled("python"), source)
+    f = next(s for s in tags.symbols if s.name == "f")
+    assert f.signature == "    def f(self,\n          x: int) -> int:  # trailing"
+    assert tags.symbols[f.parent].name == "A"

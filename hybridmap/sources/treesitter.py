@@ -42,6 +42,9 @@ def _body_of(node: Any) -> Any:
     body = node.child_by_field_name("body")
     if body is not None:
         return body
+    value = node.child_by_field_name("value")  # const f = (x) => {...}; let g = function () {...}
+    if value is not None and value.child_by_field_name("body") is not None:
+        return value.child_by_field_name("body")
     for child in node.named_children:
         ctype = child.type
         if ctype in _BODY_TYPES or ctype.endswith("_body"):
@@ -107,7 +110,7 @@ def extract_tags(compiled: CompiledLanguage, source: bytes, *, max_signature_lin
     ordered = sorted(defs.items(), key=lambda item: (item[0][0], -item[0][1], item[0][2]))
     symbols: list[Symbol] = []
     stack: list[tuple[int, int]] = []  # (end_byte, index) of open enclosing definitions
-    for (start_byte, end_byte, _), (name, kind, def_node, name_node) in ordered:
+    for (_start, end_byte, _name_start), (name, kind, def_node, name_node) in ordered:
         while stack and stack[-1][0] < end_byte:
             stack.pop()
         # A def nested inside a def's span has that def as parent (same span = sibling).

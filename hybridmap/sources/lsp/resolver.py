@@ -128,9 +128,10 @@ class LspResolver:
                     semaphore = asyncio.Semaphore(self._settings.lsp_concurrency)
 
                     async def one(item: tuple[Pair, tuple[tuple[int, int], ...]],
-                                  session: LspSession = session) -> None:
+                                  session: LspSession = session, semaphore: asyncio.Semaphore = semaphore,
+                                  lang_id: str = language_id(language)) -> None:
                         async with semaphore:
-                            await self._resolve(session, language_id(language), *item)
+                            await self._resolve(session, lang_id, *item)
 
                     await asyncio.gather(*(one(item) for item in items))
         finally:
@@ -177,7 +178,6 @@ class LspResolver:
         self._sent[uri] = src_sha
         ready_when_asked = session.is_ready
         targets: set[str] = set()
-        outside = False
         answered = False
         for line, col in sites:
             if line >= len(lines):
@@ -195,9 +195,7 @@ class LspResolver:
             for location_uri in _uris(result):
                 answered = True
                 rel = self._relative(location_uri)
-                if rel is None:
-                    outside = True
-                else:
+                if rel is not None:  # None: outside the repository (stdlib, dependencies)
                     targets.add(rel)
         session.note_answer(answered)
         if not answered:
