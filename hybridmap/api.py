@@ -162,13 +162,12 @@ class AsyncRepoMap:
             await self._pool.wait_ready(languages, wait)
         else:
             await self._pool.wait_started(languages)
-        usable = set()
         sessions = set()
         for language in languages:
             session = self._pool.session(language)
             if session is not None and session.state in (ServerState.READY, ServerState.INDEXING):
-                usable.add(language)
                 sessions.add((language, id(session)))
+        usable = {language for language, _ in sessions}
         # A map that waits and the background start of the previous map may both get here:
         # the second one must see the queue the first one is filling.
         async with self._queue_lock:
