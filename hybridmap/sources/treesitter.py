@@ -30,7 +30,7 @@ _BODY_TYPES = frozenset(
         "compound_statement", "statement_block", "enum_body", "interface_body",
         "enumerator_list", "object_type", "body_statement", "do_block",
         "function_body", "class_declaration_body", "struct_body", "trait_body",
-        "impl_body", "module_body", "enum_class_body", "protocol_body",
+        "impl_body", "module_body", "enum_class_body", "protocol_body", "body", "recipe",
     }
 )
 _KIND_CODE = {kind: i for i, kind in enumerate(REFERENCE_KIND_CODES)}
