@@ -32,8 +32,8 @@ def test_extensions_do_not_collide() -> None:
         with (BUILTIN_CONFIG_DIR / f"{name}.toml").open("rb") as fh:
             for ext in tomllib.load(fh)["language"]["file-types"]:
                 if isinstance(ext, str):
-                    assert ext.lower() not in seen, f"{ext} claimed by {seen.get(ext.lower())} and {name}"
-                    seen[ext.lower()] = name
+                    owner = seen.setdefault(ext.lower(), name)
+                    assert owner == name, f"{ext} claimed by {owner} and {name}"
 
 
 def _fixture_root(language: str) -> Path:

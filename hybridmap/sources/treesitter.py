@@ -33,18 +33,29 @@ _BODY_TYPES = frozenset(
         "impl_body", "module_body", "enum_class_body", "protocol_body", "body", "recipe",
     }
 )
+#: When two patterns tag the same definition node, the higher kind wins (match order is not
+#: pattern order): a method is more specific than a function, a function than a variable.
+_KIND_PRIORITY = {"method": 3, "constructor": 3, "function": 2, "variable": 0, "constant": 0}
 _KIND_CODE = {kind: i for i, kind in enumerate(REFERENCE_KIND_CODES)}
 #: Kinds whose bodiless form still deserves its full (multi-line) header.
 _CALLABLE_KINDS = frozenset({"function", "method", "constructor", "macro"})
 
 
-def _body_of(node: Any) -> Any:
+def _body_of(node: Any, name_start: int) -> Any:
+    """The definition's body, if it has one after its name (else None)."""
+    body = _find_body(node)
+    return body if body is not None and body.start_byte > name_start else None
+
+
+def _find_body(node: Any) -> Any:
     body = node.child_by_field_name("body")
     if body is not None:
         return body
-    value = node.child_by_field_name("value")  # const f = (x) => {...}; let g = function () {...}
-    if value is not None and value.child_by_field_name("body") is not None:
-        return value.child_by_field_name("body")
+    # const f = (x) => {...}; f <- function(x) {...}; let f x = ... (the body sits one level down)
+    for inner in (node.child_by_field_name("value"), node.child_by_field_name("rhs"),
+                  node.named_children[0] if node.named_child_count else None):
+        if inner is not None and inner.child_by_field_name("body") is not None:
+            return inner.child_by_field_name("body")
     for child in node.named_children:
         ctype = child.type
         if ctype in _BODY_TYPES or ctype.endswith("_body"):
@@ -52,9 +63,10 @@ def _body_of(node: Any) -> Any:
     return None
 
 
-def _signature(lines: list[bytes], node: Any, kind: str, name_line: int, max_lines: int) -> str:
+def _signature(lines: list[bytes], node: Any, kind: str, name_node: Any, max_lines: int) -> str:
     start = node.start_point[0]
-    body = _body_of(node)
+    name_line = name_node.start_point[0]
+    body = _body_of(node, name_node.start_byte)
     if body is not None and body.start_point[0] >= start:
         # The header ends with the last non-comment token before the body; a body
         # (Python block, Allman brace) on a later line is not part of it.
@@ -95,8 +107,8 @@ def extract_tags(compiled: CompiledLanguage, source: bytes, *, max_signature_lin
                     def_node = outer[0] if outer else (name_node.parent or name_node)
                     key = (def_node.start_byte, def_node.end_byte, name_node.start_byte)
                     previous = defs.get(key)
-                    # One definition node yields one symbol; "method" beats a generic "function".
-                    if previous is None or (kind == "method" and previous[1] == "function"):
+                    # One definition node yields one symbol, of its most specific kind.
+                    if previous is None or _KIND_PRIORITY.get(kind, 1) > _KIND_PRIORITY.get(previous[1], 1):
                         defs[key] = (name_node.text.decode("utf-8", "replace"), kind, def_node, name_node)
     complete = not cursor.did_exceed_match_limit
     if compiled.identifier_query is not None:
@@ -121,7 +133,7 @@ def extract_tags(compiled: CompiledLanguage, source: bytes, *, max_signature_lin
         symbols.append(
             Symbol(
                 name=name, kind=kind, span=_span(def_node), name_line=name_line, name_col=name_col,
-                signature=_signature(lines, def_node, kind, name_line, max_signature_lines),
+                signature=_signature(lines, def_node, kind, name_node, max_signature_lines),
                 parent=parent,
             )
         )
