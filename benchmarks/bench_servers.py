@@ -18,6 +18,9 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from _common import extract_mirror  # noqa: E402
 WORK = HERE / ".work"
 
 CORPORA = {
@@ -44,10 +47,7 @@ def prepare(name: str) -> Path | None:
     mirror = Path("/work/.mirror") / MIRRORS[name] / "repo"
     if not mirror.exists():
         return None
-    dest.mkdir(parents=True)
-    archive = subprocess.run(["git", "--git-dir", str(mirror), "archive", "HEAD"], check=True,
-                             capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    extract_mirror(mirror, dest)
     return dest
 
 

@@ -23,6 +23,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 WORK = HERE / ".work"
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from _common import extract_mirror  # noqa: E402
 
 from hybridmap.languages import LanguageRegistry  # noqa: E402
 from hybridmap.settings import Settings  # noqa: E402
@@ -60,10 +63,7 @@ def prepare_gin() -> Path | None:
     mirror = Path("/work/.mirror/gin-gonic+gin/repo")
     if not mirror.exists():
         return None
-    dest.mkdir(parents=True)
-    archive = subprocess.run(["git", "--git-dir", str(mirror), "archive", "HEAD"], check=True,
-                             capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    extract_mirror(mirror, dest)
     return dest
 
 

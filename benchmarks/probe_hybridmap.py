@@ -12,12 +12,9 @@ import shutil
 import sys
 import time
 
-from hybridmap import RepoMap
+from _common import edited
 
-EDIT_SNIPPETS = {
-    ".py": b"\n\ndef benchmark_added_function(value):\n    return value\n",
-    ".go": b"\n\nfunc BenchmarkAddedFunction(value int) int { return value }\n",
-}
+from hybridmap import RepoMap
 
 
 def main() -> None:
@@ -42,15 +39,8 @@ def main() -> None:
     run("warm_same", [])
     run("warm_new_chat", [chat_a])
     run("warm_new_chat_2", [chat_b])
-    path = os.path.join(root, edit_file)
-    original = open(path, "rb").read()
-    try:
-        with open(path, "ab") as fh:
-            fh.write(EDIT_SNIPPETS.get(os.path.splitext(path)[1], b"\n"))
+    with edited(os.path.join(root, edit_file)):
         run("warm_after_edit", [chat_b])
-    finally:
-        with open(path, "wb") as fh:
-            fh.write(original)
     repo.close()
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out["peak_rss_workers_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024

@@ -1,0 +1,38 @@
+"""Shared by the benchmark scripts and probes (the probes import it from their own directory,
+including probe_aider.py, which runs in Aider's venv: keep this module stdlib-only)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+#: What "warm after editing one file" appends, per extension: a new definition.
+EDIT_SNIPPETS = {
+    ".py": b"\n\ndef benchmark_added_function(value):\n    return value\n",
+    ".go": b"\n\nfunc BenchmarkAddedFunction(value int) int { return value }\n",
+}
+
+
+@contextlib.contextmanager
+def edited(path: str) -> Iterator[None]:
+    """Append a definition to ``path`` for the duration of the block, then restore it."""
+    with open(path, "rb") as fh:
+        original = fh.read()
+    try:
+        with open(path, "ab") as fh:
+            fh.write(EDIT_SNIPPETS.get(os.path.splitext(path)[1], b"\n"))
+        yield
+    finally:
+        with open(path, "wb") as fh:
+            fh.write(original)
+
+
+def extract_mirror(mirror: Path, dest: Path) -> None:
+    """Check out the HEAD of a bare mirror (from the search tool's fetch) into ``dest``."""
+    dest.mkdir(parents=True)
+    archive = subprocess.run(["git", "--git-dir", str(mirror), "archive", "HEAD"], check=True,
+                             capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
