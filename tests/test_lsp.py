@@ -125,6 +125,26 @@ def test_first_map_never_waits_and_later_maps_use_the_server(tmp_path: Path) -> 
         assert later is not None and later.edges["lsp"] >= 3, later.edges
 
 
+@pytest.mark.parametrize("language", sorted(CASES))
+def test_cli_hybrid_json_reports_ready_server_and_lsp_edges(language: str, tmp_path: Path) -> None:
+    fixture, command, right, wrong = CASES[language]
+    require(command)
+    root = fixture_repo(tmp_path, fixture)
+    proc = subprocess.run([sys.executable, "-m", "hybridmap", "map", str(root), "--mode", "hybrid",
+                           "--server-wait", "60", "--format", "json", "--cache-dir", str(tmp_path / "c")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["servers"][language]["state"] == "ready", data["servers"]
+    static = subprocess.run([sys.executable, "-m", "hybridmap", "map", str(root), "--mode", "static",
+                             "--format", "json", "--cache-dir", str(tmp_path / "c")],
+                            capture_output=True, text=True, timeout=300)
+    static_edges = json.loads(static.stdout)["edges"]
+    # Fewer name-matched edges: the wrong ones are gone; resolved ones are counted as lsp.
+    assert data["edges"]["name-match"] <= static_edges["name-match"] - len(wrong)
+    assert data["edges"]["lsp"] >= len(right)
+
+
 def test_cli_hybrid_contract(tmp_path: Path) -> None:
     require("ty")
     root = fixture_repo(tmp_path, "python")
