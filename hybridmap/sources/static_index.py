@@ -61,9 +61,10 @@ class TreeSitterSource:
         special: list[str] = []
         entries: dict[str, _Entry] = {}
         to_parse: list[tuple[str, str, bytes]] = []
-        pending: dict[str, tuple[str, str, tuple[int, int, int], str]] = {}
-        # path -> (cache key, language, stat signature, bytes, transcoding note)
-        lookups: dict[str, tuple[str, str, tuple[int, int, int], bytes, str]] = {}
+        # path -> (cache key, content sha256, language, stat signature, bytes, transcoding note)
+        lookups: dict[str, tuple[str, str, str, tuple[int, int, int], bytes, str]] = {}
+        # path -> (cache key, content sha256, language, stat signature, transcoding note)
+        pending: dict[str, tuple[str, str, str, tuple[int, int, int], str]] = {}
         reused = read_count = 0
         for rel in listing.paths:
             if is_special_file(rel):
@@ -87,17 +88,17 @@ class TreeSitterSource:
                     diagnostics.append(diag)
                 continue
             key = tags_key(self._fingerprint(language), read.sha256, self._extraction_key)
-            lookups[rel] = (key, language, sig or (0, 0, 0), read.data, read.message)
+            lookups[rel] = (key, read.sha256, language, sig or (0, 0, 0), read.data, read.message)
         t_read = time.perf_counter()
         hits = self._cache.get_many({v[0] for v in lookups.values()})
         queued: set[str] = set()
-        for rel, (key, language, sig, data, note_msg) in lookups.items():
+        for rel, (key, sha, language, sig, data, note_msg) in lookups.items():
             note = Diagnostic(rel, "transcoded", note_msg) if note_msg else None
             tags = hits.get(key)
             if isinstance(tags, FileTags):
-                entries[rel] = _Entry(sig, language, tags, note, key.rsplit(":", 1)[1])
+                entries[rel] = _Entry(sig, language, tags, note, sha)
             else:
-                pending[rel] = (key, language, sig, note_msg)
+                pending[rel] = (key, sha, language, sig, note_msg)
                 if key not in queued:  # identical contents are parsed once
                     queued.add(key)
                     to_parse.append((rel, language, data))
@@ -129,7 +130,7 @@ class TreeSitterSource:
         t_parse = time.perf_counter()
         self._cache.set_many(unsaved)
         t_store = time.perf_counter()
-        for rel, (key, language, sig, note_msg) in pending.items():
+        for rel, (key, sha, language, sig, note_msg) in pending.items():
             outcome = new_values.get(key)
             if outcome is None:
                 error = failed.get(key, "no result from the parser")
@@ -140,7 +141,7 @@ class TreeSitterSource:
                 diag = Diagnostic(rel, "partial_parse", "query match limit reached; symbols of this file are partial")
             elif note_msg:
                 diag = Diagnostic(rel, "transcoded", note_msg)
-            entries[rel] = _Entry(sig, language, outcome, diag, key.rsplit(":", 1)[1])
+            entries[rel] = _Entry(sig, language, outcome, diag, sha)
         self._entries = entries
 
         tags: dict[str, FileTags] = {}
