@@ -31,6 +31,7 @@ _BODY_TYPES = frozenset(
         "enumerator_list", "object_type", "body_statement", "do_block",
         "function_body", "class_declaration_body", "struct_body", "trait_body",
         "impl_body", "module_body", "enum_class_body", "protocol_body", "body", "recipe",
+        "selection_set",
     }
 )
 #: When two patterns tag the same definition node, the higher kind wins (match order is not
