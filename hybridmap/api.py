@@ -20,10 +20,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from .cache import Cache
+from .compare import Comparison, compare_maps
 from .errors import RequestError
 from .graph import RepoGraph, build_graph, definer_counts
 from .languages import LanguageRegistry
@@ -125,27 +127,61 @@ class AsyncRepoMap:
         if self._closed:
             raise RequestError("this map is closed")
         async with self._lock:
-            self._validate(request)
-            started = time.perf_counter()
+            return (await self._map_locked(request))[0]
+
+    async def compare(
+        self,
+        request: MapRequest | None = None,
+        *,
+        chat_files: Iterable[str] = (),
+        mentioned_files: Iterable[str] = (),
+        mentioned_idents: Iterable[str] = (),
+        tokens: int | None = None,
+        server_wait: float = 0.0,
+    ) -> Comparison:
+        """The static and the hybrid map of one request, from one index snapshot, and what
+        differs (see :mod:`hybridmap.compare`). ``request.mode`` is ignored."""
+        if request is None:
+            request = MapRequest(tuple(chat_files), tuple(mentioned_files), tuple(mentioned_idents),
+                                 tokens, "hybrid", server_wait)
+        if self._closed:
+            raise RequestError("this map is closed")
+        async with self._lock:  # one lock: no other map can index or replace the graph in between
+            self._validate(replace(request, mode="hybrid"))
             collected = await asyncio.to_thread(self._collect)
-            resolved = None
-            lsp_seconds = 0.0
-            languages: list[str] = []
-            if request.mode == "hybrid":
-                t = time.perf_counter()
-                languages = self._pool.languages_with_servers(set(collected.languages.values()))
-                if request.server_wait > 0:
-                    await self._start_and_queue(collected, languages, request.server_wait)
-                resolved = self._resolver.snapshot()
-                lsp_seconds = time.perf_counter() - t
-            result = await asyncio.to_thread(self._build, collected, request, resolved, languages)
-            if request.mode == "hybrid" and request.server_wait <= 0 and self._start_servers:
-                # Not waiting: servers start and resolve *after* this map is built, so the
-                # map costs what a static one does; the next map uses what they found.
-                self._background(self._start_and_queue(collected, languages, 0.0))
-            result.timings["servers"] = lsp_seconds
-            result.timings["total"] = time.perf_counter() - started
-            return result
+            static = await self._map_locked(replace(request, mode="static"), collected)
+            hybrid = await self._map_locked(replace(request, mode="hybrid"), collected)
+        return compare_maps(request, *static, *hybrid)
+
+    async def _map_locked(self, request: MapRequest,
+                          collected: SourceResult | None = None) -> tuple[MapResult, RepoGraph]:
+        """One map and the graph it was ranked on; the caller holds ``self._lock``.
+
+        ``collected`` reuses an index snapshot (compare builds two maps from one).
+        """
+        self._validate(request)
+        started = time.perf_counter()
+        if collected is None:
+            collected = await asyncio.to_thread(self._collect)
+        resolved = None
+        lsp_seconds = 0.0
+        languages: list[str] = []
+        if request.mode == "hybrid":
+            t = time.perf_counter()
+            languages = self._pool.languages_with_servers(set(collected.languages.values()))
+            if request.server_wait > 0:
+                await self._start_and_queue(collected, languages, request.server_wait)
+            resolved = self._resolver.snapshot()
+            lsp_seconds = time.perf_counter() - t
+        result = await asyncio.to_thread(self._build, collected, request, resolved, languages)
+        if request.mode == "hybrid" and request.server_wait <= 0 and self._start_servers:
+            # Not waiting: servers start and resolve *after* this map is built, so the
+            # map costs what a static one does; the next map uses what they found.
+            self._background(self._start_and_queue(collected, languages, 0.0))
+        result.timings["servers"] = lsp_seconds
+        result.timings["total"] = time.perf_counter() - started
+        assert self._graph is not None  # _build always sets it
+        return result, self._graph
 
     def _background(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -427,6 +463,9 @@ class RepoMap:
 
     def map(self, request: MapRequest | None = None, **kwargs: Any) -> MapResult:
         return self._call(self._async.map(request, **kwargs))  # type: ignore[no-any-return]
+
+    def compare(self, request: MapRequest | None = None, **kwargs: Any) -> Comparison:
+        return self._call(self._async.compare(request, **kwargs))  # type: ignore[no-any-return]
 
     def graph(self) -> RepoGraph | None:
         return self._async.graph()
