@@ -8,6 +8,8 @@ fix and exit non-zero; a degraded map still exits 0 with diagnostics.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
 import time
 from typing import Any
@@ -16,6 +18,7 @@ import click
 
 from .api import RepoMap
 from .cache import Cache
+from .compare import DEFAULT_SERVER_WAIT, choose_layout, render_comparison
 from .errors import HybridMapError
 from .model import MapRequest
 from .settings import load_settings
@@ -98,6 +101,50 @@ def map_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], toke
         click.echo(result.text, nl=False)
         if result.diagnostics and sys.stderr.isatty():
             click.echo(f"hybridmap: {len(result.diagnostics)} diagnostics (use --format json)", err=True)
+
+
+@main.command("compare")
+@click.argument("root", default=".", type=click.Path(file_okay=False, path_type=str))
+@click.option("--chat", "chat", multiple=True, metavar="PATH",
+              help="A file the agent is editing (relative to ROOT); excluded from the map, used to rank.")
+@click.option("--mention", "mention", multiple=True, metavar="WORD",
+              help="A file name or identifier the user wrote.")
+@click.option("--tokens", type=click.IntRange(min=1), default=None, help="Token budget (default 1024).")
+@click.option("--server-wait", type=click.FloatRange(min=0), default=DEFAULT_SERVER_WAIT, show_default=True,
+              help="Seconds the hybrid map may wait for language servers to become ready and answer.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--layout", type=click.Choice(["auto", "columns", "unified"]), default="auto", show_default=True,
+              help="Text layout: static | hybrid in two columns, or one unified view (-/+ lines); "
+                   "auto picks columns on a terminal wide enough, unified otherwise and when piped.")
+@click.option("--width", type=click.IntRange(min=20), default=None,
+              help="Line width of the text output (default: the terminal's, or $COLUMNS; none when piped).")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=str), default=None,
+              help="Cache directory (default $XDG_CACHE_HOME/hybridmap).")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the disk cache.")
+def compare_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], tokens: int | None,
+                    server_wait: float, fmt: str, layout: str, width: int | None, cache_dir: str | None,
+                    no_cache: bool) -> None:
+    """Show the static and the hybrid map of ROOT side by side, and what the servers changed."""
+    progress = _Progress(sys.stderr)
+    overrides: dict[str, Any] = {"cache_dir": cache_dir}
+    if no_cache:
+        overrides["use_cache"] = False
+    try:
+        with RepoMap(root, overrides=overrides, progress=progress, start_servers=server_wait > 0) as repo:
+            comparison = repo.compare(MapRequest(chat_files=chat, mentioned_idents=mention, tokens=tokens,
+                                                 server_wait=server_wait))
+    except HybridMapError as exc:
+        progress.clear()
+        _fail(str(exc))
+        return
+    progress.clear()
+    if fmt == "json":
+        click.echo(json.dumps(comparison.to_json(), indent=2, ensure_ascii=False))
+        return
+    terminal = sys.stdout.isatty()
+    if width is None and (terminal or "COLUMNS" in os.environ):
+        width = shutil.get_terminal_size().columns
+    click.echo(render_comparison(comparison, choose_layout(layout, width, terminal), width), nl=False)
 
 
 @main.group("cache")

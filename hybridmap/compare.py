@@ -273,7 +273,8 @@ def _notes(request: MapRequest, hybrid: MapResult) -> tuple[str, ...]:
                          + (f" ({report.detail})" if report.detail else ""))
         elif request.server_wait <= 0:
             notes.append(f"{who}: server {report.state}: server wait is 0, so the hybrid map used only "
-                         f"answers from earlier maps (pass a server wait, e.g. {DEFAULT_SERVER_WAIT:g} s)")
+                         "answers the server gave to earlier maps of this object (none in a one-shot call): "
+                         f"pass a server wait, e.g. --server-wait {DEFAULT_SERVER_WAIT:g}")
         else:
             notes.append(f"{who}: server not ready within the server wait of {wait} ({report.state}): "
                          "the hybrid map used only what it had answered by then")
