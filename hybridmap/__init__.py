@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any
 # Public names are imported lazily (PEP 562): parse workers import
 # hybridmap.sources.* and must not pay for pygls, scipy and networkx.
 _EXPORTS = {
-    "AsyncRepoMap": "api", "RepoMap": "api",
+    "AsyncRepoMap": "api", "RepoMap": "api", "Comparison": "compare",
     "ConfigError": "errors", "HybridMapError": "errors", "RequestError": "errors",
     "RootError": "errors", "ServerError": "errors",
     "Diagnostic": "model", "FileStatus": "model", "MapRequest": "model", "MapResult": "model",
@@ -16,6 +16,7 @@ _EXPORTS = {
 
 if TYPE_CHECKING:
     from .api import AsyncRepoMap, RepoMap
+    from .compare import Comparison
     from .errors import ConfigError, HybridMapError, RequestError, RootError, ServerError
     from .model import (
         Diagnostic,
@@ -46,6 +47,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AsyncRepoMap",
+    "Comparison",
     "ConfigError",
     "Diagnostic",
     "FileStatus",
