@@ -20,6 +20,7 @@ from .api import RepoMap
 from .cache import Cache
 from .compare import DEFAULT_SERVER_WAIT, choose_layout, render_comparison
 from .errors import HybridMapError
+from .evaluate.command import eval_command
 from .model import MapRequest
 from .settings import load_settings
 
@@ -171,3 +172,6 @@ def cache_clear(cache_dir: str | None) -> None:
     for diag in cache.diagnostics:
         click.echo(f"hybridmap: {diag.kind}: {diag.message}", err=True)
     click.echo(f"removed {removed} entries from {directory}")
+
+
+main.add_command(eval_command)

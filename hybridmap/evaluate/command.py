@@ -1,0 +1,77 @@
+"""The ``hybridmap eval`` command (registered on the main CLI group in ``hybridmap/cli.py``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from ..errors import HybridMapError
+from .progress import ProgressBar
+from .report import to_json, to_markdown
+from .run import MODES, PEERS, EvalOptions, parse_budgets, parse_names, run_eval
+
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+
+def _fail(message: str, code: int = EXIT_ERROR) -> None:
+    click.echo(f"hybridmap: error: {message}", err=True)
+    sys.exit(code)
+
+
+@click.command("eval")
+@click.argument("root", default=".", type=click.Path(path_type=str))
+@click.option("--commits", type=click.IntRange(min=1), default=10, show_default=True,
+              help="How many recent qualifying commits to replay (fewer if fewer qualify: a warning says so).")
+@click.option("--rev", default="HEAD", show_default=True, help="Replay the first-parent history of this revision.")
+@click.option("--tokens", "tokens", default="1024,2048,4096", show_default=True, metavar="N,N,...",
+              help="Token budgets to measure at.")
+@click.option("--modes", default="static,hybrid", show_default=True, metavar="MODE,...",
+              help="hybridmap modes to measure: static, hybrid (empty: only the peer).")
+@click.option("--peer", type=click.Choice(PEERS), default=None, help="Also run a peer on the same requests.")
+@click.option("--aider-python", default=None, metavar="PATH",
+              help="Python of a venv with Aider (default $HYBRIDMAP_AIDER_PYTHON, then "
+                   "benchmarks/.work/aider-venv/bin/python from benchmarks/setup_aider_env.sh).")
+@click.option("--server-wait", type=click.FloatRange(min=0), default=60.0, show_default=True,
+              help="Seconds a hybrid map may wait per checkout for servers to be ready and resolve names.")
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
+@click.option("--json-out", default=None, type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
+              help="Also write the JSON report (with per-commit detail) to FILE.")
+@click.option("--cache-dir", default=None, type=click.Path(file_okay=False, path_type=str),
+              help="Parse caches of this run (default: a temporary directory, removed at the end).")
+@click.option("--peer-timeout", type=click.FloatRange(min=1), default=1800.0, show_default=True,
+              help="Seconds the peer may take on one checkout.")
+def eval_command(root: str, commits: int, rev: str, tokens: str, modes: str, peer: str | None,
+                 aider_python: str | None, server_wait: float, fmt: str, json_out: str | None,
+                 cache_dir: str | None, peer_timeout: float) -> None:
+    """Replay ROOT's recent commits and measure how well maps find what each commit changed."""
+    progress = ProgressBar(sys.stderr)
+    try:
+        options = EvalOptions(
+            root=Path(root), commits=commits, budgets=parse_budgets(tokens),
+            modes=parse_names(modes, MODES, "--modes"),  # type: ignore[arg-type]
+            peer=peer, server_wait=server_wait, rev=rev,
+            cache_dir=Path(cache_dir).expanduser().resolve() if cache_dir else None,
+            aider_python=aider_python, peer_timeout=peer_timeout)
+        report = run_eval(options, progress)
+    except HybridMapError as exc:
+        progress.clear()
+        _fail(str(exc))
+        return
+    except KeyboardInterrupt:
+        progress.clear()
+        _fail("interrupted; the scratch worktree was removed", EXIT_INTERRUPTED)
+        return
+    progress.clear()
+    if report.selection.shortfall:
+        click.echo(f"hybridmap: warning: {report.selection.shortfall}", err=True)
+    document = to_json(report)
+    if json_out:
+        Path(json_out).write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if fmt == "json":
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+    else:
+        click.echo(to_markdown(report), nl=False)

@@ -1,0 +1,102 @@
+"""The peer in the same table: Aider's RepoMap, driven in Aider's own venv by ``aider_runner.py``.
+
+The runner is a standalone script run with Aider's python (found by
+``--aider-python``, else ``$HYBRIDMAP_AIDER_PYTHON``, else
+``benchmarks/.work/aider-venv/bin/python`` of this source checkout, which
+``benchmarks/setup_aider_env.sh`` creates). It receives the same requests as
+hybridmap (same files: the source files hybridmap parsed; same chat files,
+mentions and budgets) as JSON on stdin and answers JSON on stdout. One runner
+process per checkout, run isolated (``python -I``: no PYTHONPATH, no script
+directory on ``sys.path``); it is killed if the eval is interrupted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ..errors import RequestError
+from .metrics import MapOutcome, ShownFile
+from .systems import Request, SystemRun
+from .tasks import Task
+
+RUNNER = Path(__file__).with_name("aider_runner.py")
+ENV_VAR = "HYBRIDMAP_AIDER_PYTHON"
+DEFAULT_PYTHON = Path(__file__).resolve().parents[2] / "benchmarks" / ".work" / "aider-venv" / "bin" / "python"
+_SETUP_HINT = ("create it with benchmarks/setup_aider_env.sh (Aider 0.86.2 in its own venv), "
+               f"then pass --aider-python PATH or set {ENV_VAR}")
+
+
+def find_aider_python(explicit: str | None, environ: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    chosen = explicit or env.get(ENV_VAR) or ""
+    path = Path(chosen).expanduser() if chosen else DEFAULT_PYTHON
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        where = f"'{path}'" + ("" if chosen else " (the default)")
+        raise RequestError(f"no python with Aider at {where}: {_SETUP_HINT}")
+    return path
+
+
+async def _communicate(python: Path, args: Sequence[str], payload: bytes | None, timeout: float,
+                       cwd: Path | None = None) -> tuple[int, bytes, bytes]:
+    proc = await asyncio.create_subprocess_exec(
+        str(python), "-I", str(RUNNER), *args, cwd=cwd, stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "TQDM_DISABLE": "1"})
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(payload), timeout)
+    except BaseException:  # timeout, Ctrl-C (cancellation): never leave the runner behind
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        raise
+    return proc.returncode or 0, out, err
+
+
+def _tail(err: bytes) -> str:
+    lines = err.decode("utf-8", "replace").strip().splitlines()
+    return lines[-1] if lines else "no output"
+
+
+async def aider_version(python: Path) -> str:
+    """Check that ``python`` can import Aider; its version. :class:`RequestError` otherwise."""
+    try:
+        code, out, err = await _communicate(python, ["--version"], b"", 120)
+    except (OSError, asyncio.TimeoutError) as exc:
+        raise RequestError(f"cannot run Aider's python '{python}': {exc}; {_SETUP_HINT}") from exc
+    if code != 0:
+        raise RequestError(f"Aider's python '{python}' cannot load Aider ({_tail(err)}); {_SETUP_HINT}")
+    return str(json.loads(out)["aider_version"])
+
+
+async def run_aider(python: Path, root: Path, files: Sequence[str], tasks: Sequence[Task],
+                    requests: Sequence[Request], *, cache_dir: Path, timeout: float) -> SystemRun:
+    job = {
+        "root": str(root), "files": list(files), "cache_dir": str(cache_dir),
+        "prime_tokens": requests[0].budget if requests else 1024,
+        "requests": [{"chat_files": list(tasks[r.task].chat_files),
+                      "mentioned_fnames": list(tasks[r.task].mentioned_files),
+                      "mentioned_idents": list(tasks[r.task].mentions), "tokens": r.budget}
+                     for r in requests],
+    }
+    try:
+        code, out, err = await _communicate(python, [], json.dumps(job).encode(), timeout, cwd=root)
+    except asyncio.TimeoutError:
+        return SystemRun("aider", (), 0.0, error=f"Aider took longer than {timeout:.0f} s on this checkout")
+    if code != 0:
+        return SystemRun("aider", (), 0.0, error=f"Aider's runner exited {code}: {_tail(err)}")
+    try:
+        answer = json.loads(out)
+        outcomes = tuple(
+            MapOutcome(tuple(ShownFile(f["path"], tuple(f["names"])) for f in r["files"]), int(r["tokens"]),
+                       float(r["seconds"]))
+            for r in answer["results"])
+    except (ValueError, KeyError, TypeError) as exc:
+        return SystemRun("aider", (), 0.0, error=f"unreadable answer from Aider's runner: {exc}")
+    if len(outcomes) != len(requests):
+        return SystemRun("aider", (), 0.0, error="Aider's runner answered a different number of requests")
+    return SystemRun("aider", outcomes, float(answer["first_map_seconds"]),
+                     stats={"files_listed": float(len(files))})

@@ -1,0 +1,169 @@
+"""``hybridmap eval``: replay a repository's history and score the maps. The orchestration.
+
+For each selected commit (:mod:`.history`), newest first: check its parent out
+in the scratch worktree (:mod:`.worktree`), index it with tree-sitter (one
+long-lived index over the run: only files that changed between checkouts are
+re-read), diff the commit (:mod:`.diffs`), build the tasks (:mod:`.tasks`),
+ask every system (:mod:`.systems`, :mod:`.peer`) every task at every budget,
+and score the answers (:mod:`.metrics`). :mod:`.report` renders the result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import __version__
+from ..cache import Cache
+from ..errors import HybridMapError, RequestError
+from ..languages import LanguageRegistry
+from ..model import Mode
+from ..settings import load_settings
+from ..sources.static_index import TreeSitterSource
+from .diffs import file_diff
+from .git import Repository, open_repository, run_git
+from .history import Selection, select_commits
+from .peer import aider_version, find_aider_python, run_aider
+from .report import CommitResult, EvalReport
+from .systems import SystemRun, requests_for, run_hybridmap
+from .tasks import build_tasks
+from .worktree import ScratchWorktree
+
+ProgressCallback = Callable[[int, int, str], None]
+MODES: tuple[Mode, ...] = ("static", "hybrid")
+PEERS = ("aider",)
+
+
+@dataclass(frozen=True, slots=True)
+class EvalOptions:
+    root: Path
+    commits: int = 10
+    budgets: tuple[int, ...] = (1024, 2048, 4096)
+    modes: tuple[Mode, ...] = MODES
+    peer: str | None = None
+    server_wait: float = 60.0
+    rev: str = "HEAD"
+    cache_dir: Path | None = None
+    """Parse caches of this run (hybridmap's and the peer's); default: a temporary one, removed at the end."""
+    aider_python: str | None = None
+    peer_timeout: float = 1800.0
+    """Seconds the peer may take on one checkout (all its maps) before it is stopped."""
+    scan_limit: int = 5000
+    """First-parent commits looked at, at most, to find ``commits`` qualifying ones."""
+    temp_parent: Path | None = None
+    """Where the scratch worktree's temporary directory is made (default: the system's)."""
+
+    def validate(self) -> None:
+        if self.commits < 1:
+            raise RequestError(f"--commits must be at least 1, got {self.commits}")
+        if not self.budgets or any(b <= 0 for b in self.budgets):
+            raise RequestError("--tokens must be a comma-separated list of positive budgets")
+        if not self.modes and not self.peer:
+            raise RequestError("nothing to evaluate: give --modes and/or --peer")
+        for mode in self.modes:
+            if mode not in MODES:
+                raise RequestError(f"unknown mode '{mode}' (choose from {', '.join(MODES)})")
+        if self.peer is not None and self.peer not in PEERS:
+            raise RequestError(f"unknown peer '{self.peer}' (choose from {', '.join(PEERS)})")
+        if self.server_wait < 0:
+            raise RequestError(f"--server-wait must be >= 0, got {self.server_wait}")
+
+
+def _source_revision() -> str:
+    """The hybridmap commit this run measured (with '+dirty' when its package has local changes)."""
+    here = Path(__file__).resolve().parents[2]
+    if not (here / ".git").exists():
+        return ""
+    sha = run_git(here, "rev-parse", "--short=10", "HEAD", check=False).strip()
+    dirty = run_git(here, "status", "--porcelain", "--", "hybridmap", check=False).strip()
+    return sha + ("+dirty" if sha and dirty else "")
+
+
+def run_eval(options: EvalOptions, progress: ProgressCallback | None = None) -> EvalReport:
+    """Run the whole evaluation. Raises :class:`HybridMapError` subclasses for bad input (one line)."""
+    options.validate()
+    started = time.perf_counter()
+    repo = open_repository(options.root.expanduser().resolve())
+    registry = LanguageRegistry.load()
+    selection = select_commits(repo, options.rev, options.commits,
+                               lambda path: registry.language_for(path) is not None,
+                               scan_limit=options.scan_limit)
+    aider_python = find_aider_python(options.aider_python) if options.peer == "aider" else None
+    versions: dict[str, object] = {"hybridmap": __version__, "hybridmap_revision": _source_revision()}
+    with ScratchWorktree(repo, options.temp_parent) as worktree:
+        assert worktree.directory is not None
+        cache_dir = options.cache_dir or worktree.directory / "cache"
+        results = asyncio.run(_evaluate(options, repo, selection, worktree, registry, cache_dir,
+                                        aider_python, versions, progress))
+    systems = tuple(options.modes) + ((options.peer,) if options.peer else ())
+    return EvalReport(str(options.root), selection, tuple(options.budgets), systems, options.server_wait,
+                      versions, tuple(results), time.perf_counter() - started)
+
+
+async def _evaluate(options: EvalOptions, repo: Repository, selection: Selection, worktree: ScratchWorktree,
+                    registry: LanguageRegistry, cache_dir: Path, aider_python: Path | None,
+                    versions: dict[str, object], progress: ProgressCallback | None) -> list[CommitResult]:
+    if aider_python is not None:
+        versions["aider"] = await aider_version(aider_python)
+    settings = load_settings(None, {"cache_dir": str(cache_dir / "hybridmap")})
+    cache = Cache(settings.resolved_cache_dir(), settings.cache_size_limit)
+    index = TreeSitterSource(registry, cache, settings)
+    total = len(selection.commits)
+    results: list[CommitResult] = []
+
+    def report(done: int, label: str) -> None:
+        if progress is not None:
+            progress(done, total, label)
+
+    try:
+        for i, commit in enumerate(selection.commits):
+            short = commit.sha[:8]
+            report(i, f"{short} checkout")
+            root = await asyncio.to_thread(worktree.checkout, commit.parent)
+            t0 = time.perf_counter()
+            collected = await asyncio.to_thread(index.collect, root)
+            index_seconds = time.perf_counter() - t0
+            diffs = await asyncio.to_thread(
+                lambda: tuple(file_diff(repo, commit.parent, commit.sha, c.old_path, c.new_path)
+                              for c in commit.changes))
+            names = {s.name for tags in collected.tags.values() for s in tags.symbols}
+            tasks = build_tasks(commit, diffs, collected.tags, names)
+            requests = requests_for(tasks.tasks, options.budgets)
+            runs: dict[str, SystemRun] = {}
+            for mode in options.modes:
+                report(i, f"{short} {mode}")
+                try:
+                    runs[mode] = await run_hybridmap(root, mode, tasks.tasks, requests,
+                                                     server_wait=options.server_wait,
+                                                     cache_dir=cache_dir / "hybridmap")
+                except HybridMapError as exc:
+                    runs[mode] = SystemRun(mode, (), 0.0, error=str(exc))
+            if aider_python is not None:
+                report(i, f"{short} aider")
+                runs["aider"] = await run_aider(aider_python, root, sorted(collected.tags), tasks.tasks,
+                                                requests, cache_dir=cache_dir / "aider-tags",
+                                                timeout=options.peer_timeout)
+            results.append(CommitResult(commit, diffs, tasks, requests, runs, index_seconds))
+        report(total, "done")
+    finally:
+        cache.close()
+    return results
+
+
+def parse_budgets(text: str) -> tuple[int, ...]:
+    try:
+        budgets = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError as exc:
+        raise RequestError(f"--tokens must be a comma-separated list of integers, got '{text}'") from exc
+    return budgets
+
+
+def parse_names(text: str, allowed: Sequence[str], option: str) -> tuple[str, ...]:
+    names = tuple(part.strip() for part in text.split(",") if part.strip())
+    for name in names:
+        if name not in allowed:
+            raise RequestError(f"{option}: unknown value '{name}' (choose from {', '.join(allowed)})")
+    return names

@@ -1,0 +1,94 @@
+"""The questions asked of a map at a commit's parent, and the answers the commit gives.
+
+* **co-edit**: the agent edits one of the changed files (the chat file: the one
+  with most changed lines, ties broken by path); the map should show the others.
+* **message**: nothing is open; the user's words are the identifiers and file
+  names of the commit message (:mod:`.mentions`); the map should show every
+  changed file. A message with no such word gives no task (counted as skipped).
+
+Both also ask for the changed definitions (:mod:`.definitions`) of their target files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Literal
+
+from ..model import FileTags
+from .definitions import ChangedDefinition, changed_definitions
+from .diffs import FileDiff
+from .history import Commit
+from .mentions import message_mentions
+
+TaskKind = Literal["co-edit", "message"]
+TASK_KINDS: tuple[TaskKind, ...] = ("co-edit", "message")
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    kind: TaskKind
+    chat_files: tuple[str, ...]
+    mentions: tuple[str, ...]
+    """Words passed as mentions (hybridmap: ``mentioned_idents``; Aider: ``mentioned_idents``)."""
+    mentioned_files: tuple[str, ...]
+    """Listed files the mentions name (Aider takes them separately as ``mentioned_fnames``)."""
+    targets: tuple[str, ...]
+    definitions: tuple[ChangedDefinition, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {"kind": self.kind, "chat_files": list(self.chat_files), "mentions": list(self.mentions),
+                "mentioned_files": list(self.mentioned_files), "targets": list(self.targets),
+                "definitions": [d.to_json() for d in self.definitions]}
+
+
+@dataclass(frozen=True, slots=True)
+class CommitTasks:
+    tasks: tuple[Task, ...]
+    definitions: tuple[ChangedDefinition, ...]
+    """Every changed definition of the commit (all changed files)."""
+    skipped: tuple[str, ...]
+    """Why a task kind was not asked for this commit."""
+
+
+def files_named(words: Iterable[str], paths: Collection[str]) -> tuple[str, ...]:
+    """Listed files a word names: by its path, or by its file name (every file of that name)."""
+    by_name: dict[str, list[str]] = {}
+    for path in sorted(paths):
+        by_name.setdefault(PurePosixPath(path).name, []).append(path)
+    out: dict[str, None] = {}
+    for word in words:
+        if word in paths:
+            out.setdefault(word, None)
+        for path in by_name.get(word, ()):
+            out.setdefault(path, None)
+    return tuple(out)
+
+
+def co_edit_chat_file(diffs: Iterable[FileDiff]) -> FileDiff:
+    """The changed file with the most changed lines (added + deleted); ties go to the first path."""
+    return min(diffs, key=lambda d: (-(d.added + d.deleted), d.old_path))
+
+
+def build_tasks(commit: Commit, diffs: tuple[FileDiff, ...], tags: Mapping[str, FileTags],
+                definition_names: Collection[str]) -> CommitTasks:
+    """Tasks for ``commit`` given its per-file diffs and the parent's tags (all listed source files)."""
+    by_file = {d.old_path: changed_definitions(d.old_path, tags[d.old_path], d.hunks) if d.old_path in tags else ()
+               for d in diffs}
+    all_defs = tuple(sorted(x for defs in by_file.values() for x in defs))
+    changed = tuple(d.old_path for d in diffs)
+    tasks: list[Task] = []
+    skipped: list[str] = []
+
+    chat = co_edit_chat_file(diffs).old_path
+    targets = tuple(p for p in changed if p != chat)
+    tasks.append(Task("co-edit", (chat,), (), (), targets,
+                      tuple(sorted(x for p in targets for x in by_file[p]))))
+
+    mentions = message_mentions(commit.message, definition_names, tags.keys())
+    if mentions:
+        tasks.append(Task("message", (), mentions, files_named(mentions, tags.keys()), changed, all_defs))
+    else:
+        skipped.append("message: no identifier or file name in the commit message")
+    return CommitTasks(tuple(tasks), all_defs, tuple(skipped))

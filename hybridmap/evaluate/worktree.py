@@ -1,0 +1,82 @@
+"""A scratch worktree to check commits out in, never the user's own work tree or index.
+
+One detached worktree (``git worktree add --detach``) in a temporary directory
+is reused across commits (``checkout --detach --force`` + ``clean``), and
+removed when the block ends, however it ends: normally, on an exception, on
+Ctrl-C (SIGINT) and on SIGTERM, which is turned into the same
+``KeyboardInterrupt`` while the worktree exists. A second Ctrl-C during removal
+is ignored so it cannot leave a half-removed worktree behind. The user's hooks
+do not run for these checkouts (``core.hooksPath`` is pointed at nothing).
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import tempfile
+import threading
+from pathlib import Path
+from types import FrameType, TracebackType
+from typing import Any
+
+from .git import Repository, run_git
+
+_NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+class ScratchWorktree:
+    """``with ScratchWorktree(repo) as wt: root = wt.checkout(sha)``."""
+
+    def __init__(self, repo: Repository, temp_parent: Path | None = None) -> None:
+        self._repo = repo
+        self._temp_parent = temp_parent
+        self.directory: Path | None = None
+        self.path: Path | None = None
+        self._created = False
+        self._previous_sigterm: Any = None
+
+    def __enter__(self) -> ScratchWorktree:
+        self.directory = Path(tempfile.mkdtemp(prefix="hybridmap-eval-", dir=self._temp_parent))
+        self.path = self.directory / "worktree"
+        if threading.current_thread() is threading.main_thread():
+            self._previous_sigterm = signal.signal(signal.SIGTERM, _interrupt)
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.remove()
+
+    def checkout(self, sha: str) -> Path:
+        """Check ``sha`` out (detached) and return the evaluated root inside the worktree."""
+        assert self.path is not None, "use ScratchWorktree as a context manager"
+        if not self._created:
+            self._created = True  # set first: a Ctrl-C inside 'worktree add' must still clean up
+            self._repo.git(*_NO_HOOKS, "worktree", "add", "--detach", "--force", "--quiet",
+                           str(self.path), sha, timeout=600)
+        else:
+            run_git(self.path, *_NO_HOOKS, "checkout", "--detach", "--force", "--quiet", sha, timeout=600)
+            run_git(self.path, "clean", "-ffdq", timeout=600)
+        return self.path / self._repo.prefix if self._repo.prefix else self.path
+
+    def remove(self) -> None:
+        """Remove the worktree and its directory; safe to call twice."""
+        main_thread = threading.current_thread() is threading.main_thread()
+        previous_sigint = signal.signal(signal.SIGINT, signal.SIG_IGN) if main_thread else None
+        try:
+            if self._created and self.path is not None:
+                self._repo.git("worktree", "remove", "--force", "--force", str(self.path), check=False)
+                self._repo.git("worktree", "prune", check=False)
+                self._created = False
+            if self.directory is not None:
+                shutil.rmtree(self.directory, ignore_errors=True)
+                self.directory = None
+        finally:
+            if main_thread:
+                signal.signal(signal.SIGINT, previous_sigint)
+                if self._previous_sigterm is not None:
+                    signal.signal(signal.SIGTERM, self._previous_sigterm)
+                    self._previous_sigterm = None
