@@ -28,6 +28,7 @@ from .cache import Cache
 from .compare import Comparison, compare_maps
 from .errors import RequestError
 from .graph import RepoGraph, build_graph, definer_counts
+from .merge import merge_tags
 from .languages import LanguageRegistry
 from .model import (
     Diagnostic,
@@ -46,10 +47,9 @@ from .rank import rank
 from .render import Renderer
 from .settings import Settings, load_settings
 from .sources.base import SourceResult
-from .sources.lsp.pool import ServerPool
-from .sources.lsp.resolver import LspResolver, ambiguous_pairs
+from .sources.lsp.source import LspSource
 from .sources.static_index import Progress, TreeSitterSource
-from .walk import read_source, resolve_root
+from .walk import resolve_root
 
 
 _PHASES = frozenset({"list", "read", "cache_lookup", "parse", "cache_store"})
@@ -77,8 +77,7 @@ class AsyncRepoMap:
         self._source = TreeSitterSource(self.registry, self._cache, self.settings)
         self._progress = progress
         self._start_servers = start_servers
-        self._pool = ServerPool(self.registry, self.root, self.settings, environ)
-        self._resolver = LspResolver(self._pool, self.root, self._cache, self.settings)
+        self._lsp = LspSource(self.registry, self.root, self._cache, self.settings, environ)
         # Loading the BPE ranks takes ~0.1 s: do it while the first index is being built.
         self._counter_loader = _Background(lambda: TokenCounter(self.settings.encoding))
         self._graph: RepoGraph | None = None
@@ -86,9 +85,10 @@ class AsyncRepoMap:
         self._tags: Mapping[str, FileTags] = {}
         self._tags_generation = 0
         self._definers: dict[str, int] = {}
-        self._pairs_key: tuple[int, frozenset[tuple[str, int]]] = (-1, frozenset())
+        self._merge_memo: dict[str, tuple[FileTags, FileTags | None, FileTags]] = {}
+        self._focus: tuple[str, ...] = ()
+        """Files whose server symbols matter first: the last map's files and chat files."""
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._queue_lock = asyncio.Lock()
         self._lock = asyncio.Lock()
         self._closed = False
 
@@ -105,8 +105,7 @@ class AsyncRepoMap:
             for task in list(self._tasks):
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
-            await self._resolver.aclose()
-            await self._pool.aclose()
+            await self._lsp.aclose()
             self._cache.close()
 
     async def map(
@@ -163,21 +162,32 @@ class AsyncRepoMap:
         started = time.perf_counter()
         if collected is None:
             collected = await asyncio.to_thread(self._collect)
-        resolved = None
+        server_view = None
         lsp_seconds = 0.0
         languages: list[str] = []
-        if request.mode == "hybrid":
+        deadline = time.monotonic() + request.server_wait
+        hybrid = request.mode == "hybrid"
+        chat = tuple(self._relative(p, "chat file") for p in request.chat_files)
+        if hybrid:
             t = time.perf_counter()
-            languages = self._pool.languages_with_servers(set(collected.languages.values()))
+            languages = self._lsp.languages_with_servers(collected.languages.values())
             if request.server_wait > 0:
-                await self._start_and_queue(collected, languages, request.server_wait)
-            resolved = self._resolver.snapshot()
+                await self._start_lsp(collected, languages, request.server_wait, chat)
+            server_view = self._lsp.snapshot(collected)
             lsp_seconds = time.perf_counter() - t
-        result = await asyncio.to_thread(self._build, collected, request, resolved, languages)
-        if request.mode == "hybrid" and request.server_wait <= 0 and self._start_servers:
-            # Not waiting: servers start and resolve *after* this map is built, so the
-            # map costs what a static one does; the next map uses what they found.
-            self._background(self._start_and_queue(collected, languages, 0.0))
+        result, hovers = await asyncio.to_thread(self._build, collected, request, server_view, languages)
+        if hybrid:
+            self._focus = chat + tuple(f.path for f in result.files)
+            if request.server_wait > 0:
+                # Waiting anyway: describe what this map shows (bounded), if time is left.
+                t = time.perf_counter()
+                if self._lsp.request_hovers(hovers) and await self._lsp.wait_idle(deadline - time.monotonic()):
+                    result = _with_details(result, self._lsp.snapshot(collected).details)
+                lsp_seconds += time.perf_counter() - t
+            elif self._start_servers:
+                # Not waiting: servers start and work *after* this map is built, so the
+                # map costs what a static one does; the next map uses what they found.
+                self._background(self._start_lsp(collected, languages, 0.0, chat, hovers))
         result.timings["servers"] = lsp_seconds
         result.timings["total"] = time.perf_counter() - started
         assert self._graph is not None  # _build always sets it
@@ -188,45 +198,23 @@ class AsyncRepoMap:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _start_and_queue(self, collected: SourceResult, languages: list[str], wait: float) -> None:
-        """Start the languages' servers, queue ambiguous pairs for ready ones, optionally wait."""
-        deadline = time.monotonic() + wait
-        for language in languages:
-            self._pool.ensure_started(
-                language, lambda language=language: self._warm_file(collected, language))
-        if wait > 0:
-            await self._pool.wait_ready(languages, wait)
-        else:
-            await self._pool.wait_started(languages)
-        sessions = set()
-        for language in languages:
-            session = self._pool.session(language)
-            if session is not None and session.state in (ServerState.READY, ServerState.INDEXING):
-                sessions.add((language, id(session)))
-        usable = {language for language, _ in sessions}
-        # A map that waits and the background start of the previous map may both get here:
-        # the second one must see the queue the first one is filling.
-        async with self._queue_lock:
-            # A restarted server is a new session: it is asked again what its predecessor missed.
-            key = (self._tags_generation, frozenset(sessions))
-            if usable and key != self._pairs_key:
-                self._resolver.refresh(collected.shas, collected.languages)
-                pending = await asyncio.to_thread(
-                    ambiguous_pairs, collected.tags, collected.languages, self._definers, usable,
-                    self._resolver.resolved_pairs(), self.settings)
-                self._resolver.enqueue(pending)
-                self._pairs_key = key
-        if wait > 0:
-            await self._resolver.wait_idle(deadline - time.monotonic())
+    async def _start_lsp(self, collected: SourceResult, languages: list[str], wait: float,
+                         chat: tuple[str, ...], hovers: Sequence[tuple[str, int, int]] = ()) -> None:
+        """Start the languages' servers and plan their work; with ``wait``, wait for it."""
+        await self._lsp.start(collected, languages, self._definers, self._tags_generation,
+                              chat + self._focus, wait,
+                              lambda language: self._warm_file(collected, language))
+        if hovers:
+            self._lsp.request_hovers(hovers)
 
     def _server_reports(self, languages: list[str]) -> dict[str, ServerReport]:
-        if not self._start_servers and not self._pool.sessions():
+        if not self._start_servers and not self._lsp.sessions():
             return {language: ServerReport(ServerState.DISABLED, None, None,
                                            "not started: server wait is 0 in a one-shot call")
                     for language in languages}
         reports = {}
         for language in languages:
-            report = self._pool.report(language)
+            report = self._lsp.report(language)
             if report.state is ServerState.DISABLED and self._start_servers:
                 report = ServerReport(ServerState.STARTING, None, None, "starts after this map (server wait 0)")
             reports[language] = report
@@ -248,16 +236,10 @@ class AsyncRepoMap:
                 raise RequestError(f"{what} '{path}' is outside the root {self.root}") from exc
         return str(posix)
 
-    def _warm_file(self, collected: SourceResult, language: str) -> tuple[str, str] | None:
+    def _warm_file(self, collected: SourceResult, language: str) -> str | None:
         """A file to open as soon as the language's server is up: the one with most references."""
-        best = max((p for p, lang in collected.languages.items() if lang == language and p in collected.tags),
+        return max((p for p, lang in collected.languages.items() if lang == language and p in collected.tags),
                    key=lambda p: len(collected.tags[p].ref_names), default=None)
-        if best is None:
-            return None
-        read = read_source(self.root, best, self.settings)
-        if read.status is not FileStatus.OK:
-            return None
-        return (self.root / best).as_uri(), read.data.decode("utf-8", "replace")
 
     def _validate(self, request: MapRequest) -> None:
         budget = self.settings.map_tokens if request.tokens is None else request.tokens
@@ -283,15 +265,21 @@ class AsyncRepoMap:
             self._definers = definer_counts(result.tags)
         return result
 
-    def _build(self, result: SourceResult, request: MapRequest,
-               resolved: Mapping[tuple[str, str], frozenset[str]] | None,
-               languages: list[str]) -> MapResult:
+    def _build(self, result: SourceResult, request: MapRequest, server_view: SourceResult | None,
+               languages: list[str]) -> tuple[MapResult, list[tuple[str, int, int]]]:
+        """The map, and the (path, line, column) of shown symbols no server has described yet."""
         settings = self.settings
         budget = settings.map_tokens if request.tokens is None else request.tokens
         chat = [self._relative(p, "chat file") for p in request.chat_files]
         mentioned_paths = [self._relative(p, "mentioned file") for p in request.mentioned_files]
         timings: dict[str, float] = {}
-        tags = result.tags
+        t0 = time.perf_counter()
+        resolved = None
+        tags: Mapping[str, FileTags] = result.tags
+        if server_view is not None:
+            tags = merge_tags(result.tags, server_view.tags, server_view.details, self._merge_memo)
+            resolved = server_view.resolved
+            timings["merge"] = time.perf_counter() - t0
         diagnostics: list[Diagnostic] = list(result.diagnostics)
         if settings.use_cache and not self._cache.persistent:
             diagnostics.append(Diagnostic(str(settings.resolved_cache_dir()), "cache_unavailable",
@@ -337,13 +325,16 @@ class AsyncRepoMap:
                    "graph_files": float(len(graph.files)), "graph_edges": float(len(graph.edge_src)),
                    "ranked_items": float(ranking.total_items), "pack_renders": float(packed.renders),
                    "lsp_resolved_pairs": float(len(resolved or {})),
-                   "lsp_pending_pairs": float(self._resolver.pending),
-                   **{f"lsp_{k}": float(v) for k, v in self._resolver.stats.items()}},
-        )
+                   "lsp_pending_jobs": float(self._lsp.pending),
+                   "lsp_symbol_files_known": float(len(server_view.tags) if server_view else 0),
+                   **{f"lsp_{k}": float(v) for k, v in self._lsp.stats.items()}},
+        ), [(item.path, tags[item.path].symbols[item.symbol].name_line,
+             tags[item.path].symbols[item.symbol].name_col)
+            for item in packed.items if item.symbol >= 0 and not tags[item.path].symbols[item.symbol].detail]
 
     def _graph_for(self, tags: Mapping[str, FileTags],
                    resolved: Mapping[tuple[str, str], frozenset[str]] | None) -> RepoGraph:
-        key = (self._tags_generation, self._resolver.version if resolved else -1)
+        key = (self._tags_generation, self._lsp.version if resolved is not None else -1)
         if self._graph is None or key != self._graph_key:
             self._graph = build_graph(tags, self.settings, resolved)
             self._graph_key = key
@@ -420,12 +411,23 @@ def _ranked_files(items: Sequence[Any], tags: Mapping[str, FileTags], scores: Ma
                     line=symbols[it.symbol].name_line + 1,
                     signature=symbols[it.symbol].signature.strip(),
                     provenance=symbols[it.symbol].provenance, rank=it.score,
+                    detail=symbols[it.symbol].detail, col=symbols[it.symbol].name_col,
                 )
                 for it in shown
             ),
             why=reasons.get(path, ()),
         ))
     return tuple(out)
+
+
+def _with_details(result: MapResult, details: Mapping[tuple[str, int, int], str]) -> MapResult:
+    """``result`` with hover details filled in for shown symbols that had none."""
+    files = tuple(
+        replace(f, symbols=tuple(
+            s if s.detail else replace(s, detail=details.get((f.path, s.line - 1, s.col), ""))
+            for s in f.symbols))
+        for f in result.files)
+    return replace(result, files=files)
 
 
 class RepoMap:

@@ -31,8 +31,13 @@ class Provenance(StrEnum):
     """Where a symbol or an edge came from."""
 
     TREE_SITTER = "tree-sitter"
+    """A symbol only the tree-sitter query found."""
     NAME_MATCH = "name-match"
+    """An edge guessed from a name: every file defining the name is a target."""
     LSP = "lsp"
+    """A symbol only a language server listed, or an edge a server resolved."""
+    TREE_SITTER_AND_LSP = "tree-sitter+lsp"
+    """A symbol both found: the server confirmed it (and may have given its ``detail``)."""
 
 
 class ServerState(StrEnum):
@@ -85,17 +90,22 @@ class Symbol:
     signature: str
     parent: int = -1
     provenance: Provenance = Provenance.TREE_SITTER
+    detail: str = ""
+    """The server's one-line description (``int (const char *)``, ``func(key string) []byte``,
+    or the declaration from hover); empty when no server described it."""
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # Flat tuples pickle several times faster than nested slotted dataclasses.
         sp = self.span
         return _symbol_from_tuple, ((self.name, self.kind, sp.start_line, sp.start_col, sp.end_line,
                                      sp.end_col, self.name_line, self.name_col, self.signature,
-                                     self.parent, self.provenance.value),)
+                                     self.parent, self.provenance.value, self.detail),)
 
 
 def _symbol_from_tuple(t: tuple[Any, ...]) -> Symbol:
-    return Symbol(t[0], t[1], Span(t[2], t[3], t[4], t[5]), t[6], t[7], t[8], t[9], Provenance(t[10]))
+    # Entries cached before ``detail`` existed have 11 fields: still valid, detail empty.
+    return Symbol(t[0], t[1], Span(t[2], t[3], t[4], t[5]), t[6], t[7], t[8], t[9], Provenance(t[10]),
+                  t[11] if len(t) > 11 else "")
 
 
 class Reference(NamedTuple):
@@ -129,7 +139,9 @@ class FileTags:
     """One byte per reference: index into :data:`REFERENCE_KIND_CODES`."""
     line_count: int = 0
     complete: bool = True
-    """False when the query hit its match limit (pathological file): tags are partial."""
+    """False when the symbol list is known to be partial or not authoritative: the query hit
+    its match limit (pathological file), or a server answered with a flat list that also names
+    imports. A merge uses partial lists to confirm symbols, never to add new ones."""
 
     @classmethod
     def build(cls, symbols: tuple[Symbol, ...], references: Sequence[Reference], line_count: int = 0,
@@ -198,6 +210,9 @@ class RankedSymbol:
     signature: str
     provenance: Provenance
     rank: float
+    detail: str = ""
+    col: int = 0
+    """0-based UTF-8 byte column of the name; internal (hover keys), not in the JSON."""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -205,6 +220,7 @@ class RankedSymbol:
             "kind": self.kind,
             "line": self.line,
             "signature": self.signature,
+            "detail": self.detail,
             "provenance": str(self.provenance),
             "rank": self.rank,
         }

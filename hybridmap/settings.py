@@ -140,6 +140,18 @@ class Settings:
     """Seconds before the first restart; doubles after each crash."""
     server_memory_limit_mb: float = 4096.0
     """A server process tree above this resident size is killed and reported failed (0 = no limit)."""
+    server_max_message_bytes: int = 16 * 2**20
+    """A server message whose ``Content-Length`` is larger is read and discarded in small chunks
+    (never buffered), and the request it answered fails at once. Parsing costs ~10x the size in
+    memory and ~0.12 s per MB here, so this bounds what one message can cost us."""
+    server_max_bad_messages: int = 3
+    """A server that sends this many messages that are not JSON-RPC (invalid JSON, cut-short
+    bodies) is killed and reported failed (0 = never). Fewer cost only those messages."""
+    server_silence_limit: float = 120.0
+    """A server that has sent nothing at all for this many seconds while requests to it kept
+    timing out is hung (or stuck reading a body that never ends): it is killed and reported
+    failed, then restarted by the restart policy (0 = never). Generous on purpose: a large
+    project can keep a server silent for a minute while it loads."""
     lsp_concurrency: int = 8
     """Requests in flight per server while resolving edges."""
     lsp_sites_per_reference: int = 2
@@ -147,6 +159,22 @@ class Settings:
     objects in one file can resolve to two definitions."""
     lsp_max_pending: int = 20_000
     """At most this many (file, identifier) pairs are queued for resolution per map."""
+    lsp_resolve_generic_names: bool = True
+    """Also ask about uses of names defined in only one file when the name is short or generic
+    (not well-named: ``get``, ``run``, ``load``): such calls often mean another ``get``
+    entirely (a dict's, the stdlib's), which name matching cannot tell."""
+    lsp_symbol_files: int = 5_000
+    """At most this many files per map get their symbols from ``documentSymbol`` (those the
+    last map showed first); the rest keep their tree-sitter symbols only."""
+    lsp_hover_per_map: int = 24
+    """Hover requests per map, for shown symbols whose server gave no ``detail`` (0 = never hover)."""
+    lsp_detail_max_chars: int = 160
+    """A server's detail or hover declaration is cut to this many characters, on one line."""
+    lsp_max_open_files: int = 200
+    """Documents kept open per server; the least recently used are closed beyond this
+    (tsserver keeps every open file's program in memory)."""
+    lsp_batch: int = 64
+    """Jobs the background worker takes from its queue at a time (in priority order)."""
 
     # --- cache ----------------------------------------------------------------
     cache_dir: str | None = None

@@ -19,7 +19,7 @@ from ...languages import LanguageRegistry
 from ...model import ServerReport, ServerState
 from ...settings import Settings
 from .config import ServerConfig, merge_candidates, servers_for_language
-from .session import LspSession, find_command, language_id
+from .session import LspSession, command_problem, find_command
 
 
 @dataclass
@@ -31,7 +31,6 @@ class _Slot:
     session: LspSession | None = None
     chosen: ServerConfig | None = None
     restarts: int = 0
-    next_start: float = 0.0
     skipped: list[str] = field(default_factory=list)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     starting: asyncio.Task[None] | None = None
@@ -73,10 +72,10 @@ class ServerPool:
         return slot
 
     def ensure_started(self, language: str,
-                       warm_file: Callable[[], tuple[str, str] | None] | None = None) -> None:
+                       warm_file: Callable[[LspSession], None] | None = None) -> None:
         """Start (or restart) the language's server in the background; never waits.
 
-        ``warm_file()`` gives a (uri, text) to open right after initialize: some servers
+        ``warm_file(session)`` opens a file right after initialize: some servers
         (tsserver) only load the project, and report progress, once a file is open.
         """
         if self._closed:
@@ -88,12 +87,15 @@ class ServerPool:
         if session is not None and session.alive:
             return
         if session is not None and session.state is ServerState.FAILED:
-            if slot.restarts >= self._settings.server_max_restarts or time.monotonic() < slot.next_start:
+            # Back off from the failure, whenever it happened: at start, mid-request, or by a watchdog.
+            failed_at = session.failed_at if session.failed_at is not None else 0.0
+            retry_at = failed_at + self._settings.server_restart_backoff * 2 ** slot.restarts
+            if slot.restarts >= self._settings.server_max_restarts or time.monotonic() < retry_at:
                 return
         slot.starting = asyncio.create_task(self._start(slot, warm_file))
 
     async def _start(self, slot: _Slot,
-                     warm_file: Callable[[], tuple[str, str] | None] | None = None) -> None:
+                     warm_file: Callable[[LspSession], None] | None = None) -> None:
         async with slot.lock:
             if self._closed:
                 return
@@ -114,7 +116,7 @@ class ServerPool:
                     slot.skipped.append(f"{config.name}: none of {list(config.required_root_patterns)} in root")
                     continue
                 if find_command(config.command, environ=self._environ) is None:
-                    slot.skipped.append(f"{config.name}: '{config.command}' not installed"
+                    slot.skipped.append(f"{config.name}: {command_problem(config.command)}"
                                         + (f" ({config.install})" if config.install else ""))
                     continue
                 shared = self._live_session_named(config.name)
@@ -122,15 +124,12 @@ class ServerPool:
                     slot.session, slot.chosen = shared, config
                     return
                 session = LspSession(config, slot.language, self._root, environ=self._environ,
-                                     memory_limit_mb=self._settings.server_memory_limit_mb)
+                                     memory_limit_mb=self._settings.server_memory_limit_mb,
+                                     settings=self._settings)
                 slot.session, slot.chosen = session, config
                 await session.start()
-                first = warm_file() if warm_file is not None and session.alive else None
-                if first is not None:
-                    session.did_open(first[0], language_id(slot.language), first[1])
-                if session.state is ServerState.FAILED:
-                    delay = self._settings.server_restart_backoff * (2 ** slot.restarts)
-                    slot.next_start = time.monotonic() + delay
+                if warm_file is not None and session.alive:
+                    warm_file(session)
                 return
             slot.session, slot.chosen = None, None
 
@@ -177,8 +176,16 @@ class ServerPool:
             state = ServerState.UNTRUSTED if untrusted else ServerState.MISSING
             return ServerReport(state, None, None, "; ".join(slot.skipped) or "no server configured")
         detail = session.detail
+        if session.alive:  # its version, and any trouble it is having (timeouts, bad messages)
+            detail = "; ".join(part for part in (session.version, session.health()) if part)
+        elif detail and not detail.startswith(f"{session.config.name}:"):
+            detail = f"{session.config.name}: {detail}"  # a diagnostic carries only this text
         if slot.restarts:
             detail = f"{detail} (restarted {slot.restarts}x)".strip()
+        # A repository server skipped for trust is worth saying even when another one serves.
+        passed_over = [s for s in slot.skipped if "untrusted" in s]
+        if passed_over:
+            detail = "; ".join([detail, *passed_over]) if detail else "; ".join(passed_over)
         return ServerReport(session.state, session.config.name, session.seconds_to_ready(),
                             detail or session.version)
 

@@ -1,26 +1,29 @@
-"""Resolve ambiguous name-matched references with ``textDocument/definition``.
+"""Resolve name-matched references with ``textDocument/definition``.
 
 The static graph links a use of ``load`` in file A to *every* file defining a
-``load``. For each (file, identifier) pair whose name is ambiguous (defined in
-two or more files), the resolver asks the language server for the definition
-at up to ``lsp_sites_per_reference`` of the uses, and records where it points:
+``load``. For a (file, identifier) pair worth asking about (see
+:func:`candidate_pairs`), the resolver asks the server for the definition at up
+to ``lsp_sites_per_reference`` of the uses, and records where it points:
 
 - into repository files → those files are the edge targets (provenance ``lsp``);
 - only outside the repository (stdlib, site-packages, typeshed) → the pair gets
   no edge at all: the name match was wrong;
 - an empty answer, an error, or a timeout → no resolution: the static edges stay.
 
-Answers are kept in memory per (file, identifier) together with the content
-hashes of the source file and every target file, so an edit to either
-invalidates them; answers given while the server was READY go to the disk
-cache under the same content keys (never answers from a warming server).
-Work runs in the background of a long-lived map; each map uses what is done.
+Why definition at the use site rather than references on each definition:
+measured in ``docs/benchmarks.md`` (definition answers in one cheap lookup per
+site; references makes the server search the whole workspace per definition).
+
+Answers are kept per (file, identifier) with the content hashes of the source
+and every target file, so an edit to either invalidates them. Answers given
+while the server was READY go to the disk cache under the same content keys;
+answers from a server still indexing are *incomplete*: kept in memory, asked
+again once it is ready, never cached, and never allowed to remove an edge.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
+from array import array
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -32,13 +35,15 @@ from lsprotocol import types as T
 
 from ...cache import Cache
 from ...errors import ServerError
-from ...model import FileStatus, FileTags, ServerState
+from ...graph import is_well_named
+from ...model import FileTags
 from ...settings import Settings
-from ...walk import read_source
-from .pool import ServerPool
-from .session import LspSession, language_id
+from .documents import Documents
+from .session import LspSession
+from .symbols import utf16_col
 
 Pair = tuple[str, str]  # (source path, identifier)
+Sites = tuple[tuple[int, int], ...]  # 0-based (line, UTF-8 column) of uses
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,113 +56,51 @@ class Resolution:
     """The server was READY when it answered."""
 
 
-def _utf8_to_utf16(line: bytes, col: int) -> int:
-    return len(line[:col].decode("utf-8", "replace").encode("utf-16-le")) // 2
+def server_key(session: LspSession) -> str:
+    """What a cached server answer depends on besides file contents."""
+    return f"{session.config.name}:{session.version}:{session.config.fingerprint()}"
 
 
-class LspResolver:
-    def __init__(self, pool: ServerPool, root: Path, cache: Cache, settings: Settings) -> None:
-        self._pool = pool
+class DefinitionResolver:
+    def __init__(self, root: Path, cache: Cache, settings: Settings) -> None:
         self._root = root
         self._cache = cache
         self._settings = settings
         self._resolved: dict[Pair, Resolution] = {}
-        self._pending: deque[tuple[Pair, tuple[tuple[int, int], ...]]] = deque()
         self._shas: Mapping[str, str] = {}
-        self._languages: Mapping[str, str] = {}
-        self._texts: dict[str, tuple[str, list[bytes]]] = {}  # path -> (sha, lines)
-        self._sent: dict[str, str] = {}  # uri -> sha of the text the server has
-        self._task: asyncio.Task[None] | None = None
-        self._idle = asyncio.Event()
-        self._idle.set()
         self.stats = {"asked": 0, "resolved": 0, "external": 0, "empty": 0, "errors": 0, "cache_hits": 0}
         self.errors: deque[str] = deque(maxlen=20)
         """The last request errors, for diagnostics."""
         self.version = 0
         """Bumped whenever a resolution is added or dropped (the graph is rebuilt then)."""
 
-    # --- what to ask ---------------------------------------------------------------
-
-    def refresh(self, shas: Mapping[str, str], languages: Mapping[str, str]) -> None:
+    def refresh(self, shas: Mapping[str, str]) -> None:
         """Take a new snapshot of the files: drop answers whose source or targets changed."""
-        self._shas, self._languages = shas, languages
+        self._shas = shas
         for pair, res in list(self._resolved.items()):
             if shas.get(pair[0]) != res.src_sha or any(shas.get(p) != s for p, s in res.target_shas):
                 del self._resolved[pair]
                 self.version += 1
 
-    def enqueue(self, pending: list[tuple[Pair, tuple[tuple[int, int], ...]]]) -> None:
-        """Ask about ``pending`` (see :func:`ambiguous_pairs`) in the background."""
-        self._pending = deque(item for item in pending if item[0] not in self._resolved)
-        if self._pending and (self._task is None or self._task.done()):
-            self._idle.clear()
-            self._task = asyncio.create_task(self._work())
-
-    def resolved_pairs(self) -> set[Pair]:
-        return set(self._resolved)
+    def done(self) -> set[Pair]:
+        """Pairs that need no asking: answered by a ready server for the current contents."""
+        return {pair for pair, res in self._resolved.items() if res.complete}
 
     def snapshot(self) -> dict[Pair, frozenset[str]]:
-        return {pair: res.targets for pair, res in self._resolved.items()}
+        # An incomplete answer may add an edge (the server found a target) but never remove
+        # one: "outside the repository" from a server still loading the project is not trusted.
+        return {pair: res.targets for pair, res in self._resolved.items() if res.complete or res.targets}
 
-    @property
-    def pending(self) -> int:
-        return len(self._pending)
+    def _cache_key(self, session: LspSession, pair: Pair, sites: Sites) -> str:
+        return f"lsp-def:2:{server_key(session)}:{self._shas.get(pair[0], '')}:{pair[1]}:{sites}"
 
-    async def wait_idle(self, timeout: float) -> bool:
-        if timeout <= 0:
-            return self._idle.is_set()
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self._idle.wait(), timeout)
-        return self._idle.is_set()
-
-    # --- the background worker ------------------------------------------------------------
-
-    async def _work(self) -> None:
-        try:
-            while self._pending:
-                batch: list[tuple[Pair, tuple[tuple[int, int], ...]]] = []
-                while self._pending and len(batch) < 64:
-                    batch.append(self._pending.popleft())
-                by_language: dict[str, list[tuple[Pair, tuple[tuple[int, int], ...]]]] = {}
-                for item in batch:
-                    by_language.setdefault(self._languages.get(item[0][0], ""), []).append(item)
-                for language, items in by_language.items():
-                    session = self._pool.session(language)
-                    if session is None or session.state not in (ServerState.READY, ServerState.INDEXING):
-                        continue  # asked again at the next map
-                    semaphore = asyncio.Semaphore(self._settings.lsp_concurrency)
-
-                    async def one(item: tuple[Pair, tuple[tuple[int, int], ...]],
-                                  session: LspSession = session, semaphore: asyncio.Semaphore = semaphore,
-                                  lang_id: str = language_id(language)) -> None:
-                        async with semaphore:
-                            await self._resolve(session, lang_id, *item)
-
-                    await asyncio.gather(*(one(item) for item in items))
-        finally:
-            self._idle.set()
-
-    def _lines(self, path: str) -> list[bytes] | None:
-        sha = self._shas.get(path, "")
-        cached = self._texts.get(path)
-        if cached is not None and cached[0] == sha:
-            return cached[1]
-        read = read_source(self._root, path, self._settings)
-        if read.status is not FileStatus.OK:
-            return None
-        lines = read.data.split(b"\n")
-        self._texts[path] = (read.sha256, lines)
-        return lines
-
-    def _cache_key(self, session: LspSession, pair: Pair, sites: tuple[tuple[int, int], ...]) -> str:
-        src_sha = self._shas.get(pair[0], "")
-        return (f"lsp-def:1:{session.config.name}:{session.version}:{session.config.fingerprint()}:"
-                f"{src_sha}:{pair[1]}:{sites}")
-
-    async def _resolve(self, session: LspSession, lang_id: str, pair: Pair,
-                       sites: tuple[tuple[int, int], ...]) -> None:
+    async def resolve(self, session: LspSession, documents: Documents, pair: Pair, sites: Sites) -> None:
+        """Ask ``session`` where the uses at ``sites`` of ``pair`` point; record the answer."""
         path, name = pair
         src_sha = self._shas.get(path, "")
+        current = self._resolved.get(pair)
+        if current is not None and current.complete and current.src_sha == src_sha:
+            return
         key = self._cache_key(session, pair, sites)
         hit = self._cache.get_many([key]).get(key)
         if isinstance(hit, tuple) and len(hit) == 2:
@@ -166,23 +109,17 @@ class LspResolver:
                 self.stats["cache_hits"] += 1
                 self._record(pair, Resolution(frozenset(targets), src_sha, tuple(target_shas), True))
                 return
-        lines = self._lines(path)
+        lines = documents.ensure_open(session, path)
         if lines is None:
             return
-        uri = (self._root / path).as_uri()
-        text = b"\n".join(lines).decode("utf-8", "replace")
-        if not session.is_open(uri):
-            session.did_open(uri, lang_id, text)
-        elif self._sent.get(uri) != src_sha:
-            session.did_change(uri, text)  # the file changed since the server last saw it
-        self._sent[uri] = src_sha
+        uri = documents.uri(path)
         ready_when_asked = session.is_ready
         targets: set[str] = set()
         answered = False
         for line, col in sites:
             if line >= len(lines):
                 continue
-            character = col if session.position_encoding == "utf-8" else _utf8_to_utf16(lines[line], col)
+            character = col if session.position_encoding == "utf-8" else utf16_col(lines[line], col)
             self.stats["asked"] += 1
             try:
                 result = await session.request(T.TEXT_DOCUMENT_DEFINITION, T.DefinitionParams(
@@ -203,10 +140,7 @@ class LspResolver:
             return  # the server does not know: not a contradiction
         if len(targets) > 1:
             targets.discard(path)  # a local binding beside a repository target: keep the target
-        if not targets:
-            self.stats["external"] += 1
-        else:
-            self.stats["resolved"] += 1
+        self.stats["resolved" if targets else "external"] += 1
         target_shas = tuple(sorted((t, self._shas.get(t, "")) for t in targets))
         complete = ready_when_asked and session.is_ready
         self._record(pair, Resolution(frozenset(targets), src_sha, target_shas, complete))
@@ -229,26 +163,24 @@ class LspResolver:
         posix = rel.as_posix()
         return posix if posix in self._shas else None
 
-    async def aclose(self) -> None:
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
-            with contextlib.suppress(BaseException):
-                await self._task
 
-
-def ambiguous_pairs(tags: Mapping[str, FileTags], languages: Mapping[str, str],
+def candidate_pairs(tags: Mapping[str, FileTags], languages: Mapping[str, str],
                     definers: Mapping[str, int], server_languages: set[str], done: set[Pair],
-                    settings: Settings) -> list[tuple[Pair, tuple[tuple[int, int], ...]]]:
-    """(file, identifier) pairs worth asking a server about, with the reference sites to ask at.
+                    settings: Settings) -> list[tuple[Pair, Sites]]:
+    """(file, identifier) pairs worth asking a server about, most useful first, with sites to ask at.
 
-    Pure; ``definers`` maps an identifier to how many files define it. Ambiguous =
-    defined in at least two files (and not so many that the name carries no signal).
+    Pure; ``definers`` maps an identifier to how many files define it. First the
+    *ambiguous* pairs (defined in 2..``max_definers_per_ident`` files: name matching
+    must guess), then, with ``lsp_resolve_generic_names``, uses of names defined in
+    a single file that are short or generic (``get``, ``run``, ``load``: a call to
+    ``d.get()`` usually means something else than the repository's one ``get``).
     """
-    from array import array
-
     limit = settings.max_definers_per_ident
     per_pair = settings.lsp_sites_per_reference
-    out: list[tuple[Pair, tuple[tuple[int, int], ...]]] = []
+    generic = settings.lsp_resolve_generic_names
+    min_length = settings.well_named_min_length
+    ambiguous: list[tuple[Pair, Sites]] = []
+    single: list[tuple[Pair, Sites]] = []
     for path, file_tags in tags.items():
         if languages.get(path) not in server_languages:
             continue
@@ -257,15 +189,16 @@ def ambiguous_pairs(tags: Mapping[str, FileTags], languages: Mapping[str, str],
         sites: dict[str, list[tuple[int, int]]] = {}
         for i, name in enumerate(file_tags.ref_names):
             count = definers.get(name, 0)
-            if count < 2 or count > limit or (path, name) in done:
+            if count == 0 or count > limit or (path, name) in done:
+                continue
+            if count == 1 and (not generic or is_well_named(name, min_length)):
                 continue
             found = sites.setdefault(name, [])
             if len(found) < per_pair:
                 found.append((positions[2 * i], positions[2 * i + 1]))
-        out.extend(((path, name), tuple(s)) for name, s in sites.items())
-        if len(out) >= settings.lsp_max_pending:
-            return out[: settings.lsp_max_pending]
-    return out
+        for name, s in sites.items():
+            (ambiguous if definers[name] > 1 else single).append(((path, name), tuple(s)))
+    return (ambiguous + single)[: settings.lsp_max_pending]
 
 
 def _uris(result: Any) -> list[str]:

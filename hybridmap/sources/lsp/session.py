@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import json
 import os
 import re
 import shutil
@@ -31,14 +32,16 @@ from typing import Any
 
 import psutil
 from lsprotocol import types as T
-from pygls.exceptions import JsonRpcContentModified, JsonRpcException
+from pygls.exceptions import JsonRpcContentModified, JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.lsp.client import LanguageClient
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCResponseMessage
 
 from ...errors import ServerError
 from ...model import ServerState
+from ...settings import Settings
 from .config import ServerConfig
+from .framing import SAMPLE_BYTES, Frame, FrameReader, ids_in_sample
 
 #: Environment variables passed from the user's environment to every server.
 #: Anything else reaches a server only when its config names it (``environment``).
@@ -69,6 +72,20 @@ def find_command(command: str, extra_dirs: Sequence[Path] = INSTALL_DIRS,
         return str(path) if path.is_file() and os.access(path, os.X_OK) else None
     search = os.pathsep.join([*(str(d) for d in extra_dirs), env.get("PATH", os.defpath)])
     return shutil.which(command, path=search)
+
+
+def command_problem(command: str) -> str:
+    """Why :func:`find_command` found nothing, in words a user can act on."""
+    if os.sep not in command:
+        return f"'{command}' not installed (not in our install directories or on PATH)"
+    path = Path(command).expanduser()
+    if not path.exists():
+        return f"'{command}' does not exist"
+    if path.is_dir():
+        return f"'{command}' is a directory, not a program"
+    if not os.access(path, os.X_OK):
+        return f"'{command}' is not executable (chmod +x?)"
+    return f"'{command}' cannot be run"
 
 
 def server_environment(config: ServerConfig, environ: Mapping[str, str] | None = None,
@@ -111,6 +128,18 @@ class _Client(LanguageClient):
         super().__init__("hybridmap", "0.1", protocol_cls=_TolerantProtocol)
         self._session = session
 
+    async def start_io(self, cmd: str, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        """pygls' ``start_io`` with our reader (``LspSession._read_messages``) in place of pygls'
+        ``run_async``, which trusts ``Content-Length`` blindly (see ``framing.py``)."""
+        server = await asyncio.create_subprocess_exec(
+            cmd, *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, **kwargs)
+        assert server.stdin is not None and server.stdout is not None
+        self.protocol.set_writer(server.stdin)
+        self._server = server
+        self._async_tasks.extend([asyncio.create_task(self._session._read_messages(server.stdout)),
+                                  asyncio.create_task(self._server_exit())])
+
     async def server_exit(self, server: asyncio.subprocess.Process) -> None:
         self._session._on_exit(server.returncode)
 
@@ -123,8 +152,10 @@ def _client_capabilities() -> T.ClientCapabilities:
         general=T.GeneralClientCapabilities(
             position_encodings=[T.PositionEncodingKind.Utf8, T.PositionEncodingKind.Utf16]),
         window=T.WindowClientCapabilities(work_done_progress=True),
-        workspace=T.WorkspaceClientCapabilities(configuration=True, workspace_folders=True,
-                                                symbol=T.WorkspaceSymbolClientCapabilities()),
+        workspace=T.WorkspaceClientCapabilities(
+            configuration=True, workspace_folders=True, symbol=T.WorkspaceSymbolClientCapabilities(),
+            # We tell servers what changed on disk between maps (Documents.refresh).
+            did_change_watched_files=T.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)),
         text_document=T.TextDocumentClientCapabilities(
             synchronization=T.TextDocumentSyncClientCapabilities(did_save=False),
             document_symbol=T.DocumentSymbolClientCapabilities(
@@ -146,7 +177,8 @@ class LspSession:
     its first opened file is taken as ready (some servers report nothing for small projects)."""
 
     def __init__(self, config: ServerConfig, language: str, root: Path, *,
-                 environ: Mapping[str, str] | None = None, memory_limit_mb: float = 0.0) -> None:
+                 environ: Mapping[str, str] | None = None, memory_limit_mb: float = 0.0,
+                 settings: Settings | None = None) -> None:
         self.config = config
         self.language = language
         self.root = root
@@ -171,6 +203,17 @@ class LspSession:
         self._first_open_at: float | None = None
         self._opened: dict[str, int] = {}
         self._closing = False
+        self._settings = settings if settings is not None else Settings()
+        self.failed_at: float | None = None
+        self.troubles: dict[str, str] = {}
+        """Trouble that did not stop the server, the latest of each kind (timeouts, bad messages...)."""
+        self._bad_messages = 0
+        self._noise_lines = 0
+        self._timeouts = 0
+        self._in_flight = 0
+        self._busy_since = 0.0
+        self._last_message_at = 0.0
+        self._frames: FrameReader | None = None
 
     # --- status ---------------------------------------------------------------------
 
@@ -189,6 +232,17 @@ class LspSession:
     def seconds_to_ready(self) -> float | None:
         return None if self.ready_at is None else round(self.ready_at - self.started_at, 3)
 
+    def health(self) -> str:
+        """What a report adds to a live server's state: a readiness that never came, the last trouble."""
+        notes = []
+        waited = time.monotonic() - self.started_at
+        if self.state is ServerState.INDEXING and self.started_at and waited > self.config.ready_timeout:
+            why = (f"{len(self._progress_open)} progress report(s) never ended" if self._progress_open
+                   else "no readiness signal")
+            notes.append(f"not ready after {waited:.0f}s ({why}); answers are used but not cached")
+        notes.extend(self.troubles.values())
+        return "; ".join(notes)
+
     def _note(self, event: str) -> None:
         self.events.append(event)
         del self.events[:-50]
@@ -204,6 +258,7 @@ class LspSession:
         if self.state is not ServerState.FAILED:
             self.state = ServerState.FAILED
             self.detail = detail
+            self.failed_at = time.monotonic()
             self._note(f"failed: {detail}")
         self._ready.set()  # wake waiters: the answer is "not ready"
 
@@ -217,11 +272,11 @@ class LspSession:
 
     async def start(self) -> None:
         """Spawn and initialize; on failure the state says why (never raises)."""
-        self.started_at = time.monotonic()
+        self.started_at = self._last_message_at = time.monotonic()
         executable = find_command(self.config.command, environ=self._environ)
         if executable is None:
             self.state = ServerState.MISSING
-            self.detail = f"'{self.config.command}' not found" + (
+            self.detail = command_problem(self.config.command) + (
                 f"; install with: {self.config.install}" if self.config.install else "")
             self._ready.set()
             return
@@ -376,12 +431,20 @@ class LspSession:
             self._mark_ready("log matched")
 
     async def _drain_stderr(self, stream: asyncio.StreamReader) -> None:
+        # Chunks, not readline(): a line over the stream limit (64 KiB) makes readline raise,
+        # and a drain that stops leaves the server blocked on a full pipe.
+        pending = b""
         with contextlib.suppress(Exception):
             while True:
-                line = await stream.readline()
-                if not line:
+                chunk = await stream.read(1 << 16)
+                if not chunk:
                     break
-                self._on_log(line.decode("utf-8", "replace").rstrip())
+                *lines, pending = (pending + chunk).split(b"\n")
+                pending = pending[-4096:]  # keep a bounded piece of an endless line
+                for line in lines:
+                    self._on_log(line.decode("utf-8", "replace").rstrip())
+        if pending:
+            self._on_log(pending.decode("utf-8", "replace").rstrip())
 
     async def _watch_memory(self) -> None:
         while self.alive and self._process is not None:
@@ -391,6 +454,104 @@ class LspSession:
                 self._fail(f"memory ceiling exceeded: {rss:.0f} MB > {self._memory_limit:.0f} MB")
                 await self._kill_tree()
                 return
+
+    # --- the server's stdout ------------------------------------------------------------
+
+    async def _read_messages(self, stdout: asyncio.StreamReader) -> None:
+        """Read and dispatch messages until the output ends (replaces pygls' reader)."""
+        client = self._client
+        assert client is not None
+        frames = self._frames = FrameReader(stdout, self._settings.server_max_message_bytes, self._on_noise)
+        while not client.stopped:
+            frame = await frames.next()
+            if frame is None:
+                if frames.partial is not None:
+                    self._note(f"output ended inside a message ({frames.partial[0]} of "
+                               f"{frames.partial[1]} bytes)")
+                break
+            await self._dispatch(client.protocol, frame)
+        if self._closing or client.stopped:
+            return
+        # The output is closed: normally the process is exiting (its exit code tells why).
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._exited.wait(), 1.0)
+        if not self._exited.is_set():
+            self._abandon("the server closed its output but kept running")
+
+    async def _dispatch(self, protocol: LanguageServerProtocol, frame: Frame) -> None:
+        if frame.body is None:
+            self._last_message_at = time.monotonic()  # it is talking, just too much
+            limit = self._settings.server_max_message_bytes
+            what = (f"discarded a {frame.size / 2**20:.1f} MiB message "
+                    f"(over server_max_message_bytes = {limit / 2**20:g} MiB)")
+            self.troubles["discarded"] = what
+            self._note(what)
+            for msg_id in ids_in_sample(frame.sample):
+                if self._fail_request(protocol, msg_id, what):
+                    break
+            return
+        # Big bodies are parsed off the event loop so maps keep their deadlines meanwhile.
+        off_loop = frame.size > _OFF_LOOP_BYTES
+        try:
+            data = await asyncio.to_thread(_decode, frame.body) if off_loop else _decode(frame.body)
+        except (ValueError, RecursionError) as exc:
+            what = f"not JSON ({exc}): {frame.body[:60]!r}"
+            self._bad_message(what)
+            for msg_id in ids_in_sample(frame.body[:SAMPLE_BYTES] + b"\n" + frame.body[-SAMPLE_BYTES:]):
+                if self._fail_request(protocol, msg_id, f"unreadable reply: {what}"):
+                    break  # the request it answered fails now instead of timing out
+            return
+        if not isinstance(data, dict) or data.get("jsonrpc") != "2.0":
+            self._bad_message(f"not a JSON-RPC 2.0 message: {frame.body[:60]!r}")
+            return
+        self._last_message_at = time.monotonic()
+        try:
+            message = (await asyncio.to_thread(protocol.structure_message, data) if off_loop
+                       else protocol.structure_message(data))
+        except JsonRpcException as exc:  # valid JSON-RPC whose params lsprotocol cannot read
+            self._note(f"unreadable {data.get('method') or 'response'}: {exc}")
+            if "id" in data and "method" in data:  # the server waits for an answer: say why not
+                with contextlib.suppress(Exception):
+                    protocol._send_response(data["id"], None, JsonRpcInvalidParams(
+                        message=f"hybridmap could not read the params of {data['method']}").to_response_error())
+            elif "id" in data:
+                self._fail_request(protocol, data["id"], f"unreadable response: {exc}")
+            return
+        try:
+            protocol.handle_message(message)
+        except Exception as exc:  # a handler's bug must not stop the reader
+            self._note(f"handling {data.get('method') or 'a response'} failed: {type(exc).__name__}: {exc}")
+
+    def _fail_request(self, protocol: LanguageServerProtocol, msg_id: Any, why: str) -> bool:
+        """Fail our pending request ``msg_id`` now instead of letting it time out."""
+        future = protocol._request_futures.pop(msg_id, None)  # pygls 2.1.1 internals (pinned)
+        protocol._result_types.pop(msg_id, None)
+        if future is None or future.done():
+            return False
+        future.set_exception(JsonRpcInternalError(message=why))
+        return True
+
+    def _bad_message(self, what: str) -> None:
+        self._bad_messages += 1
+        self.troubles["bad"] = f"{self._bad_messages} unreadable message(s), last: {what}"
+        self._note(self.troubles["bad"])
+        limit = self._settings.server_max_bad_messages
+        if limit and self._bad_messages >= limit:
+            self._abandon(f"protocol error: {self._bad_messages} unreadable messages "
+                          f"(server_max_bad_messages = {limit}); last: {what}")
+
+    def _on_noise(self, data: bytes) -> None:
+        self._noise_lines += 1
+        self.troubles["noise"] = f"{self._noise_lines} line(s) on stdout that are not LSP headers, last: {data[:80]!r}"
+        if self._noise_lines <= 20:  # a banner is worth seeing; an endless stream is not
+            self.stderr_tail.append(f"stdout: {data[:200].decode('utf-8', 'replace')}")
+
+    def _abandon(self, detail: str) -> None:
+        """Fail and kill the process tree (in the background: callers may be sync)."""
+        if not self.alive:
+            return
+        self._fail(detail)
+        self._tasks.append(asyncio.create_task(self._kill_tree()))
 
     # --- readiness --------------------------------------------------------------------
 
@@ -440,11 +601,15 @@ class LspSession:
             # Never cancel pygls' own future (a late reply to a cancelled one makes pygls log an
             # InvalidStateError); a late answer or error is consumed and dropped instead.
             future.add_done_callback(_consume)
+            if self._in_flight == 0:
+                self._busy_since = time.monotonic()
+            self._in_flight += 1
             try:
                 return await asyncio.wait_for(asyncio.shield(future), limit)
             except asyncio.TimeoutError as exc:
                 with contextlib.suppress(Exception):
                     self._client.protocol.notify(T.CANCEL_REQUEST, T.CancelParams(id=msg_id))
+                self._timed_out(method, limit)
                 raise ServerError(f"{self.config.name}: {method} timed out after {limit:g}s") from exc
             except JsonRpcException as exc:
                 # pygls maps -32801 to JsonRpcContentModified only in some versions: check the code.
@@ -454,9 +619,27 @@ class LspSession:
                 if attempt == retries:
                     raise ServerError(f"{self.config.name}: {method}: content modified") from exc
                 await asyncio.sleep(0.05 * 2**attempt)
-            except RuntimeError as exc:
+            except (RuntimeError, OSError) as exc:  # pygls: "Server process N exited"; a closed pipe
                 raise ServerError(f"{self.config.name}: {method}: {exc}") from exc
+            finally:
+                self._in_flight -= 1
         raise ServerError(f"{self.config.name}: {method}: no answer")  # pragma: no cover
+
+    def _timed_out(self, method: str, limit: float) -> None:
+        """Note a timeout; a server silent for ``server_silence_limit`` while asked is hung or deaf."""
+        self._timeouts += 1
+        self.troubles["timeouts"] = f"{self._timeouts} request(s) timed out, last: {method} after {limit:g}s"
+        silence_limit = self._settings.server_silence_limit
+        now = time.monotonic()
+        silent = now - max(self._last_message_at, self._busy_since)
+        if silence_limit <= 0 or silent < silence_limit:
+            return
+        where = ""
+        if self._frames is not None and self._frames.partial is not None:
+            got, size = self._frames.partial
+            where = f"; stuck inside a message: {got} of the {size} bytes its Content-Length announced"
+        self._abandon(f"unresponsive: requests time out and nothing came from the server for "
+                      f"{silent:.1f}s (server_silence_limit = {silence_limit:g}s){where}")
 
     def did_open(self, uri: str, language_id: str, text: str) -> None:
         if self._client is None or not self.alive or uri in self._opened:
@@ -479,6 +662,19 @@ class LspSession:
     def is_open(self, uri: str) -> bool:
         return uri in self._opened
 
+    def did_close(self, uri: str) -> None:
+        if self._client is None or not self.alive or uri not in self._opened:
+            return
+        del self._opened[uri]
+        self._client.text_document_did_close(T.DidCloseTextDocumentParams(
+            text_document=T.TextDocumentIdentifier(uri=uri)))
+
+    def did_change_watched_files(self, events: list[T.FileEvent]) -> None:
+        """Tell the server which files were created, changed or deleted on disk."""
+        if self._client is None or not self.alive or not events:
+            return
+        self._client.workspace_did_change_watched_files(T.DidChangeWatchedFilesParams(changes=events))
+
     # --- stop -------------------------------------------------------------------------
 
     async def aclose(self, grace: float = 2.0) -> None:
@@ -487,12 +683,17 @@ class LspSession:
             return
         self._closing = True
         client, process = self._client, self._process
-        if client is not None and process is not None and process.returncode is None:
+        # A failed server gets no polite shutdown, and one that did not answer shutdown is not
+        # waited for again: both go straight to the signals.
+        if client is not None and process is not None and process.returncode is None and self.alive:
+            exit_sent = False
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(client.shutdown_async(None), grace)
                 client.exit(None)
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(process.wait(), grace)
+                exit_sent = True
+            if exit_sent:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(process.wait(), grace)
         await self._kill_tree()
         if client is not None:
             with contextlib.suppress(Exception):
@@ -529,6 +730,15 @@ _LANGUAGE_IDS = {"tsx": "typescriptreact", "bash": "shellscript"}
 
 def language_id(language: str) -> str:
     return _LANGUAGE_IDS.get(language, language)
+
+
+#: Bodies larger than this are parsed in a thread (measured: 12 MB of locations takes 1.4 s).
+_OFF_LOOP_BYTES = 1 << 20
+
+
+def _decode(body: bytes) -> Any:
+    # Invalid UTF-8 inside a string (a hover of a Latin-1 file) costs a character, not the message.
+    return json.loads(body.decode("utf-8", "replace"))
 
 
 def _consume(future: asyncio.Future[Any]) -> None:

@@ -1,0 +1,122 @@
+"""What each server has open, and what it should know changed on disk.
+
+Servers answer about a file only once it is open (didOpen) and answer about the
+text they were sent, not the disk. :class:`Documents` keeps both sides honest:
+
+- :meth:`ensure_open` opens a file with its current content, or sends the new
+  content (didChange) when the file changed since the server saw it, and closes
+  the least recently used documents beyond ``lsp_max_open_files`` per server
+  (tsserver holds every open file in memory);
+- :meth:`refresh` compares the new snapshot's content hashes with the last one
+  and tells every live server which files were created, changed or deleted
+  (``workspace/didChangeWatchedFiles``), so its view of unopened files follows
+  the disk between maps.
+
+File texts are read through :func:`~hybridmap.walk.read_source` (never outside
+the root, bad files skipped) and kept only while their hash is current.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from lsprotocol import types as T
+
+from ...model import FileStatus
+from ...settings import Settings
+from ...walk import read_source
+from .session import LspSession, language_id
+
+
+class Documents:
+    def __init__(self, root: Path, settings: Settings) -> None:
+        self._root = root
+        self._settings = settings
+        self._shas: Mapping[str, str] = {}
+        self._languages: Mapping[str, str] = {}
+        self._lines: OrderedDict[str, tuple[str, list[bytes]]] = OrderedDict()
+        # (session, path) → sha of the text that session has open; least recently used first.
+        self._open: OrderedDict[tuple[LspSession, str], str] = OrderedDict()
+
+    @property
+    def shas(self) -> Mapping[str, str]:
+        return self._shas
+
+    def language(self, path: str) -> str:
+        return self._languages.get(path, "")
+
+    def uri(self, path: str) -> str:
+        return (self._root / path).as_uri()
+
+    def refresh(self, shas: Mapping[str, str], languages: Mapping[str, str],
+                sessions: Iterable[LspSession]) -> set[str]:
+        """Take a new snapshot; notify live servers of what changed on disk. Returns changed paths."""
+        old = self._shas
+        changed: dict[str, T.FileChangeType] = {}
+        if old:
+            for path, sha in shas.items():
+                if path not in old:
+                    changed[path] = T.FileChangeType.Created
+                elif old[path] != sha:
+                    changed[path] = T.FileChangeType.Changed
+            for path in old:
+                if path not in shas:
+                    changed[path] = T.FileChangeType.Deleted
+        self._shas, self._languages = shas, languages
+        for path in changed:
+            self._lines.pop(path, None)
+        if changed:
+            events = [T.FileEvent(uri=self.uri(path), type=kind) for path, kind in sorted(changed.items())]
+            for session in sessions:
+                session.did_change_watched_files(events)
+        return set(changed)
+
+    def lines(self, path: str) -> list[bytes] | None:
+        """The file's current lines (bytes), or None when it cannot be read as a source file."""
+        sha = self._shas.get(path)
+        cached = self._lines.get(path)
+        if cached is not None and cached[0] == sha:
+            self._lines.move_to_end(path)
+            return cached[1]
+        read = read_source(self._root, path, self._settings)
+        if read.status is not FileStatus.OK:
+            return None
+        lines = read.data.split(b"\n")
+        self._lines[path] = (read.sha256, lines)
+        while len(self._lines) > max(1, self._settings.lsp_max_open_files) * 2:
+            self._lines.popitem(last=False)
+        return lines
+
+    def ensure_open(self, session: LspSession, path: str) -> list[bytes] | None:
+        """Make sure ``session`` has the current text of ``path`` open; its lines, or None."""
+        lines = self.lines(path)
+        if lines is None:
+            return None
+        sha = self._shas.get(path, "")
+        key = (session, path)
+        uri = self.uri(path)
+        text = b"\n".join(lines).decode("utf-8", "replace")
+        if not session.is_open(uri):
+            session.did_open(uri, language_id(self._languages.get(path, session.language)), text)
+        elif self._open.get(key) != sha:
+            session.did_change(uri, text)  # changed since the server last saw it
+        self._open[key] = sha
+        self._open.move_to_end(key)
+        self._close_beyond_limit(session)
+        return lines
+
+    def _close_beyond_limit(self, session: LspSession) -> None:
+        limit = self._settings.lsp_max_open_files
+        if limit <= 0:
+            return
+        mine = [key for key in self._open if key[0] is session]
+        for key in mine[: max(0, len(mine) - limit)]:
+            del self._open[key]
+            session.did_close(self.uri(key[1]))
+
+    def forget(self, session: LspSession) -> None:
+        """A session ended: nothing of it is open any more."""
+        for key in [k for k in self._open if k[0] is session]:
+            del self._open[key]

@@ -1,0 +1,134 @@
+"""Ask servers for each file's symbols (``documentSymbol``) and, bounded, for hovers.
+
+Answers are kept per file together with the content hash they describe and
+cached on disk by (server, version, config, content) when the server was ready
+both before and after answering. An answer from a server still indexing is
+kept in memory (document symbols are syntactic for most servers) but never
+cached, and the file is asked again once the server is ready.
+
+Hover is the fallback for ``detail`` (ty, basedpyright and tsserver leave it
+empty): asked only for symbols a map actually shows, at most
+``lsp_hover_per_map`` per map.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsprotocol import types as T
+
+from ...cache import Cache
+from ...errors import ServerError
+from ...merge import HoverKey
+from ...model import FileTags
+from ...settings import Settings
+from .documents import Documents
+from .resolver import server_key
+from .session import LspSession
+from .symbols import detail_from_hover, symbols_from_answer, utf16_col
+
+
+@dataclass(frozen=True, slots=True)
+class _Outline:
+    sha: str
+    tags: FileTags
+    complete: bool
+
+
+class OutlineFetcher:
+    def __init__(self, root: Path, cache: Cache, settings: Settings) -> None:
+        self._root = root
+        self._cache = cache
+        self._settings = settings
+        self._outlines: dict[str, _Outline] = {}
+        self._hovers: dict[HoverKey, tuple[str, str]] = {}  # key → (sha, detail)
+        self._shas: Mapping[str, str] = {}
+        self.stats = {"symbol_files": 0, "symbol_errors": 0, "symbol_cache_hits": 0,
+                      "hovers": 0, "hover_errors": 0}
+        self.version = 0
+
+    def refresh(self, shas: Mapping[str, str]) -> None:
+        self._shas = shas
+        for path in [p for p, o in self._outlines.items() if shas.get(p) != o.sha]:
+            del self._outlines[path]
+            self.version += 1
+        for key in [k for k, (sha, _) in self._hovers.items() if shas.get(k[0]) != sha]:
+            del self._hovers[key]
+
+    def needs_symbols(self, path: str) -> bool:
+        outline = self._outlines.get(path)
+        return outline is None or not outline.complete or outline.sha != self._shas.get(path)
+
+    def needs_hover(self, key: HoverKey) -> bool:
+        known = self._hovers.get(key)
+        return known is None or known[0] != self._shas.get(key[0])
+
+    def snapshot(self) -> dict[str, FileTags]:
+        return {path: o.tags for path, o in self._outlines.items() if o.sha == self._shas.get(path)}
+
+    def details(self) -> dict[HoverKey, str]:
+        return {key: text for key, (sha, text) in self._hovers.items()
+                if text and sha == self._shas.get(key[0])}
+
+    async def fetch_symbols(self, session: LspSession, documents: Documents, path: str) -> None:
+        if not self.needs_symbols(path) or not session.supports("document_symbol_provider"):
+            return
+        sha = self._shas.get(path, "")
+        key = f"lsp-sym:1:{server_key(session)}:{self._settings.max_signature_lines}:{sha}"
+        hit = self._cache.get_many([key]).get(key)
+        if isinstance(hit, FileTags):
+            self.stats["symbol_cache_hits"] += 1
+            self._store(path, _Outline(sha, hit, True))
+            return
+        lines = documents.ensure_open(session, path)
+        if lines is None:
+            return
+        ready_when_asked = session.is_ready
+        try:
+            result = await session.request(T.TEXT_DOCUMENT_DOCUMENT_SYMBOL, T.DocumentSymbolParams(
+                text_document=T.TextDocumentIdentifier(uri=documents.uri(path))))
+        except ServerError:
+            self.stats["symbol_errors"] += 1
+            return
+        tags = symbols_from_answer(result, lines, session.position_encoding,
+                                   max_signature_lines=self._settings.max_signature_lines,
+                                   detail_chars=self._settings.lsp_detail_max_chars)
+        complete = ready_when_asked and session.is_ready
+        self.stats["symbol_files"] += 1
+        self._store(path, _Outline(sha, tags, complete))
+        if complete:
+            self._cache.set_many({key: tags})
+
+    def _store(self, path: str, outline: _Outline) -> None:
+        self._outlines[path] = outline
+        self.version += 1
+
+    async def fetch_hover(self, session: LspSession, documents: Documents, key: HoverKey) -> None:
+        path, line, col = key
+        if not self.needs_hover(key) or not session.supports("hover_provider"):
+            return
+        sha = self._shas.get(path, "")
+        cache_key = f"lsp-hover:1:{server_key(session)}:{sha}:{line}:{col}"
+        hit = self._cache.get_many([cache_key]).get(cache_key)
+        if isinstance(hit, str):
+            self._hovers[key] = (sha, hit)
+            return
+        lines = documents.ensure_open(session, path)
+        if lines is None or line >= len(lines):
+            return
+        character = col if session.position_encoding == "utf-8" else utf16_col(lines[line], col)
+        ready_when_asked = session.is_ready
+        try:
+            result = await session.request(T.TEXT_DOCUMENT_HOVER, T.HoverParams(
+                text_document=T.TextDocumentIdentifier(uri=documents.uri(path)),
+                position=T.Position(line=line, character=character)))
+        except ServerError:
+            self.stats["hover_errors"] += 1
+            return
+        text = detail_from_hover(result, self._settings.lsp_detail_max_chars)
+        self.stats["hovers"] += 1
+        self._hovers[key] = (sha, text)
+        if ready_when_asked and session.is_ready:
+            self._cache.set_many({cache_key: text})
