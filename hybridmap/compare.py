@@ -363,7 +363,7 @@ def _aligned(left: Sequence[tuple[str, str]],
 def _summary(name: str, use: BudgetUse, result: MapResult) -> str:
     lsp = result.edges.get(str(Provenance.LSP), 0)
     edges = f", {lsp} lsp edges" if name == "hybrid" else ""
-    return f"{name}: {use.tokens}/{use.budget} tokens, {use.files} files, {use.symbols} symbols{edges}"
+    return f"{name}{edges}: {use.tokens}/{use.budget} tokens, {use.files} files, {use.symbols} symbols"
 
 
 def render_columns(comparison: Comparison, width: int | None) -> list[str]:
@@ -447,13 +447,13 @@ def render_differences(comparison: Comparison, limit: int = LIST_LIMIT) -> list[
         if len(files) > limit:
             out.append(f"  … and {len(files) - limit} more files (--format json lists all)")
     symbols = c.moved_symbols
-    out.append(f"Definitions that moved (position among definitions shown): {len(symbols)}")
+    out.append(f"Symbols that moved (position among the symbols shown): {len(symbols)}")
     if symbols:
         rows = [[f"{m.path}:{m.line}", f"{m.name} ({m.kind})", _position(m.static), "->", _position(m.hybrid),
                  m.change] for m in symbols[:limit]]
         out += ["  " + line for line in _table(rows)]
         if len(symbols) > limit:
-            out.append(f"  … and {len(symbols) - limit} more definitions (--format json lists all)")
+            out.append(f"  … and {len(symbols) - limit} more symbols (--format json lists all)")
 
     s, h = c.static_budget, c.hybrid_budget
     out.append("Budget spent:")
@@ -461,7 +461,7 @@ def render_differences(comparison: Comparison, limit: int = LIST_LIMIT) -> list[
         ["", "static", "hybrid"],
         ["tokens", f"{s.tokens}/{s.budget}", f"{h.tokens}/{h.budget}"],
         ["files", str(s.files), str(h.files)],
-        ["definitions", str(s.symbols), str(h.symbols)],
+        ["symbols", str(s.symbols), str(h.symbols)],
     ])]
     if c.diagnostics:
         out.append(f"Diagnostics: {len(c.diagnostics)}")

@@ -213,7 +213,7 @@ def test_cli_columns_respect_columns(python_repo: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert max(len(line) for line in lines) <= 72
-    assert lines[0].startswith("static: ") and " │ hybrid: " in lines[0]
+    assert lines[0].startswith("static: ") and " │ hybrid, 3 lsp edges: " in lines[0]
     assert lines[1] == "─" * 34 + "─┼─" + "─" * 34
     assert "Resolved by servers: 3 lsp edges" in proc.stdout
 
@@ -245,7 +245,7 @@ def test_terminal_width_picks_the_layout(python_repo: Path, tmp_path: Path) -> N
     require("ty")
     args = [str(python_repo), "--tokens", str(PY_TOKENS), "--cache-dir", str(tmp_path)]
     wide = run_on_terminal(args, 110).splitlines()
-    assert " │ hybrid: " in wide[0] and max(map(len, wide)) <= 110
+    assert " │ hybrid, 3 lsp edges: " in wide[0] and max(map(len, wide)) <= 110
     assert wide[1] == "─" * 53 + "─┼─" + "─" * 53
     narrow = run_on_terminal(args, 64).splitlines()
     assert narrow[0].startswith("--- static: ") and max(map(len, narrow)) <= 64
@@ -300,7 +300,7 @@ def test_server_wait_zero_says_servers_were_not_used(python_repo: Path, tmp_path
     proc = run_cli(str(python_repo), "--server-wait", "0", "--tokens", str(PY_TOKENS),
                    "--cache-dir", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("--- static: ") and "\n+++ hybrid: " in proc.stdout  # piped: unified
+    assert proc.stdout.startswith("--- static: ") and "\n+++ hybrid, 0 lsp edges: " in proc.stdout
     assert "  python: disabled (" in proc.stdout
     assert "Resolved by servers: 0 lsp edges" in proc.stdout
     assert "Note: python: server disabled: server wait is 0" in proc.stdout
