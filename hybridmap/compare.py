@@ -278,8 +278,7 @@ def _notes(request: MapRequest, hybrid: MapResult) -> tuple[str, ...]:
         else:
             notes.append(f"{who}: server not ready within the server wait of {wait} ({report.state}): "
                          "the hybrid map used only what it had answered by then")
-    # (older maps counted queued names as pairs, newer ones count queued server jobs)
-    pending = int(hybrid.stats.get("lsp_pending_jobs", hybrid.stats.get("lsp_pending_pairs", 0)))
+    pending = int(hybrid.stats.get("lsp_pending_jobs", 0))
     if pending:
         notes.append(f"{pending} server requests were still queued when the hybrid map was built: what they "
                      "would answer is not in it (names not yet resolved keep their name-matched edges)")
