@@ -176,11 +176,18 @@ class AsyncRepoMap:
             server_view = self._lsp.snapshot(collected)
             lsp_seconds = time.perf_counter() - t
         result, hovers = await asyncio.to_thread(self._build, collected, request, server_view, languages)
+        self._focus = chat + tuple(f.path for f in result.files)
         if hybrid:
-            self._focus = chat + tuple(f.path for f in result.files)
             if request.server_wait > 0:
-                # Waiting anyway: describe what this map shows (bounded), if time is left.
+                # Waiting anyway: the symbols of the files this map shows, then hovers for what
+                # they left undescribed (bounded), while time is left.
                 t = time.perf_counter()
+                version = self._lsp.version
+                if self._lsp.request_symbols(self._focus) and \
+                        await self._lsp.wait_idle(deadline - time.monotonic()) and self._lsp.version != version:
+                    server_view = self._lsp.snapshot(collected)
+                    result, hovers = await asyncio.to_thread(
+                        self._build, collected, request, server_view, languages)
                 if self._lsp.request_hovers(hovers) and await self._lsp.wait_idle(deadline - time.monotonic()):
                     result = _with_details(result, self._lsp.snapshot(collected).details)
                 lsp_seconds += time.perf_counter() - t

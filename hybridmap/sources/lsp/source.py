@@ -66,6 +66,8 @@ class LspSource:
         self._worker: asyncio.Task[None] | None = None
         self._plan_lock = asyncio.Lock()
         self._plan_key: object = None
+        self._planned_languages: set[str] = set()
+        """Languages whose server was usable at the last plan: only they get jobs."""
         self._closed = False
 
     # --- what the map reads -------------------------------------------------------------
@@ -133,6 +135,7 @@ class LspSource:
             # (incomplete answers are asked again once ready) or the focus changed.
             key = (generation, frozenset((lang, id(s), s.is_ready) for lang, s in usable.items()),
                    tuple(focus))
+            self._planned_languages = set(usable)
             if usable and key != self._plan_key:
                 jobs = await asyncio.to_thread(self._plan, base, set(usable), definers, focus)
                 self._replace_queue(jobs)
@@ -157,11 +160,22 @@ class LspSource:
         jobs.extend(_Job("symbols", p, critical=False) for p in rest[:limit])
         return jobs
 
+    def request_symbols(self, paths: Iterable[str]) -> int:
+        """Queue symbols (at the front) for files that have none yet; returns how many."""
+        fresh = [p for p in dict.fromkeys(paths)
+                 if self.documents.language(p) in self._planned_languages and self.outline.needs_symbols(p)]
+        for path in reversed(fresh):
+            self._queue.appendleft(_Job("symbols", path))
+            self._queued_critical += 1
+        self._kick()
+        return len(fresh)
+
     def request_hovers(self, keys: Iterable[HoverKey]) -> int:
         """Queue hovers (at the front) for shown symbols that have no detail; returns how many."""
         if not self._settings.lsp_hover_per_map:
             return 0
-        fresh = [k for k in dict.fromkeys(keys) if self.outline.needs_hover(k)]
+        fresh = [k for k in dict.fromkeys(keys)
+                 if self.documents.language(k[0]) in self._planned_languages and self.outline.needs_hover(k)]
         fresh = fresh[: self._settings.lsp_hover_per_map]
         for key in reversed(fresh):
             self._queue.appendleft(_Job("hover", key[0], sites=((key[1], key[2]),)))
