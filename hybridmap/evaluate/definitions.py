@@ -1,10 +1,22 @@
-"""Which definitions a commit changed: tree-sitter spans of the parent ∩ the diff's old-side lines.
+"""Which definitions a commit changed: tree-sitter spans ∩ the diff's changed lines, on both sides.
 
-A changed line counts for the *innermost* function, method, class (or struct,
-interface, enum, trait, impl, macro) whose span contains it, so editing a
-method's body changes that method, not also its class. A pure insertion counts
-for the innermost such definition that contains both neighbouring old lines
-(a line added inside a body); one added between two definitions changes neither.
+Counted kinds: functions, methods, constructors, classes (and structs,
+interfaces, enums, traits, impls, macros). A changed line counts for the
+*innermost* such definition containing it, so editing a method's body changes
+that method, not also its class:
+
+* an old-side line (removed or rewritten) counts for the innermost definition
+  of the parent that contains it;
+* a new-side line (added or rewritten) counts for the innermost definition of
+  the commit's version that contains it, carried back to the parent by its
+  qualified name (the names of its enclosing definitions, then its own). A
+  definition that does not exist in the parent (a new method) hands the change
+  to its nearest enclosing definition that does (the class gains a method); one
+  with no such ancestor (a new top-level function) changes nothing.
+
+Only definitions of the parent are ever reported: a map of the parent can only
+show those. Lines added to the end of a function body land in it on the new
+side, which an old-side-only rule (insertion between two old lines) would miss.
 """
 
 from __future__ import annotations
@@ -12,7 +24,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..model import FileTags, Symbol
+from ..languages import LanguageRegistry
+from ..model import FileStatus, FileTags, Symbol
+from ..settings import Settings
+from ..sources.treesitter import extract_tags
+from ..walk import classify
 from .diffs import Hunk
 
 #: Definition kinds whose bodies a commit can touch (variables, fields and constants are not counted).
@@ -34,24 +50,64 @@ class ChangedDefinition:
         return {"path": self.path, "name": self.name, "kind": self.kind, "line": self.line}
 
 
-def _innermost(symbols: Iterable[Symbol], first: int, last: int) -> Symbol | None:
-    """The smallest counted definition whose span covers 0-based lines ``first``..``last``."""
-    best: Symbol | None = None
-    for sym in symbols:
+def _innermost(symbols: tuple[Symbol, ...], line: int) -> int:
+    """Index of the smallest counted definition whose span covers 0-based ``line``, or -1."""
+    best = -1
+    for i, sym in enumerate(symbols):
         span = sym.span
-        if sym.kind in CHANGED_DEFINITION_KINDS and span.start_line <= first and last <= span.end_line:
-            if best is None or (span.end_line - span.start_line) < (best.span.end_line - best.span.start_line):
-                best = sym
+        if sym.kind in CHANGED_DEFINITION_KINDS and span.start_line <= line <= span.end_line:
+            if best < 0 or (span.end_line - span.start_line) < (
+                    symbols[best].span.end_line - symbols[best].span.start_line):
+                best = i
     return best
 
 
-def changed_definitions(path: str, tags: FileTags, hunks: Iterable[Hunk]) -> tuple[ChangedDefinition, ...]:
-    touched: dict[tuple[int, int, str], Symbol] = {}
+def _qualified(symbols: tuple[Symbol, ...], index: int) -> tuple[str, ...]:
+    names = []
+    while index >= 0:
+        names.append(symbols[index].name)
+        index = symbols[index].parent
+    return tuple(reversed(names))
+
+
+def changed_definitions(path: str, old: FileTags, new: FileTags | None,
+                        hunks: Iterable[Hunk]) -> tuple[ChangedDefinition, ...]:
+    """The parent's definitions in ``path`` that the hunks change (see the module docstring)."""
+    old_symbols = old.symbols
+    by_name: dict[tuple[str, ...], int] = {}
+    for i in range(len(old_symbols)):
+        by_name.setdefault(_qualified(old_symbols, i), i)
+    touched: set[int] = set()
     for hunk in hunks:
-        after = hunk.insertion_after
-        ranges = [(after - 1, after)] if after is not None else [(line - 1, line - 1) for line in hunk.old_lines]
-        for first, last in ranges:
-            sym = _innermost(tags.symbols, first, last)
-            if sym is not None:
-                touched[(sym.span.start_line, sym.name_line, sym.name)] = sym
-    return tuple(sorted(ChangedDefinition(path, s.name, s.kind, s.name_line + 1) for s in touched.values()))
+        for line in hunk.old_lines:
+            i = _innermost(old_symbols, line - 1)
+            if i >= 0:
+                touched.add(i)
+        if new is None:
+            continue
+        for line in hunk.new_lines:
+            j = _innermost(new.symbols, line - 1)
+            while j >= 0:
+                found = by_name.get(_qualified(new.symbols, j))
+                if found is not None:
+                    if old_symbols[found].kind in CHANGED_DEFINITION_KINDS:
+                        touched.add(found)
+                    break
+                j = new.symbols[j].parent
+    return tuple(sorted(ChangedDefinition(path, old_symbols[i].name, old_symbols[i].kind,
+                                          old_symbols[i].name_line + 1) for i in touched))
+
+
+def parse_source(registry: LanguageRegistry, settings: Settings, path: str, data: bytes) -> FileTags | None:
+    """Tags of one file's bytes, read and parsed as the map would; None if it would be skipped."""
+    language = registry.language_for(path)
+    if language is None:
+        return None
+    read = classify(data, settings)
+    if read.status is not FileStatus.OK or len(read.data) > settings.max_file_bytes:
+        return None
+    try:
+        return extract_tags(registry.compiled(language), read.data, max_signature_lines=settings.max_signature_lines,
+                            match_limit=settings.query_match_limit)
+    except Exception:  # a file the parser cannot handle: only its old side counts
+        return None

@@ -1,8 +1,7 @@
-"""What a commit changed inside one file: the hunks of ``git diff -U0``, on the parent's side.
+"""What a commit changed inside one file: the hunks of ``git diff -U0``, and the new content.
 
-Lines here are 1-based, as git prints them. A hunk that removes or rewrites
-old lines *touches* those lines; a pure insertion (``-a,0``) touches no old
-line but sits between old lines ``a`` and ``a + 1``.
+Lines here are 1-based, as git prints them: ``old_lines`` are the parent's
+lines a hunk removes or rewrites, ``new_lines`` the commit's lines it adds.
 """
 
 from __future__ import annotations
@@ -10,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .git import Repository
+from .git import Repository, read_blob
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 
@@ -28,9 +27,9 @@ class Hunk:
         return range(self.old_start, self.old_start + self.old_count)
 
     @property
-    def insertion_after(self) -> int | None:
-        """For a pure insertion: the old line it follows (0 = top of file); else None."""
-        return self.old_start if self.old_count == 0 else None
+    def new_lines(self) -> range:
+        """New-side lines this hunk adds or rewrites (empty for a pure deletion)."""
+        return range(self.new_start, self.new_start + self.new_count)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +37,8 @@ class FileDiff:
     old_path: str
     new_path: str
     hunks: tuple[Hunk, ...]
+    new_source: bytes = b""
+    """The file's content in the commit (to find where added lines land)."""
 
     @property
     def added(self) -> int:
@@ -60,4 +61,4 @@ def file_diff(repo: Repository, parent: str, sha: str, old_path: str, new_path: 
     prefix = f"{repo.prefix}/" if repo.prefix else ""
     text = repo.git("diff", "-U0", "--no-ext-diff", "--no-textconv", "--no-color",
                     f"{parent}:{prefix}{old_path}", f"{sha}:{prefix}{new_path}")
-    return FileDiff(old_path, new_path, parse_hunks(text))
+    return FileDiff(old_path, new_path, parse_hunks(text), read_blob(repo, sha, new_path))

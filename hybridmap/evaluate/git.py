@@ -54,6 +54,19 @@ def run_git(cwd: Path, *args: str, check: bool = True, timeout: float = 120,
     return proc.stdout
 
 
+def read_blob(repo: Repository, sha: str, path: str) -> bytes:
+    """The bytes of ``path`` (relative to ROOT) at ``sha``."""
+    prefix = f"{repo.prefix}/" if repo.prefix else ""
+    try:
+        proc = subprocess.run(["git", *_STABLE, "cat-file", "blob", f"{sha}:{prefix}{path}"], cwd=repo.top,
+                              capture_output=True, timeout=120, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise GitError(f"cannot read {path} at {sha[:10]}: {exc}") from exc
+    if proc.returncode != 0:
+        raise GitError(f"cannot read {path} at {sha[:10]}: {proc.stderr.decode(errors='replace').strip()}")
+    return proc.stdout
+
+
 def open_repository(root: Path) -> Repository:
     """The repository ROOT belongs to; :class:`RootError` when ROOT is not in one."""
     if not root.is_dir():

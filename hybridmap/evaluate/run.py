@@ -23,6 +23,7 @@ from ..languages import LanguageRegistry
 from ..model import Mode
 from ..settings import load_settings
 from ..sources.static_index import TreeSitterSource
+from .definitions import parse_source
 from .diffs import file_diff
 from .git import Repository, open_repository, run_git
 from .history import Selection, select_commits
@@ -86,12 +87,12 @@ def run_eval(options: EvalOptions, progress: ProgressCallback | None = None) -> 
     """Run the whole evaluation. Raises :class:`HybridMapError` subclasses for bad input (one line)."""
     options.validate()
     started = time.perf_counter()
+    aider_python = find_aider_python(options.aider_python) if options.peer == "aider" else None
     repo = open_repository(options.root.expanduser().resolve())
     registry = LanguageRegistry.load()
     selection = select_commits(repo, options.rev, options.commits,
                                lambda path: registry.language_for(path) is not None,
                                scan_limit=options.scan_limit)
-    aider_python = find_aider_python(options.aider_python) if options.peer == "aider" else None
     versions: dict[str, object] = {"hybridmap": __version__, "hybridmap_revision": _source_revision()}
     with ScratchWorktree(repo, options.temp_parent) as worktree:
         assert worktree.directory is not None
@@ -129,8 +130,9 @@ async def _evaluate(options: EvalOptions, repo: Repository, selection: Selection
             diffs = await asyncio.to_thread(
                 lambda: tuple(file_diff(repo, commit.parent, commit.sha, c.old_path, c.new_path)
                               for c in commit.changes))
+            new_tags = {d.old_path: parse_source(registry, settings, d.new_path, d.new_source) for d in diffs}
             names = {s.name for tags in collected.tags.values() for s in tags.symbols}
-            tasks = build_tasks(commit, diffs, collected.tags, names)
+            tasks = build_tasks(commit, diffs, collected.tags, new_tags, names)
             requests = requests_for(tasks.tasks, options.budgets)
             runs: dict[str, SystemRun] = {}
             for mode in options.modes:

@@ -72,10 +72,11 @@ def co_edit_chat_file(diffs: Iterable[FileDiff]) -> FileDiff:
 
 
 def build_tasks(commit: Commit, diffs: tuple[FileDiff, ...], tags: Mapping[str, FileTags],
-                definition_names: Collection[str]) -> CommitTasks:
-    """Tasks for ``commit`` given its per-file diffs and the parent's tags (all listed source files)."""
-    by_file = {d.old_path: changed_definitions(d.old_path, tags[d.old_path], d.hunks) if d.old_path in tags else ()
-               for d in diffs}
+                new_tags: Mapping[str, FileTags | None], definition_names: Collection[str]) -> CommitTasks:
+    """Tasks for ``commit``, given its per-file diffs, the parent's tags (every listed source file)
+    and the commit's tags of the changed files (by their old path)."""
+    by_file = {d.old_path: changed_definitions(d.old_path, tags[d.old_path], new_tags.get(d.old_path), d.hunks)
+               if d.old_path in tags else () for d in diffs}
     all_defs = tuple(sorted(x for defs in by_file.values() for x in defs))
     changed = tuple(d.old_path for d in diffs)
     tasks: list[Task] = []

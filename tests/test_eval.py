@@ -1,0 +1,515 @@
+"""hybridmap eval on real git repositories built here: selection, tasks, metrics, errors, cleanup."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from hybridmap.evaluate.definitions import changed_definitions
+from hybridmap.evaluate.diffs import file_diff, parse_hunks
+from hybridmap.evaluate.git import open_repository
+from hybridmap.evaluate.history import select_commits
+from hybridmap.evaluate.mentions import message_mentions
+from hybridmap.evaluate.metrics import MapOutcome, ShownFile, percentile, score
+from hybridmap.evaluate.peer import DEFAULT_PYTHON, find_aider_python
+from hybridmap.evaluate.tasks import build_tasks
+from hybridmap.evaluate.worktree import ScratchWorktree
+from hybridmap.errors import RequestError, RootError
+from hybridmap.languages import LanguageRegistry
+from hybridmap.model import FileTags
+from hybridmap.sources.treesitter import extract_tags
+
+from .conftest import git, write_files
+
+STORE = '''\
+class Store:
+    def __init__(self):
+        self.items = {}
+
+    def save(self, key, value):
+        self.items[key] = value
+
+    def load(self, key):
+        return self.items.get(key)
+'''
+MODELS = '''\
+from app.store import Store
+
+
+class Model:
+    def __init__(self, store: Store):
+        self.store = store
+
+    def persist(self, name):
+        self.store.save(name, self)
+'''
+VIEWS = '''\
+from app.models import Model
+from app.util import format_name
+
+
+def render_view(model: Model):
+    return format_name(model.store.load("name"))
+'''
+UTIL = '''\
+def format_name(name):
+    return str(name)
+
+
+def slugify(text):
+    return text.lower().replace(" ", "-")
+'''
+
+
+def _commit(root: Path, message: str) -> str:
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+    return git(root, "rev-parse", "HEAD").strip()
+
+
+def _edit(root: Path, rel: str, old: str, new: str) -> None:
+    path = root / rel
+    text = path.read_text()
+    assert old in text, (rel, old)
+    path.write_text(text.replace(old, new, 1))
+
+
+def make_history(root: Path) -> dict[str, str]:
+    """A small Python project whose history holds every case the selection must tell apart."""
+    root.mkdir()
+    files = {"README.md": "# app\n", "app/__init__.py": "", "app/store.py": STORE, "app/models.py": MODELS,
+             "app/views.py": VIEWS, "app/util.py": UTIL}
+    files.update({f"app/m{k}.py": f"def helper_{k}():\n    return {k}\n" for k in range(1, 9)})
+    write_files(root, files)
+    git(root, "init", "-q", "-b", "main")
+    shas = {"c0": _commit(root, "initial")}
+    # c1: co-edit of two files; models.py has more changed lines (the co-edit chat file).
+    _edit(root, "app/store.py", "        self.items[key] = value\n",
+          "        self.items[key] = value\n        return key\n")
+    _edit(root, "app/models.py", "        self.store.save(name, self)\n",
+          "        key = self.store.save(name, self)\n        return key\n")
+    shas["c1"] = _commit(root, "Add `Store.save` return value used by Model.persist")
+    # c2: one file only.
+    _edit(root, "app/util.py", "return str(name)", "return str(name).strip()")
+    shas["c2"] = _commit(root, "strip names")
+    # c3: eight files.
+    for k in range(1, 9):
+        _edit(root, f"app/m{k}.py", f"return {k}", f"return {k} * 2")
+    shas["c3"] = _commit(root, "double every helper")
+    # c4: a side branch co-editing two files, merged with a merge commit.
+    git(root, "checkout", "-q", "-b", "feature")
+    _edit(root, "app/views.py", 'load("name")', 'load("title")')
+    _edit(root, "app/util.py", "def slugify(text):\n", "def slugify(text):\n    text = text.strip()\n")
+    shas["side"] = _commit(root, "feature work on render_view and slugify")
+    git(root, "checkout", "-q", "main")
+    git(root, "merge", "-q", "--no-ff", "feature", "-m", "Merge feature")
+    shas["merge"] = git(root, "rev-parse", "HEAD").strip()
+    # c5: three files.
+    _edit(root, "app/views.py", '    return format_name(model.store.load("title"))',
+          '    name = model.store.load("title")\n    return format_name(name)')
+    _edit(root, "app/util.py", "return str(name).strip()", "return str(name).strip().title()")
+    _edit(root, "app/store.py", "return self.items.get(key)", "return self.items.get(key, None)")
+    shas["c5"] = _commit(root, "render_view shows the formatted name from util.py")
+    # c6: a new file and one modified file: one target only.
+    write_files(root, {"app/extra.py": "def extra():\n    return 1\n"})
+    _edit(root, "app/util.py", "def slugify(text):\n", "def slugify(text: str):\n")
+    shas["c6"] = _commit(root, "add extra")
+    # c7: a pure rename plus one modified file: one target only.
+    git(root, "mv", "app/m1.py", "app/m1_renamed.py")
+    _edit(root, "app/m2.py", "* 2", "* 3")
+    shas["c7"] = _commit(root, "rename m1")
+    # c8: a method inserted inside a class, a function appended to a file, and a non-source file.
+    _edit(root, "app/store.py", "    def load(self, key):\n",
+          "    def clear(self):\n        self.items.clear()\n\n    def load(self, key):\n")
+    (root / "app/models.py").write_text((root / "app/models.py").read_text() + "\n\ndef make_model():\n"
+                                        "    return Model(Store())\n")
+    (root / "README.md").write_text("# app\n\nNow with clear().\n")
+    shas["c8"] = _commit(root, "Model keeps a default store\n\nSigned-off-by: Someone <someone@example.invalid>\n")
+    return shas
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    root = tmp_path / "project"
+    return root, make_history(root)
+
+
+@pytest.fixture(scope="module")
+def registry_module() -> LanguageRegistry:
+    return LanguageRegistry.load()
+
+
+def run_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "hybridmap", "eval", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def worktrees(root: Path) -> list[str]:
+    out = git(root, "worktree", "list", "--porcelain")
+    return [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("worktree ")]
+
+
+# --- selection -------------------------------------------------------------------------------
+
+
+def test_selection_keeps_first_parent_non_merge_commits_that_modify_two_to_six_source_files(
+        history: tuple[Path, dict[str, str]], registry_module: LanguageRegistry) -> None:
+    root, shas = history
+    repo = open_repository(root)
+    is_source = lambda path: registry_module.language_for(path) is not None  # noqa: E731
+    selection = select_commits(repo, "HEAD", 10, is_source, scan_limit=100)
+    assert [c.sha for c in selection.commits] == [shas["c8"], shas["c5"], shas["c1"]]
+    c8, c5, c1 = selection.commits
+    assert [ch.old_path for ch in c8.changes] == ["app/models.py", "app/store.py"]  # README is not source
+    assert [ch.old_path for ch in c5.changes] == ["app/store.py", "app/util.py", "app/views.py"]
+    assert c1.parent == shas["c0"] and c1.subject.startswith("Add `Store.save`")
+    assert c8.message.startswith("Model keeps a default store")
+    # 10 asked, 3 qualify: not an error, but said.
+    assert selection.scanned == 9 and "only 3 of the 10" in selection.shortfall
+    assert select_commits(repo, "HEAD", 2, is_source, scan_limit=100).shortfall == ""
+    # --rev starts elsewhere: the side branch's own commit qualifies there.
+    side = select_commits(repo, "feature", 5, is_source, scan_limit=100)
+    assert [c.sha for c in side.commits] == [shas["side"], shas["c1"]]
+
+
+def test_selection_errors(tmp_path: Path, git_repo, registry_module: LanguageRegistry) -> None:
+    is_source = lambda path: registry_module.language_for(path) is not None  # noqa: E731
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(RootError, match="not a git repository"):
+        open_repository(plain)
+    single = git_repo({"a.py": "def a():\n    pass\n"})
+    with pytest.raises(RequestError, match=r"history too short: HEAD has 1 commit"):
+        select_commits(open_repository(single), "HEAD", 3, is_source, scan_limit=100)
+    with pytest.raises(RequestError, match="'nope' does not name a commit"):
+        select_commits(open_repository(single), "nope", 3, is_source, scan_limit=100)
+    empty = git_repo({}, commit=False)
+    with pytest.raises(RequestError, match="does not name a commit"):
+        select_commits(open_repository(empty), "HEAD", 3, is_source, scan_limit=100)
+    (single / "a.py").write_text("def a():\n    return 1\n")
+    git(single, "commit", "-qam", "one file")
+    with pytest.raises(RequestError, match="no qualifying commit in the last 2 first-parent commits"):
+        select_commits(open_repository(single), "HEAD", 3, is_source, scan_limit=100)
+
+
+# --- what a commit changed -------------------------------------------------------------------
+
+
+def test_hunks_parse_old_side_lines_and_insertions() -> None:
+    hunks = parse_hunks("@@ -3 +3 @@\n-a\n+b\n@@ -10,0 +11,2 @@\n+x\n+y\n@@ -20,4 +22,0 @@\n")
+    assert [(h.old_start, h.old_count, h.new_start, h.new_count) for h in hunks] == [
+        (3, 1, 3, 1), (10, 0, 11, 2), (20, 4, 22, 0)]
+    assert list(hunks[0].old_lines) == [3] and list(hunks[0].new_lines) == [3]
+    assert list(hunks[1].old_lines) == [] and list(hunks[1].new_lines) == [11, 12]
+    assert list(hunks[2].old_lines) == [20, 21, 22, 23] and list(hunks[2].new_lines) == []
+
+
+def test_changed_definitions_are_the_innermost_definitions_the_diff_touches(
+        history: tuple[Path, dict[str, str]], registry_module: LanguageRegistry) -> None:
+    root, shas = history
+    repo = open_repository(root)
+    compiled = registry_module.compiled("python")
+
+    def changed(parent: str, sha: str, path: str, both_sides: bool = True) -> list[tuple[str, str]]:
+        old = extract_tags(compiled, git(root, "show", f"{parent}:{path}").encode())
+        diff = file_diff(repo, parent, sha, path, path)
+        assert diff.new_source.decode() == git(root, "show", f"{sha}:{path}")
+        new = extract_tags(compiled, diff.new_source) if both_sides else None
+        return [(d.name, d.kind) for d in changed_definitions(path, old, new, diff.hunks)]
+
+    # A line appended at the end of a method body: the method, not its class (only the
+    # commit's side shows that the line lands inside the method).
+    assert changed(shas["c0"], shas["c1"], "app/store.py") == [("save", "method")]
+    assert changed(shas["c0"], shas["c1"], "app/store.py", both_sides=False) == []
+    assert changed(shas["c0"], shas["c1"], "app/models.py") == [("persist", "method")]
+    # A line inserted at the top of a function body.
+    assert changed(shas["merge"], shas["c5"], "app/views.py") == [("render_view", "function")]
+    # A method inserted between two methods changes the class body.
+    assert changed(shas["c7"], shas["c8"], "app/store.py") == [("Store", "class")]
+    # A function appended after the last definition changes none.
+    assert changed(shas["c7"], shas["c8"], "app/models.py") == []
+    # Line numbers are the parent's, 1-based.
+    diff = file_diff(repo, shas["c0"], shas["c1"], "app/store.py", "app/store.py")
+    found = changed_definitions("app/store.py", extract_tags(compiled, STORE.encode()),
+                                extract_tags(compiled, diff.new_source), diff.hunks)
+    assert [d.line for d in found] == [5]
+
+
+def test_message_mentions() -> None:
+    names = {"Store", "save", "Model", "persist", "render_view", "format_name", "load"}
+    paths = ["app/store.py", "app/models.py", "app/util.py", "app/views.py"]
+    message = ("Fix `Store.save` crash in models.py when render_view gets None; see https://example.invalid/x\n"
+               "\nThe parseConfig helper and MAX_SIZE too (#123), thanks a@b.invalid\n"
+               "Signed-off-by: Some One <some@example.invalid>\nCo-authored-by: Other <o@example.invalid>\n")
+    assert message_mentions(message, names, paths) == (
+        "Store", "save", "models.py", "render_view", "parseConfig", "MAX_SIZE")
+    # Definition names and file stems count only when they exist; stopwords never.
+    assert message_mentions("Model keeps a default store", names, paths) == ("Model", "store")
+    assert message_mentions("Update the docs", names, paths) == ()
+
+
+def test_tasks_of_a_commit(history: tuple[Path, dict[str, str]], registry_module: LanguageRegistry) -> None:
+    root, shas = history
+    repo = open_repository(root)
+    is_source = lambda path: registry_module.language_for(path) is not None  # noqa: E731
+    c8, c5, c1 = select_commits(repo, "HEAD", 3, is_source, scan_limit=100).commits
+    compiled = registry_module.compiled("python")
+
+    def tags_at(sha: str) -> dict[str, FileTags]:
+        paths = git(root, "ls-tree", "-r", "--name-only", sha).split()
+        return {p: extract_tags(compiled, git(root, "show", f"{sha}:{p}").encode()) for p in paths if p.endswith(".py")}
+
+    def tasks_for(commit):  # type: ignore[no-untyped-def]
+        tags = tags_at(commit.parent)
+        diffs = tuple(file_diff(repo, commit.parent, commit.sha, c.old_path, c.new_path) for c in commit.changes)
+        new = {d.old_path: extract_tags(compiled, d.new_source) for d in diffs}
+        return build_tasks(commit, diffs, tags, new, {s.name for t in tags.values() for s in t.symbols})
+
+    co_edit, message = tasks_for(c1).tasks
+    assert (co_edit.kind, co_edit.chat_files, co_edit.targets) == ("co-edit", ("app/models.py",), ("app/store.py",))
+    assert [d.name for d in co_edit.definitions] == ["save"]
+    assert (message.kind, message.chat_files) == ("message", ())
+    assert message.targets == ("app/models.py", "app/store.py")
+    assert message.mentions == ("Store", "save", "Model", "persist")
+    assert [d.name for d in message.definitions] == ["persist", "save"]
+    five = tasks_for(c5)
+    assert five.tasks[0].chat_files == ("app/views.py",)  # 3 changed lines; the others have 2 each
+    assert five.tasks[0].targets == ("app/store.py", "app/util.py")
+    assert five.tasks[1].mentions == ("util.py", "render_view")
+    assert five.tasks[1].mentioned_files == ("app/util.py",)
+    assert sorted(d.name for d in five.definitions) == ["format_name", "load", "render_view"]
+    eight = tasks_for(c8)
+    assert eight.tasks[1].mentions == ("Model", "store")  # the trailer is not read
+
+
+def test_metrics_on_known_answers() -> None:
+    from hybridmap.evaluate.definitions import ChangedDefinition
+    from hybridmap.evaluate.tasks import Task
+
+    task = Task("co-edit", ("a.py",), (), (), ("b.py", "c.py", "d.py"),
+                (ChangedDefinition("b.py", "f", "function", 1), ChangedDefinition("c.py", "g", "function", 3),
+                 ChangedDefinition("d.py", "h", "function", 5), ChangedDefinition("b.py", "k", "class", 9)))
+    outcome = MapOutcome((ShownFile("x.py", ("f", "g")), ShownFile("y.py", ()), ShownFile("c.py", ("g",)),
+                          ShownFile("b.py", ("other",))), 100, 0.01)
+    result = score(task, outcome)
+    assert result.file_recall == pytest.approx(2 / 3)
+    assert result.reciprocal_rank == pytest.approx(1 / 3)  # c.py is third
+    assert (result.definitions_hit, result.definitions_total) == (1, 4)  # g in c.py; f is shown in x.py only
+    assert result.definition_recall == pytest.approx(0.25)
+    empty = score(task, MapOutcome((), 0, 0.0))
+    assert (empty.file_recall, empty.reciprocal_rank, empty.definition_recall) == (0.0, 0.0, 0.0)
+    no_defs = Task("message", (), ("w",), (), ("b.py",), ())
+    assert score(no_defs, outcome).definition_recall is None
+    assert percentile([1.0, 2.0, 3.0, 4.0], 95) == pytest.approx(3.85)
+    assert percentile([5.0], 95) == 5.0 and percentile([], 50) is None
+
+
+# --- the command -----------------------------------------------------------------------------
+
+
+def test_eval_json_shape_and_known_numbers(history: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    root, shas = history
+    # The user's own work tree and index carry changes: eval must not touch them.
+    (root / "app/util.py").write_text(UTIL + "\n# local edit\n")
+    (root / "notes.txt").write_text("untracked\n")
+    (root / "app/m3.py").write_text("def helper_3():\n    return 'staged'\n")
+    git(root, "add", "app/m3.py")
+    before = (git(root, "status", "--porcelain"), git(root, "rev-parse", "HEAD"), git(root, "diff", "--cached"))
+    out = tmp_path / "eval.json"
+    proc = run_cli(str(root), "--commits", "5", "--modes", "static", "--tokens", "256,4096",
+                   "--format", "json", "--json-out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.strip() == ("hybridmap: warning: only 3 of the 5 requested commits qualify "
+                                   "(scanned 9 first-parent commits of HEAD); evaluating 3")
+    data = json.loads(proc.stdout)
+    assert json.loads(out.read_text()) == data
+    assert (git(root, "status", "--porcelain"), git(root, "rev-parse", "HEAD"), git(root, "diff", "--cached")) == before
+    assert worktrees(root) == [str(root)]
+
+    assert {"schema", "root", "rev", "head", "commits_requested", "commits_evaluated", "commits_scanned",
+            "shortfall", "budgets", "systems", "server_wait", "versions", "elapsed_seconds", "summary",
+            "servers", "commits"} <= set(data)
+    assert (data["commits_requested"], data["commits_evaluated"], data["budgets"], data["systems"]) == (
+        5, 3, [256, 4096], ["static"])
+    assert data["head"] == shas["c8"]
+    assert [c["sha"] for c in data["commits"]] == [shas["c8"], shas["c5"], shas["c1"]]
+    assert {(row["system"], row["task"]) for row in data["summary"]} == {("static", "co-edit"), ("static", "message")}
+    c1 = data["commits"][2]
+    assert c1["files"] == [{"path": "app/models.py", "new_path": "app/models.py", "added": 2, "deleted": 1},
+                           {"path": "app/store.py", "new_path": "app/store.py", "added": 1, "deleted": 0}]
+    assert [d["name"] for d in c1["changed_definitions"]] == ["persist", "save"]
+    run = c1["runs"]["static"]
+    assert run["error"] == "" and run["servers"] == {} and run["edges"]["name-match"] > 0
+    assert [(m["task"], m["budget"]) for m in run["maps"]] == [
+        ("co-edit", 256), ("co-edit", 4096), ("message", 256), ("message", 4096)]
+    for commit in data["commits"]:
+        targets = {t["kind"]: t["targets"] for t in commit["tasks"]}
+        for m in commit["runs"]["static"]["maps"]:
+            assert m["tokens"] <= m["budget"] and m["seconds"] > 0
+            # The scores are those of the files listed, in the order listed.
+            wanted = targets[m["task"]]
+            first = next((i for i, f in enumerate(m["files"]) if f in wanted), None)
+            assert m["reciprocal_rank"] == (0.0 if first is None else 1 / (first + 1))
+            assert m["file_recall"] == len(set(wanted) & set(m["files"])) / len(wanted)
+            if m["budget"] == 4096:
+                # The whole project fits in 4096 tokens: every target and every changed definition is shown.
+                assert m["file_recall"] == 1.0
+                assert m["definition_recall"] in (1.0, None)
+        co_edit = next(t for t in commit["tasks"] if t["kind"] == "co-edit")
+        assert all(co_edit["chat_files"][0] not in m["files"]
+                   for m in commit["runs"]["static"]["maps"] if m["task"] == "co-edit")
+    summary = {row["task"]: row for row in data["summary"]}
+    assert summary["co-edit"]["tasks"] == 3 and summary["message"]["tasks"] == 3
+    assert summary["co-edit"]["recall"]["4096"] == 1.0
+    assert summary["co-edit"]["definition_recall"]["4096"] == 1.0
+    assert summary["co-edit"]["definition_tasks"] == 3
+    c8 = data["commits"][0]
+    assert [(t["chat_files"], t["targets"], [d["name"] for d in t["definitions"]]) for t in c8["tasks"]] == [
+        (["app/models.py"], ["app/store.py"], ["Store"]),  # models.py: 4 added lines, store.py 3
+        ([], ["app/models.py", "app/store.py"], ["Store"])]  # the appended make_model is not in the parent
+
+
+def test_eval_markdown_table(history: tuple[Path, dict[str, str]]) -> None:
+    root, _ = history
+    proc = run_cli(str(root), "--commits", "2", "--modes", "static", "--tokens", "512,1024")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""  # piped: no progress bar, and 2 of 2 qualify: no warning
+    lines = proc.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("| system |"))
+    assert header == ("| system | task | tasks (with defs) | recall@512 | recall@1024 | MRR@512 | MRR@1024 | "
+                      "defs@512 | defs@1024 | s/map median | s/map p95 | max tokens/budget |")
+    rows = [line for line in lines if line.startswith("| hybridmap static |")]
+    assert [row.split(" | ")[1] for row in rows] == ["co-edit", "message"]
+    assert all(row.split(" | ")[2] == "2 (2)" for row in rows)
+
+
+def test_eval_errors_are_one_line(tmp_path: Path, git_repo) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    proc = run_cli(str(plain))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert "is not a git repository" in proc.stderr
+    single = git_repo({"a.py": "def a():\n    pass\n"})
+    proc = run_cli(str(single))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert "history too short: HEAD has 1 commit(s)" in proc.stderr
+    proc = run_cli(str(single), "--tokens", "12,x")
+    assert proc.returncode == 2 and "--tokens" in proc.stderr
+    proc = run_cli(str(single), "--modes", "fast")
+    assert proc.returncode == 2 and "unknown value 'fast'" in proc.stderr
+    proc = run_cli(str(single), "--peer", "aider", "--aider-python", str(tmp_path / "nowhere/python"))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert "no python with Aider" in proc.stderr and "benchmarks/setup_aider_env.sh" in proc.stderr
+
+
+# --- the scratch worktree --------------------------------------------------------------------
+
+
+def test_worktree_is_removed_after_an_exception(history: tuple[Path, dict[str, str]]) -> None:
+    root, shas = history
+    repo = open_repository(root)
+    seen: list[Path] = []
+    with pytest.raises(ZeroDivisionError):
+        with ScratchWorktree(repo) as worktree:
+            checked = worktree.checkout(shas["c0"])
+            assert (checked / "app/store.py").read_text() == STORE
+            checked = worktree.checkout(shas["c1"])  # reused, not re-added
+            (checked / "stray.txt").write_text("left by a server\n")
+            checked = worktree.checkout(shas["c5"])
+            assert not (checked / "stray.txt").exists()
+            assert "return key" in (checked / "app/store.py").read_text()
+            seen.append(checked)
+            assert len(worktrees(root)) == 2
+            1 / 0
+    assert worktrees(root) == [str(root)]
+    assert not seen[0].exists() and not seen[0].parent.exists()
+    assert git(root, "rev-parse", "HEAD").strip() == shas["c8"]
+
+
+def test_ctrl_c_mid_run_removes_the_worktree_and_stops_the_servers(
+        history: tuple[Path, dict[str, str]]) -> None:
+    root, _ = history
+    proc = subprocess.Popen([sys.executable, "-m", "hybridmap", "eval", str(root), "--commits", "3",
+                             "--modes", "static,hybrid", "--server-wait", "30", "--format", "json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    me = psutil.Process(proc.pid)
+    servers: list[psutil.Process] = []
+    scratch: list[str] = []
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline and proc.poll() is None and not servers:
+            try:
+                servers = [p for p in me.children(recursive=True) if p.name() == "ty"]
+            except psutil.NoSuchProcess:
+                pass
+            scratch = worktrees(root)[1:]
+            time.sleep(0.01)
+        assert servers and scratch, "the eval ended before a language server ran"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert err.strip().endswith("hybridmap: error: interrupted; the scratch worktree was removed")
+    assert out == ""
+    assert worktrees(root) == [str(root)]
+    assert not Path(scratch[0]).exists() and not Path(scratch[0]).parent.exists()
+    gone = psutil.wait_procs(servers, timeout=10)[1]
+    assert gone == [], f"servers still running: {gone}"
+
+
+# --- the peer --------------------------------------------------------------------------------
+
+
+def test_aider_python_is_looked_up_in_order(tmp_path: Path) -> None:
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    assert find_aider_python(str(fake), {}) == fake
+    assert find_aider_python(None, {"HYBRIDMAP_AIDER_PYTHON": str(fake)}) == fake
+    with pytest.raises(RequestError, match="no python with Aider at '.*missing'"):
+        find_aider_python(None, {"HYBRIDMAP_AIDER_PYTHON": str(tmp_path / "missing")})
+
+
+def test_peer_aider_runs_the_real_aider(history: tuple[Path, dict[str, str]]) -> None:
+    python = os.environ.get("HYBRIDMAP_AIDER_PYTHON") or str(DEFAULT_PYTHON)
+    if not Path(python).is_file():
+        reason = f"Aider's venv not found at {python} (create it with benchmarks/setup_aider_env.sh)"
+        print(reason)
+        pytest.skip(reason)
+    root, shas = history
+    proc = run_cli(str(root), "--commits", "3", "--modes", "static", "--peer", "aider", "--tokens", "256,4096",
+                   "--format", "json", "--aider-python", python)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["systems"] == ["static", "aider"]
+    assert data["versions"]["aider"] == "0.86.2"
+    assert {row["system"] for row in data["summary"]} == {"static", "aider"}
+    for commit in data["commits"]:
+        aider = commit["runs"]["aider"]
+        assert aider["error"] == "" and aider["first_map_seconds"] > 0
+        tasks = {t["kind"]: t for t in commit["tasks"]}
+        assert [(m["task"], m["budget"]) for m in aider["maps"]] == [
+            (kind, budget) for kind in tasks for budget in (256, 4096)]
+        for m in aider["maps"]:
+            assert m["tokens"] > 0
+            assert set(tasks[m["task"]]["chat_files"]).isdisjoint(m["files"])
+            if m["budget"] == 4096:
+                # Everything fits: Aider shows every file with definitions but the chat files.
+                assert m["file_recall"] == 1.0
+    # Files come in Aider's rank order (from get_ranked_tags), not in the name order of its text.
+    orders = [m["files"] for c in data["commits"] for m in c["runs"]["aider"]["maps"]]
+    assert any(files != sorted(files) for files in orders)
+    c1 = data["commits"][2]
+    co_edit = next(m for m in c1["runs"]["aider"]["maps"] if m["task"] == "co-edit" and m["budget"] == 4096)
+    assert co_edit["files"][0] == "app/store.py"  # what the chat file models.py imports ranks first
