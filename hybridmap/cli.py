@@ -148,6 +148,35 @@ def compare_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], 
     click.echo(render_comparison(comparison, choose_layout(layout, width, terminal), width), nl=False)
 
 
+@main.command("servers")
+@click.argument("root", default=".", type=click.Path(file_okay=False, path_type=str))
+@click.option("--start/--no-start", default=True, show_default=True,
+              help="Start the server each language would use and report its state.")
+@click.option("--server-wait", type=click.FloatRange(min=0), default=30.0, show_default=True,
+              help="Seconds to wait for the started servers to become ready.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def servers_command(root: str, start: bool, server_wait: float, fmt: str) -> None:
+    """Which language servers a map of ROOT would use, which are missing, and how to install them."""
+    import asyncio
+
+    from .doctor import check_servers, render_checks
+    from .languages import LanguageRegistry
+    from .walk import resolve_root
+
+    try:
+        resolved = resolve_root(root)
+        settings = load_settings(resolved)
+        checks = asyncio.run(check_servers(resolved, LanguageRegistry.load(), settings,
+                                           start=start, wait=server_wait))
+    except HybridMapError as exc:
+        _fail(str(exc))
+        return
+    if fmt == "json":
+        click.echo(json.dumps([c.to_json() for c in checks], indent=2, ensure_ascii=False))
+    else:
+        click.echo(render_checks(checks), nl=False)
+
+
 @main.group("cache")
 def cache_group() -> None:
     """Manage the parse cache."""

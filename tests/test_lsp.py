@@ -106,6 +106,29 @@ def test_each_python_server(server: str, tmp_path: Path) -> None:
         assert edge not in found, (server, edge)
 
 
+@pytest.mark.parametrize("server", ["typescript-language-server", "tsgo"])
+def test_each_typescript_server(server: str, tmp_path: Path) -> None:
+    require({"typescript-language-server": "typescript-language-server", "tsgo": "tsgo"}[server])
+    user = tmp_path / "user_configs"
+    user.mkdir()
+    text = (BUILTIN_CONFIG_DIR / "typescript.toml").read_text()
+    text = text.replace('language-servers = ["typescript-language-server", "tsgo"]',
+                        f'language-servers = ["{server}"]')
+    (user / "typescript.toml").write_text(text)
+    registry = LanguageRegistry.load([BUILTIN_CONFIG_DIR, user], [BUILTIN_QUERY_DIR])
+    root = fixture_repo(tmp_path, "typescript")
+    _, _, right, wrong = CASES["typescript"]
+    with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+        result = repo.map(mode="hybrid", server_wait=60, tokens=512)
+        found = edges(repo)
+    assert result.servers["typescript"].server == server
+    assert result.servers["typescript"].state is ServerState.READY
+    for edge in right:
+        assert found.get(edge) == "lsp", (server, edge, found)
+    for edge in wrong:
+        assert edge not in found, (server, edge)
+
+
 def test_first_map_never_waits_and_later_maps_use_the_server(tmp_path: Path) -> None:
     require("ty")
     root = fixture_repo(tmp_path, "python")

@@ -60,6 +60,7 @@ INSTALL_DIRS = (
     Path(sys.prefix) / "bin",
     _PROJECT_DIR / ".venv" / "bin",
     _PROJECT_DIR / ".servers" / "node" / "node_modules" / ".bin",
+    _PROJECT_DIR / ".servers" / "bin",  # links with our own names (tsgo → TypeScript 7's tsc)
 )
 
 
@@ -138,7 +139,19 @@ class _Client(LanguageClient):
         self.protocol.set_writer(server.stdin)
         self._server = server
         self._async_tasks.extend([asyncio.create_task(self._session._read_messages(server.stdout)),
-                                  asyncio.create_task(self._server_exit())])
+                                  asyncio.create_task(self._watch_exit(server))])
+
+    async def _watch_exit(self, server: asyncio.subprocess.Process) -> None:
+        """Notice the server's exit at once. pygls awaits ``process.wait()``, which (Python 3.11)
+        also waits until every pipe is closed: a child still holding stdout hides the death."""
+        while server.returncode is None:
+            await asyncio.sleep(0.1)
+        reason = f"Server process {server.pid} exited with return code: {server.returncode}"
+        for future in list(self.protocol._request_futures.values()):  # pygls 2.1.1 internals (pinned)
+            if not future.done():
+                future.set_exception(RuntimeError(reason))
+        await self.server_exit(server)
+        self._stop_event.set()
 
     async def server_exit(self, server: asyncio.subprocess.Process) -> None:
         self._session._on_exit(server.returncode)
@@ -267,6 +280,7 @@ class LspSession:
         if not self._closing:
             tail = " | ".join(list(self.stderr_tail)[-3:])
             self._fail(f"server exited with code {returncode}" + (f": {tail}" if tail else ""))
+            self._tasks.append(asyncio.create_task(self._kill_tree()))  # the children it left behind
 
     # --- start ------------------------------------------------------------------------
 
@@ -337,7 +351,9 @@ class LspSession:
             if version.startswith("{"):  # gopls puts its build info JSON here
                 match = re.search(r'"Version":"([^"]*)"\}?$', version)
                 version = match.group(1) if match else ""
-            self.version = f"{info.name} {version}".strip()[:80]
+            # clangd's version already starts with its name ("clangd version 22.1.1 ...").
+            name = "" if version.lower().startswith(info.name.lower()) else info.name
+            self.version = f"{name} {version}".strip()[:80]
         elif isinstance(result, dict) and isinstance(result.get("serverInfo"), dict):
             si = result["serverInfo"]
             self.version = f"{si.get('name', '')} {si.get('version', '')}".strip()
@@ -691,9 +707,10 @@ class LspSession:
                 await asyncio.wait_for(client.shutdown_async(None), grace)
                 client.exit(None)
                 exit_sent = True
-            if exit_sent:
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(process.wait(), grace)
+            if exit_sent:  # polled: process.wait() also waits for pipes a child may hold
+                deadline = time.monotonic() + grace
+                while process.returncode is None and time.monotonic() < deadline:
+                    await asyncio.sleep(0.05)
         await self._kill_tree()
         if client is not None:
             with contextlib.suppress(Exception):
@@ -717,11 +734,16 @@ class LspSession:
             for pid in pids:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, sig)  # children that left the group (setsid) too
-            if process.returncode is None:
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(process.wait(), 1.0)
-            if process.returncode is not None and not any(psutil.pid_exists(p) for p in pids):
-                return
+            # Not process.wait(): it also waits for the pipes, which a surviving child holds.
+            deadline = time.monotonic() + 1.0
+            while True:
+                gone = (process.returncode is not None and not group_alive(process.pid)
+                        and not any(_alive(p) for p in pids))
+                if gone:
+                    return
+                if time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(0.05)
 
 
 #: LSP languageId per hybridmap language name, where they differ.
@@ -744,6 +766,30 @@ def _decode(body: bytes) -> Any:
 def _consume(future: asyncio.Future[Any]) -> None:
     if not future.cancelled():
         future.exception()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def group_alive(pgid: int) -> bool:
+    """Is a live (non-zombie) process left in process group ``pgid``?"""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    for proc in psutil.process_iter(["status"]):
+        if proc.info["status"] == psutil.STATUS_ZOMBIE:
+            continue
+        with contextlib.suppress(ProcessLookupError, psutil.Error):
+            if os.getpgid(proc.pid) == pgid:
+                return True
+    return False
 
 
 def descendants(pid: int) -> list[int]:

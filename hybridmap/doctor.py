@@ -1,0 +1,121 @@
+"""``hybridmap servers ROOT``: which language servers a map of ROOT would use, and why not.
+
+For every language present under ROOT (by file count), each configured
+candidate in order of preference: where its config came from, whether it is
+trusted, whether its required root patterns exist, whether its command is
+installed (and where), and how to install it when it is not. With ``start``,
+the server the map would choose is started for real through the same pool a
+map uses, and its state, version and time to ready are reported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .languages import LanguageRegistry
+from .model import ServerReport, ServerState
+from .settings import Settings
+from .sources.lsp.documents import Documents
+from .sources.lsp.pool import ServerPool
+from .sources.lsp.session import command_problem, find_command
+from .walk import list_files
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateCheck:
+    name: str
+    command: str
+    source: str
+    """The config file that declares it."""
+    trusted: bool
+    root_patterns_ok: bool
+    executable: str | None
+    """Absolute path of the command, or None when it is not installed."""
+    problem: str
+    """Why it cannot be used ("" when it can)."""
+    install: str
+
+    def to_json(self) -> dict[str, object]:
+        return {"name": self.name, "command": self.command, "source": self.source, "trusted": self.trusted,
+                "root_patterns_ok": self.root_patterns_ok, "executable": self.executable,
+                "problem": self.problem, "install": self.install}
+
+
+@dataclass(frozen=True, slots=True)
+class LanguageCheck:
+    language: str
+    files: int
+    candidates: tuple[CandidateCheck, ...]
+    chosen: str | None
+    """The first usable candidate: what a map would start."""
+    report: ServerReport | None
+    """The chosen server's state after a real start (None when not started)."""
+
+    def to_json(self) -> dict[str, object]:
+        return {"language": self.language, "files": self.files, "chosen": self.chosen,
+                "candidates": [c.to_json() for c in self.candidates],
+                "report": self.report.to_json() if self.report is not None else None}
+
+
+async def check_servers(root: Path, registry: LanguageRegistry, settings: Settings, *, start: bool,
+                        wait: float, environ: Mapping[str, str] | None = None) -> list[LanguageCheck]:
+    listing = await asyncio.to_thread(list_files, root, settings)
+    counts = Counter(lang for lang in (registry.language_for(p) for p in listing.paths) if lang)
+    pool = ServerPool(registry, root, settings, environ)
+    documents = Documents(root, settings)
+    checks: list[LanguageCheck] = []
+    try:
+        languages = [lang for lang, _ in counts.most_common() if pool.candidates(lang)]
+        for language in languages:
+            candidates = []
+            for config in pool.candidates(language):
+                patterns_ok = not config.required_root_patterns or any(
+                    any(root.glob(p)) for p in config.required_root_patterns)
+                executable = find_command(config.command, environ=environ)
+                problem = ("untrusted: a repository config; opt in with trust_repository_servers"
+                           if not config.trusted else
+                           f"none of {list(config.required_root_patterns)} in ROOT" if not patterns_ok else
+                           command_problem(config.command) if executable is None else "")
+                candidates.append(CandidateCheck(
+                    config.name, " ".join([config.command, *config.args]),
+                    str(config.source or ""), config.trusted, patterns_ok, executable, problem, config.install))
+            chosen = next((c.name for c in candidates if not c.problem), None)
+            if start and chosen is not None:
+                # Open one file, as a map does: tsserver loads the project (and reports
+                # readiness) only once a file is open.
+                first = next((p for p in listing.paths if registry.language_for(p) == language), None)
+                pool.ensure_started(language, None if first is None else
+                                    lambda session, first=first: documents.ensure_open(session, first))
+            checks.append(LanguageCheck(language, counts[language], tuple(candidates), chosen, None))
+        if start:
+            await pool.wait_ready([c.language for c in checks if c.chosen], wait)
+            checks = [LanguageCheck(c.language, c.files, c.candidates, c.chosen,
+                                    pool.report(c.language) if c.chosen else None) for c in checks]
+    finally:
+        await pool.aclose()
+    return checks
+
+
+def render_checks(checks: list[LanguageCheck]) -> str:
+    if not checks:
+        return "No language under ROOT has a language server configured: maps are static-only.\n"
+    lines: list[str] = []
+    for check in checks:
+        lines.append(f"{check.language} ({check.files} files): "
+                     + (f"uses {check.chosen}" if check.chosen else "no usable server (static map only)"))
+        for cand in check.candidates:
+            mark = "✓" if not cand.problem else "✗"
+            where = cand.executable or cand.command
+            lines.append(f"  {mark} {cand.name}: {where}" + (f" — {cand.problem}" if cand.problem else ""))
+            if cand.problem and cand.executable is None and cand.trusted and cand.install:
+                lines.append(f"      install: {cand.install}")
+        report = check.report
+        if report is not None:
+            ready = f", ready in {report.seconds_to_ready:.2f}s" if report.seconds_to_ready is not None else ""
+            state = "ready" if report.state is ServerState.READY else str(report.state)
+            lines.append(f"  → started: {state}{ready}" + (f" ({report.detail})" if report.detail else ""))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,77 @@
+"""`hybridmap servers ROOT`: what a map would use, what is missing, and how to install it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from .test_lsp import fixture_repo, require
+
+
+def servers(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "hybridmap", "servers", str(root), *args],
+                          capture_output=True, text=True, timeout=120, env=env)
+
+
+def test_reports_the_chosen_server_started_for_real(tmp_path: Path) -> None:
+    require("ty")
+    root = fixture_repo(tmp_path, "python")
+    proc = servers(root, "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    checks = {c["language"]: c for c in json.loads(proc.stdout)}
+    python = checks["python"]
+    assert python["files"] == 4 and python["chosen"] == "ty"
+    assert [c["name"] for c in python["candidates"]] == ["ty", "basedpyright", "pylsp"]
+    assert python["candidates"][0]["executable"].endswith("/ty")
+    assert python["report"]["state"] == "ready" and python["report"]["seconds_to_ready"] >= 0
+    assert "ty 0.0" in python["report"]["detail"]
+    text = servers(root, "--no-start").stdout
+    assert text.startswith("python (4 files): uses ty\n") and "started" not in text
+
+
+def test_missing_and_untrusted_candidates_say_why_and_how(tmp_path: Path) -> None:
+    require("basedpyright-langserver")
+    root = fixture_repo(tmp_path, "python")
+    marker = tmp_path / "ran"
+    (root / ".hybridmap" / "lsp_configs").mkdir(parents=True)
+    (root / ".hybridmap" / "lsp_configs" / "python.toml").write_text(f"""
+[language]
+name = "python"
+language-servers = ["evil"]
+[language-server.evil]
+command = "/bin/sh"
+args = ["-c", "touch {marker}"]
+""")
+    config = tmp_path / "xdg"
+    (config / "hybridmap").mkdir(parents=True)
+    # The user's own config (trusted) names a server that is not installed, before the built-ins.
+    builtin = (Path(__file__).resolve().parents[1] / "lsp_configs" / "python.toml").read_text()
+    (config / "hybridmap" / "lsp_configs").mkdir()
+    (config / "hybridmap" / "lsp_configs" / "python.toml").write_text(
+        builtin.replace('command = "ty"', 'command = "ty-not-installed"'))
+    env = {**os.environ, "XDG_CONFIG_HOME": str(config)}
+    proc = servers(root, "--format", "json", "--server-wait", "30", env=env)
+    assert proc.returncode == 0, proc.stderr
+    python = {c["language"]: c for c in json.loads(proc.stdout)}["python"]
+    by_name = {c["name"]: c for c in python["candidates"]}
+    assert not by_name["evil"]["trusted"] and "untrusted" in by_name["evil"]["problem"]
+    assert by_name["ty"]["executable"] is None and "not installed" in by_name["ty"]["problem"]
+    assert by_name["ty"]["install"] == "pip install ty"
+    assert python["chosen"] == "basedpyright"
+    assert python["report"]["state"] == "ready"
+    assert not marker.exists()  # an untrusted repository command never runs, not even here
+    text = servers(root, "--no-start", env=env).stdout
+    assert "✗ ty: ty-not-installed" in text and "install: pip install ty" in text
+    assert "✗ evil" in text and "untrusted" in text
+
+
+def test_no_configured_language_and_bad_root(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("nothing to map\n")
+    proc = servers(tmp_path, "--no-start")
+    assert proc.returncode == 0 and "static-only" in proc.stdout
+    bad = servers(tmp_path / "missing")
+    assert bad.returncode == 2 and bad.stderr.startswith("hybridmap: error:")
+    assert len(bad.stderr.strip().splitlines()) == 1
