@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -434,25 +435,25 @@ def test_worktree_is_removed_after_an_exception(history: tuple[Path, dict[str, s
     assert git(root, "rev-parse", "HEAD").strip() == shas["c8"]
 
 
-def test_ctrl_c_mid_run_removes_the_worktree_and_stops_the_servers(
-        history: tuple[Path, dict[str, str]]) -> None:
-    root, _ = history
-    proc = subprocess.Popen([sys.executable, "-m", "hybridmap", "eval", str(root), "--commits", "3",
-                             "--modes", "static,hybrid", "--server-wait", "30", "--format", "json"],
+def _interrupt_when(root: Path, args: list[str], is_target: Callable[[psutil.Process], bool]) -> list[psutil.Process]:
+    """Run eval, send SIGINT once a matching child process runs; check the cleanup; return those children."""
+    proc = subprocess.Popen([sys.executable, "-m", "hybridmap", "eval", str(root), *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     me = psutil.Process(proc.pid)
-    servers: list[psutil.Process] = []
+    targets: list[psutil.Process] = []
     scratch: list[str] = []
     deadline = time.monotonic() + 120
     try:
-        while time.monotonic() < deadline and proc.poll() is None and not servers:
+        while time.monotonic() < deadline and proc.poll() is None and not targets:
             try:
-                servers = [p for p in me.children(recursive=True) if p.name() == "ty"]
-            except psutil.NoSuchProcess:
+                targets = [p for p in me.children(recursive=True) if is_target(p)]
+            except psutil.Error:
                 pass
             scratch = worktrees(root)[1:]
             time.sleep(0.01)
-        assert servers and scratch, "the eval ended before a language server ran"
+        if not (targets and scratch):
+            proc.kill()
+            raise AssertionError(f"the eval ended before the awaited process ran: {proc.communicate()[1]}")
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     finally:
@@ -464,8 +465,28 @@ def test_ctrl_c_mid_run_removes_the_worktree_and_stops_the_servers(
     assert out == ""
     assert worktrees(root) == [str(root)]
     assert not Path(scratch[0]).exists() and not Path(scratch[0]).parent.exists()
-    gone = psutil.wait_procs(servers, timeout=10)[1]
-    assert gone == [], f"servers still running: {gone}"
+    alive = psutil.wait_procs(targets, timeout=10)[1]
+    assert alive == [], f"still running: {alive}"
+    return targets
+
+
+def test_ctrl_c_mid_run_removes_the_worktree_and_stops_the_servers(
+        history: tuple[Path, dict[str, str]]) -> None:
+    root, _ = history
+    _interrupt_when(root, ["--commits", "3", "--modes", "static,hybrid", "--server-wait", "30", "--format", "json"],
+                    lambda p: p.name() == "ty")
+
+
+def test_ctrl_c_while_the_peer_runs_stops_it(history: tuple[Path, dict[str, str]]) -> None:
+    python = os.environ.get("HYBRIDMAP_AIDER_PYTHON") or str(DEFAULT_PYTHON)
+    if not Path(python).is_file():
+        reason = f"Aider's venv not found at {python} (create it with benchmarks/setup_aider_env.sh)"
+        print(reason)
+        pytest.skip(reason)
+    root, _ = history
+    _interrupt_when(root, ["--commits", "3", "--modes", "", "--peer", "aider", "--aider-python", python],
+                    lambda p: any(part.endswith("aider_runner.py") for part in p.cmdline())
+                    and "--version" not in p.cmdline())
 
 
 # --- the peer --------------------------------------------------------------------------------

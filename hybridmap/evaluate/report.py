@@ -199,10 +199,11 @@ def to_markdown(report: EvalReport) -> str:
     servers = _server_summary(report)
     languages = servers["languages"]
     if "hybrid" in report.systems and isinstance(languages, dict):
-        lines += ["", "Servers (hybrid): "]
+        lines += ["", "Servers (hybrid):"]
         for language, entry in sorted(languages.items()):
-            lines.append(f"- {language}: {entry['server'] or '-'} ({entry['detail'] or ''}): ready in "
-                         f"{entry['ready']} of {entry['commits']} commits {entry['states']}")
+            states = ", ".join(f"{state} {count}" for state, count in sorted(entry["states"].items()))
+            lines.append(f"- {language}: {entry['server'] or '-'} ({entry['detail'] or 'no detail'}): ready in "
+                         f"{entry['ready']} of {entry['commits']} commits ({states})")
         edges = servers["lsp_edges_per_commit"]
         if isinstance(edges, list) and edges:
             lines.append(f"- lsp edges per commit: median {statistics.median(edges):g}, "
