@@ -255,6 +255,7 @@ def test_message_mentions() -> None:
     # Definition names and file stems count only when they exist; stopwords never.
     assert message_mentions("Model keeps a default store", names, paths) == ("Model", "store")
     assert message_mentions("Update the docs", names, paths) == ()
+    assert message_mentions("Revert `b279713e` and 0123abc in `Store`", names, paths) == ("Store",)
 
 
 def test_tasks_of_a_commit(history: tuple[Path, dict[str, str]], registry_module: LanguageRegistry) -> None:

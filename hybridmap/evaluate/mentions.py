@@ -10,8 +10,8 @@ Kept, in order of first appearance and without repeats:
   ``rich/progress.py``);
 
 and dropped: English stopwords and generic commit verbs (case-insensitive),
-words shorter than ``MIN_LENGTH``, trailer lines (``Signed-off-by: ...``), URLs,
-e-mail addresses and issue references.
+words shorter than ``MIN_LENGTH``, commit ids, trailer lines (``Signed-off-by: ...``),
+URLs, e-mail addresses and issue references.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ STOPWORDS = frozenset(
 _TRAILER = re.compile(r"^[A-Za-z][A-Za-z-]*-by:\s|^(?:Fixes|Closes|Refs|See|Resolves|Co-authored-by):\s", re.I)
 _URL = re.compile(r"\b\w+://\S+|\bwww\.\S+")
 _EMAIL = re.compile(r"\S+@\S+\.\w+")
+_COMMIT_ID = re.compile(r"(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}")  # an abbreviated or full commit sha
 _BACKTICK = re.compile(r"`([^`\n]+)`")
 _PATHLIKE = re.compile(r"[\w./-]*[\w-]\.[A-Za-z0-9]+\b")
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -74,7 +75,7 @@ def message_mentions(message: str, definition_names: Collection[str], file_paths
     out: dict[str, None] = {}
 
     def keep(word: str) -> None:
-        if len(word) >= MIN_LENGTH and word.lower() not in STOPWORDS:
+        if len(word) >= MIN_LENGTH and word.lower() not in STOPWORDS and not _COMMIT_ID.fullmatch(word):
             out.setdefault(word, None)
 
     def consider(word: str, backticked: bool) -> None:
