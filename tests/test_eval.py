@@ -393,6 +393,34 @@ def test_eval_markdown_table(history: tuple[Path, dict[str, str]]) -> None:
     assert all(row.split(" | ")[2] == "2 (2)" for row in rows)
 
 
+def test_progress_bar_on_a_terminal_only(history: tuple[Path, dict[str, str]]) -> None:
+    import pty
+
+    root, _ = history
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "hybridmap", "eval", str(root), "--commits", "2",
+                               "--modes", "static", "--tokens", "256"],
+                              stdout=subprocess.PIPE, stderr=follower, timeout=300, check=False)
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(leader)
+    stderr = b"".join(chunks).decode()
+    assert proc.returncode == 0
+    assert "hybridmap eval [" in stderr and "0/2 commits" in stderr and "2/2 commits" in stderr
+    assert stderr.endswith("\r\x1b[K")  # the bar is cleared before the report is printed
+    assert "hybridmap eval [" not in proc.stdout.decode()
+
+
 def test_eval_errors_are_one_line(tmp_path: Path, git_repo) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
