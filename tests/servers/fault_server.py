@@ -1,22 +1,62 @@
 """A real (tiny) language server that misbehaves on purpose, speaking JSON-RPC over stdio.
 
-    python fault_server.py MODE
+    python fault_server.py MODE [--child] [--pid-file PATH] [--log PATH] [--env-file PATH]
 
-Modes: ``ok`` (answers definition with a fixed location), ``crash-on-request`` (exits when
-the first definition request arrives), ``hang`` (never answers definition), ``exit-now``
-(exits before initialize), ``flood-stderr`` (writes megabytes to stderr, then behaves),
-``spawn-child`` (starts a sleeping grandchild first, to test process-tree cleanup).
+It behaves (``ok``) unless MODE says otherwise: ``initialize`` advertises definition,
+documentSymbol and hover; a definition is answered with ``store/disk.py`` line 4 of the
+workspace (so a working session shows up as ``lsp`` edges in the fixture); documentSymbol
+with ``[]``; hover with ``null``. Options: ``--pid-file`` appends the pids this server
+starts (itself, children) so a test can check that none survives; ``--log`` appends every
+method received; ``--env-file`` writes the environment the server got, as JSON; ``--child``
+starts a sleeping grandchild first, which inherits stdin/stdout/stderr (process-tree cleanup,
+and a server whose death is hidden by a child still holding its pipes).
+
+Modes (the fault is on the first ``textDocument/definition`` unless said otherwise):
+
+=====================  ===================================================================
+exit-now               exits (code 3) before reading anything
+crash-on-initialize    reads ``initialize``, says so on stderr, exits (code 4)
+crash-on-request       exits (code 7) when a definition request arrives
+crash-mid-reply        writes half a reply to a definition, then exits (code 8)
+hang                   never answers definition, documentSymbol, hover nor shutdown
+hang-symbols           never answers documentSymbol (definition works)
+hang-shutdown          never answers shutdown, ignores ``exit`` and SIGTERM
+progress-forever       begins a ``$/progress`` after ``initialized`` that never ends
+flood-stderr           4 MiB of stderr lines first, 1 MiB more per definition
+flood-stderr-line      4 MiB of stderr with no newline at all, first
+invalid-json           answers every definition with a framed body that is not JSON
+short-length           the first reply's Content-Length is 10 bytes short
+long-length            the first reply's Content-Length is 100 bytes long; then silence
+huge-response          answers the first definition with ~40 MiB of locations
+unknown-ids            sends replies to ids nobody asked before each real reply
+unknown-request        sends a request the client has no handler for; answers definitions
+                       only once the client replied to it (with an error)
+stdout-noise           prints a banner and a stray line on stdout between messages
+spawn-child            ``ok --child``
+=====================  ===================================================================
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
+import signal
 import subprocess
 import sys
-import time
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+MODES = (
+    "ok", "exit-now", "crash-on-initialize", "crash-on-request", "crash-mid-reply", "hang",
+    "hang-symbols", "hang-shutdown", "progress-forever", "flood-stderr", "flood-stderr-line",
+    "invalid-json", "short-length", "long-length", "huge-response", "unknown-ids", "unknown-request",
+    "stdout-noise", "spawn-child",
+)
+HUGE_BYTES = 40 * 2**20
 
 
-def read_message() -> dict | None:
+def read_message() -> dict[str, Any] | None:
     length = 0
     while True:
         line = sys.stdin.buffer.readline()
@@ -29,48 +69,187 @@ def read_message() -> dict | None:
     return json.loads(sys.stdin.buffer.read(length))
 
 
-def send(payload: dict) -> None:
-    body = json.dumps(payload).encode()
-    sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+def write(data: bytes) -> None:
+    sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()
 
 
-def main() -> None:
-    mode = sys.argv[1]
-    if mode == "exit-now":
-        sys.exit(3)
-    if mode == "spawn-child":
-        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
-    if mode == "flood-stderr":
-        chunk = "x" * 1023 + "\n"
-        for _ in range(4096):  # 4 MiB: far beyond a pipe buffer
-            sys.stderr.write(chunk)
-        sys.stderr.flush()
-    while True:
-        msg = read_message()
-        if msg is None:
-            return
-        method = msg.get("method")
+def frame(body: bytes, length: int | None = None) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % (len(body) if length is None else length) + body
+
+
+def send(payload: dict[str, Any]) -> None:
+    write(frame(json.dumps(payload).encode()))
+
+
+def location(uri: str) -> dict[str, Any]:
+    return {"uri": uri, "range": {"start": {"line": 3, "character": 4}, "end": {"line": 3, "character": 8}}}
+
+
+class Server:
+    def __init__(self, mode: str, log: str | None) -> None:
+        self.mode = mode
+        self.log = log
+        self.root = ""
+        self.definitions = 0
+        self.silent = False  # long-length: after the broken reply nothing more is written
+        self.held: list[dict[str, Any]] = []  # unknown-request: definitions waiting for the reply
+        self.client_replied = False
+
+    def note(self, text: str) -> None:
+        if self.log:
+            with open(self.log, "a") as fh:
+                fh.write(text + "\n")
+
+    def target(self) -> str:
+        return f"file://{self.root}/store/disk.py"
+
+    def run(self) -> None:
+        while True:
+            msg = read_message()
+            if msg is None:
+                return
+            method = msg.get("method")
+            self.note(method or f"reply:{msg.get('id')}:{'error' if 'error' in msg else 'result'}")
+            if method is None:
+                self.on_client_reply(msg)
+            elif method == "exit":
+                if self.mode == "hang-shutdown":
+                    continue
+                return
+            elif self.silent:
+                continue
+            elif "id" in msg:
+                self.on_request(msg)
+            elif method == "initialized":
+                self.on_initialized()
+
+    def on_client_reply(self, msg: dict[str, Any]) -> None:
+        if msg.get("id") == "srv-unknown":
+            code = (msg.get("error") or {}).get("code")
+            sys.stderr.write(f"client answered custom/notAMethod with error code {code}\n")
+            sys.stderr.flush()
+            self.client_replied = True
+            for held in self.held:
+                self.on_request(held)
+            self.held = []
+
+    def on_initialized(self) -> None:
+        if self.mode == "progress-forever":
+            send({"jsonrpc": "2.0", "id": "srv-progress", "method": "window/workDoneProgress/create",
+                  "params": {"token": "forever"}})
+            send({"jsonrpc": "2.0", "method": "$/progress",
+                  "params": {"token": "forever", "value": {"kind": "begin", "title": "indexing forever"}}})
+        elif self.mode == "unknown-request":
+            send({"jsonrpc": "2.0", "id": "srv-unknown", "method": "custom/notAMethod", "params": {}})
+        elif self.mode == "stdout-noise":
+            write(b"fault server: a stray line on stdout\n")
+
+    def on_request(self, msg: dict[str, Any]) -> None:
+        method, msg_id = msg["method"], msg["id"]
+        mode = self.mode
         if method == "initialize":
-            send({"jsonrpc": "2.0", "id": msg["id"], "result": {
-                "capabilities": {"definitionProvider": True, "positionEncoding": "utf-16"},
+            if mode == "crash-on-initialize":
+                sys.stderr.write("fault server: crashing in initialize\n")
+                sys.stderr.flush()
+                sys.exit(4)
+            uri = msg["params"].get("rootUri") or ""
+            self.root = unquote(urlparse(uri).path)
+            send({"jsonrpc": "2.0", "id": msg_id, "result": {
+                "capabilities": {"definitionProvider": True, "documentSymbolProvider": True,
+                                 "hoverProvider": True, "positionEncoding": "utf-16"},
                 "serverInfo": {"name": "fault", "version": mode}}})
         elif method == "textDocument/definition":
-            if mode == "crash-on-request":
-                sys.exit(7)
+            self.on_definition(msg)
+        elif method == "textDocument/documentSymbol":
+            if mode in ("hang", "hang-symbols"):
+                return
+            send({"jsonrpc": "2.0", "id": msg_id, "result": []})
+        elif method == "textDocument/hover":
             if mode == "hang":
-                continue
-            uri = msg["params"]["textDocument"]["uri"]
-            send({"jsonrpc": "2.0", "id": msg["id"], "result": [
-                {"uri": uri, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}}]})
+                return
+            send({"jsonrpc": "2.0", "id": msg_id, "result": None})
         elif method == "shutdown":
-            if mode == "hang":
-                time.sleep(600)  # never answers shutdown either
-            send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
-        elif method == "exit":
+            if mode in ("hang", "hang-shutdown"):
+                return  # never answered
+            send({"jsonrpc": "2.0", "id": msg_id, "result": None})
+        else:
+            send({"jsonrpc": "2.0", "id": msg_id, "result": None})
+
+    def on_definition(self, msg: dict[str, Any]) -> None:
+        mode, msg_id = self.mode, msg["id"]
+        self.definitions += 1
+        first = self.definitions == 1
+        reply = json.dumps({"jsonrpc": "2.0", "id": msg_id, "result": [location(self.target())]}).encode()
+        if mode == "crash-on-request":
+            sys.exit(7)
+        if mode == "crash-mid-reply":
+            write(frame(reply)[: len(reply) // 2])
+            os._exit(8)
+        if mode == "hang":
             return
-        elif "id" in msg:
-            send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
+        if mode == "flood-stderr":
+            sys.stderr.write(("y" * 1023 + "\n") * 1024)
+            sys.stderr.flush()
+        if mode == "invalid-json":
+            write(frame(b'{"jsonrpc": "2.0", "id": ' + json.dumps(msg_id).encode() + b', result: [oops'))
+            return
+        if mode == "short-length" and first:
+            write(frame(reply, len(reply) - 10))
+            return
+        if mode == "long-length" and first:
+            write(frame(reply, len(reply) + 100))
+            self.silent = True
+            return
+        if mode == "huge-response" and first:
+            one = json.dumps(location(self.target())).encode()
+            count = HUGE_BYTES // (len(one) + 1)
+            body = (b'{"jsonrpc": "2.0", "id": ' + json.dumps(msg_id).encode() + b', "result": ['
+                    + b",".join([one] * count) + b"]}")
+            write(frame(body))
+            return
+        if mode == "unknown-ids":
+            send({"jsonrpc": "2.0", "id": "no-such-request", "result": [location(self.target())]})
+            send({"jsonrpc": "2.0", "id": 987654, "result": None})
+            send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}})
+        if mode == "unknown-request" and not self.client_replied:
+            self.held.append(msg)
+            return
+        if mode == "stdout-noise":
+            write(b"fault server: more noise between messages\n")
+        write(frame(reply))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode", choices=MODES)
+    parser.add_argument("--child", action="store_true")
+    parser.add_argument("--pid-file")
+    parser.add_argument("--log")
+    parser.add_argument("--env-file")
+    args = parser.parse_args()
+    pids = [os.getpid()]
+    if args.mode == "spawn-child" or args.child:
+        pids.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"]).pid)
+    if args.pid_file:
+        with open(args.pid_file, "a") as fh:
+            fh.write("".join(f"{pid}\n" for pid in pids))
+    if args.env_file:
+        with open(args.env_file, "w") as fh:
+            json.dump(dict(os.environ), fh)
+    if args.mode == "exit-now":
+        sys.exit(3)
+    if args.mode == "hang-shutdown":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if args.mode == "flood-stderr":
+        sys.stderr.write(("x" * 1023 + "\n") * 4096)  # 4 MiB: far beyond a pipe buffer
+        sys.stderr.flush()
+    if args.mode == "flood-stderr-line":
+        sys.stderr.write("z" * (4 * 2**20))  # one 4 MiB line: a reader that wants lines chokes
+        sys.stderr.flush()
+    if args.mode == "stdout-noise":
+        write(b"Starting fault server (a banner some wrappers print)\n")
+    Server(args.mode, args.log).run()
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import ctypes
 import json
+import logging
 import os
 import re
 import shutil
@@ -32,7 +33,12 @@ from typing import Any
 
 import psutil
 from lsprotocol import types as T
-from pygls.exceptions import JsonRpcContentModified, JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
+from pygls.exceptions import (
+    JsonRpcContentModified,
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRpcInvalidParams,
+)
 from pygls.lsp.client import LanguageClient
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCResponseMessage
@@ -42,6 +48,12 @@ from ...model import ServerState
 from ...settings import Settings
 from .config import ServerConfig
 from .framing import SAMPLE_BYTES, Frame, FrameReader, ids_in_sample
+
+# pygls logs every quirk of a server (unknown notifications, odd ids) as a warning; with no
+# logging configured Python prints those on stderr, which is the agent's terminal. What
+# matters reaches the user as a server state or detail; an application that configures
+# logging still gets pygls' records (they propagate).
+logging.getLogger("pygls").addHandler(logging.NullHandler())
 
 #: Environment variables passed from the user's environment to every server.
 #: Anything else reaches a server only when its config names it (``environment``).
@@ -222,6 +234,7 @@ class LspSession:
         """Trouble that did not stop the server, the latest of each kind (timeouts, bad messages...)."""
         self._bad_messages = 0
         self._noise_lines = 0
+        self._unknown_replies = 0
         self._timeouts = 0
         self._in_flight = 0
         self._busy_since = 0.0
@@ -521,15 +534,22 @@ class LspSession:
             self._bad_message(f"not a JSON-RPC 2.0 message: {frame.body[:60]!r}")
             return
         self._last_message_at = time.monotonic()
+        msg_id = data.get("id")
+        asked = isinstance(msg_id, (str, int)) and msg_id in protocol._request_futures
+        if "method" not in data and not asked:
+            self._unknown_replies += 1  # JSON-RPC says ignore; pygls would only log a warning
+            self.troubles["unknown"] = (f"{self._unknown_replies} replies to ids never asked ignored, "
+                                        f"last: {msg_id!r}")
+            return
         try:
             message = (await asyncio.to_thread(protocol.structure_message, data) if off_loop
                        else protocol.structure_message(data))
         except JsonRpcException as exc:  # valid JSON-RPC whose params lsprotocol cannot read
             self._note(f"unreadable {data.get('method') or 'response'}: {exc}")
             if "id" in data and "method" in data:  # the server waits for an answer: say why not
+                error = JsonRpcInvalidParams(message=f"hybridmap could not read the params of {data['method']}")
                 with contextlib.suppress(Exception):
-                    protocol._send_response(data["id"], None, JsonRpcInvalidParams(
-                        message=f"hybridmap could not read the params of {data['method']}").to_response_error())
+                    protocol._send_response(data["id"], None, error.to_response_error())
             elif "id" in data:
                 self._fail_request(protocol, data["id"], f"unreadable response: {exc}")
             return
@@ -558,7 +578,8 @@ class LspSession:
 
     def _on_noise(self, data: bytes) -> None:
         self._noise_lines += 1
-        self.troubles["noise"] = f"{self._noise_lines} line(s) on stdout that are not LSP headers, last: {data[:80]!r}"
+        self.troubles["noise"] = (f"{self._noise_lines} line(s) on stdout that are not LSP headers, "
+                                  f"last: {data[:80]!r}")
         if self._noise_lines <= 20:  # a banner is worth seeing; an endless stream is not
             self.stderr_tail.append(f"stdout: {data[:200].decode('utf-8', 'replace')}")
 
