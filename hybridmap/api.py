@@ -73,7 +73,7 @@ class AsyncRepoMap:
         self.settings = settings if settings is not None else load_settings(self.root, overrides)
         self.registry = registry if registry is not None else LanguageRegistry.load()
         cache_dir = self.settings.resolved_cache_dir() if self.settings.use_cache else None
-        self._cache = Cache(cache_dir, self.settings.cache_size_limit)
+        self._cache = Cache(cache_dir, self.settings.cache_size_limit, self.settings.cache_timeout_seconds)
         self._source = TreeSitterSource(self.registry, self._cache, self.settings)
         self._progress = progress
         self._start_servers = start_servers

@@ -41,7 +41,23 @@ class Settings:
     minified_max_line_chars: int = 20_000
     """A file with any line longer than this is treated as minified."""
     binary_sniff_bytes: int = 8192
-    """How many leading bytes are checked for NUL to detect binary files."""
+    """Leading bytes checked first for NUL to detect binary files (the whole file is checked too)."""
+    binary_control_ratio: float = 0.01
+    """A file with NUL bytes is binary when more than this share of its bytes (of the
+    leading ``binary_sniff_bytes``, or of the whole file) are other control characters
+    (random bytes have about 11 %, text none). Otherwise the NULs of a text file are read
+    as spaces, with a ``nul_bytes`` diagnostic."""
+    binary_nul_ratio: float = 0.25
+    """A file with more than this share of NUL bytes is binary too (UTF-16 without a BOM,
+    zero-filled blocks)."""
+    read_attempts: int = 3
+    """A file whose size or times change while it is read is read again, at most this many
+    times in all; then it is skipped for this map (``unreadable``) and read next time."""
+    stat_racy_seconds: float = 0.05
+    """A file whose status changed less than this long before a map looked at it is re-read
+    (and re-hashed, not re-parsed) on the next call even if its (mtime, ctime, size, inode)
+    look unchanged: two writes within one timestamp tick look identical. 0.05 s covers
+    Linux's coarse file-time tick; raise it on filesystems with 1-2 s timestamps (FAT, HFS+)."""
     walk_exclude_dirs: tuple[str, ...] = (
         ".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv",
         ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
@@ -60,6 +76,15 @@ class Settings:
     """A rendered signature is cut after this many lines."""
     query_match_limit: int = 65_536
     """tree-sitter QueryCursor match limit: bounds work on pathological files."""
+    parse_timeout_seconds: float = 5.0
+    """Wall-clock limit per file for tree-sitter's parse plus tag queries (0 = none). A parse
+    that runs out gives the file no symbols (``parse_timeout``); queries that run out keep the
+    symbols found so far (``partial_parse``). Outcomes are cached by content, so a
+    pathological file costs this once, not on every call."""
+    syntax_error_report_lines: int = 20
+    """A ``syntax_error`` diagnostic is given when tree-sitter could not parse a region of at
+    least this many lines (definitions in it may be missing). Smaller error regions, such as
+    a macro the grammar does not know, are common in C headers and are not reported."""
 
     # --- graph: edge weights (Aider's heuristics, named) --------------------
     mentioned_ident_weight: float = 10.0
@@ -183,6 +208,9 @@ class Settings:
     """diskcache size limit in bytes (least recently stored entries go first)."""
     use_cache: bool = True
     """Set False to run without any disk cache."""
+    cache_timeout_seconds: float = 5.0
+    """How long to wait for another process's lock on the cache database before running
+    on without it (``cache_unavailable``) instead of blocking the map."""
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)

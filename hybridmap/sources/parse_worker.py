@@ -1,7 +1,7 @@
 """A parse worker process: ``python -m hybridmap.sources.parse_worker``.
 
 Reads one pickled job description on stdin, writes a stream of pickled
-``(path, FileTags | error text)`` frames on stdout (8-byte length prefix).
+``(path, ParseOutcome)`` frames on stdout (8-byte length prefix).
 Spawned explicitly (not via multiprocessing) so it never re-imports the
 caller's ``__main__`` and never forks a threaded process.
 """
@@ -22,7 +22,7 @@ def main() -> None:
     registry = LanguageRegistry.load([Path(d) for d in job["config_dirs"]],
                                      [Path(d) for d in job["query_dirs"]])
     out = sys.stdout.buffer
-    for path, outcome in parse_serial(job["jobs"], registry, job["max_signature_lines"], job["match_limit"]):
+    for path, outcome in parse_serial(job["jobs"], registry, job["options"]):
         frame = pickle.dumps((path, outcome), protocol=pickle.HIGHEST_PROTOCOL)
         out.write(struct.pack("<Q", len(frame)))
         out.write(frame)

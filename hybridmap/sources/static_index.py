@@ -2,8 +2,11 @@
 
 One :class:`TreeSitterSource` lives as long as its repository map. Between calls
 it remembers each file's stat signature and tags, so a warm call re-reads only
-files whose (mtime, size, inode) changed, and re-parses only those whose
-*content* hash is not already cached.
+files whose (mtime, ctime, size, inode) changed, and re-parses only those whose
+*content* hash is not already cached. A file that changed just before it was
+looked at is re-read next time whatever its signature says (a second write in
+the same timestamp tick would not show), so the next map always sees the last
+write.
 """
 
 from __future__ import annotations
@@ -15,22 +18,50 @@ from pathlib import Path
 
 from ..cache import Cache, tags_key
 from ..languages import LanguageRegistry
-from ..model import Diagnostic, FileStatus, FileTags
+from ..model import Diagnostic, FileStatus, FileTags, Symbol
 from ..settings import Settings
 from ..walk import is_special_file, list_files, read_source, stat_signature
 from .base import SourceResult
-from .treesitter import default_workers, parse_many
+from .treesitter import ParseOptions, ParseOutcome, default_workers, parse_many
 
 Progress = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True, slots=True)
 class _Entry:
-    signature: tuple[int, int, int]
+    signature: tuple[int, ...]
+    """Stat signature when read; () for a file that changed just before: never matches."""
     language: str
     tags: FileTags | None
-    diagnostic: Diagnostic | None
+    diagnostics: tuple[Diagnostic, ...]
     sha256: str = ""
+
+
+def _well_formed(value: object) -> bool:
+    """A cached outcome of today's shape. An entry pickled from an older shape of these
+    records unpickles with fields missing or of other types, and would fail later."""
+    if not isinstance(value, ParseOutcome):
+        return False
+    try:
+        tags, problems = value.tags, value.problems
+        if not isinstance(problems, tuple):
+            return False
+        if tags is None:
+            return True
+        return (isinstance(tags, FileTags) and isinstance(tags.symbols, tuple)
+                and isinstance(tags.ref_names, tuple) and isinstance(tags.ref_positions, bytes)
+                and isinstance(tags.ref_kinds, bytes) and isinstance(tags.line_count, int)
+                and isinstance(tags.complete, bool)
+                and len(tags.ref_positions) == 8 * len(tags.ref_names) == 8 * len(tags.ref_kinds)
+                and all(isinstance(symbol, Symbol) for symbol in tags.symbols[:1]))
+    except AttributeError:
+        return False
+
+
+def _entry(rel: str, sig: tuple[int, ...], language: str, outcome: ParseOutcome,
+           notes: tuple[Diagnostic, ...], sha: str) -> _Entry:
+    problems = tuple(Diagnostic(rel, kind, message) for kind, message in outcome.problems)
+    return _Entry(sig, language, outcome.tags, notes + problems, sha if outcome.tags is not None else "")
 
 
 class TreeSitterSource:
@@ -44,7 +75,7 @@ class TreeSitterSource:
         self._settings = settings
         self._entries: dict[str, _Entry] = {}
         self._fingerprints: dict[str, str] = {}
-        self._extraction_key = f"sig{settings.max_signature_lines}-ml{settings.query_match_limit}"
+        self._options = ParseOptions.from_settings(settings)
 
     def _fingerprint(self, language: str) -> str:
         fp = self._fingerprints.get(language)
@@ -57,16 +88,21 @@ class TreeSitterSource:
         t0 = time.perf_counter()
         listing = list_files(root, settings)
         t_list = time.perf_counter()
+        total = len(listing.paths)
+        if progress is not None:
+            progress("listing", total, total)
         diagnostics: list[Diagnostic] = list(listing.diagnostics)
         special: list[str] = []
         entries: dict[str, _Entry] = {}
         to_parse: list[tuple[str, str, bytes]] = []
-        # path -> (cache key, content sha256, language, stat signature, bytes, transcoding note)
-        lookups: dict[str, tuple[str, str, str, tuple[int, int, int], bytes, str]] = {}
-        # path -> (cache key, content sha256, language, stat signature, transcoding note)
-        pending: dict[str, tuple[str, str, str, tuple[int, int, int], str]] = {}
+        # path -> (cache key, content sha256, language, stat signature, bytes, read notes)
+        lookups: dict[str, tuple[str, str, str, tuple[int, ...], bytes, tuple[Diagnostic, ...]]] = {}
+        # path -> (cache key, content sha256, language, stat signature, read notes)
+        pending: dict[str, tuple[str, str, str, tuple[int, ...], tuple[Diagnostic, ...]]] = {}
         reused = read_count = 0
-        for rel in listing.paths:
+        # Files whose ctime is at or after this were changing while we looked (see module doc).
+        racy_from = time.time_ns() - int(settings.stat_racy_seconds * 1e9)
+        for index, rel in enumerate(listing.paths, start=1):
             if is_special_file(rel):
                 special.append(rel)
             language = self._registry.language_for(rel)
@@ -78,27 +114,36 @@ class TreeSitterSource:
                 entries[rel] = old
                 reused += 1
                 continue
+            kept: tuple[int, ...] = () if sig is None or sig[1] >= racy_from else sig
             read = read_source(root, rel, settings)
             read_count += 1
+            if progress is not None:
+                progress("reading", index, total)
             if read.status is not FileStatus.OK:
                 diag = Diagnostic(rel, str(read.status), read.message)
                 if sig is not None:
-                    entries[rel] = _Entry(sig, language, None, diag)
+                    entries[rel] = _Entry(kept, language, None, (diag,))
                 else:
                     diagnostics.append(diag)
                 continue
-            key = tags_key(self._fingerprint(language), read.sha256, self._extraction_key)
-            lookups[rel] = (key, read.sha256, language, sig or (0, 0, 0), read.data, read.message)
+            if old is not None and old.sha256 == read.sha256 and old.language == language:
+                entries[rel] = _Entry(kept, language, old.tags, old.diagnostics, old.sha256)  # touched only
+                continue
+            key = tags_key(self._fingerprint(language), read.sha256, self._options.key)
+            notes = tuple(Diagnostic(rel, kind, message) for kind, message in read.notes)
+            lookups[rel] = (key, read.sha256, language, kept, read.data, notes)
         t_read = time.perf_counter()
         hits = self._cache.get_many({v[0] for v in lookups.values()})
+        unusable = {key for key, value in hits.items() if not _well_formed(value)}
+        if unusable:
+            self._cache.drop(unusable, "written by another hybridmap version, or damaged")
         queued: set[str] = set()
-        for rel, (key, sha, language, sig, data, note_msg) in lookups.items():
-            note = Diagnostic(rel, "transcoded", note_msg) if note_msg else None
-            tags = hits.get(key)
-            if isinstance(tags, FileTags):
-                entries[rel] = _Entry(sig, language, tags, note, sha)
+        for rel, (key, sha, language, sig, data, notes) in lookups.items():
+            outcome = hits.get(key)
+            if outcome is not None and key not in unusable:
+                entries[rel] = _entry(rel, sig, language, outcome, notes, sha)
             else:
-                pending[rel] = (key, sha, language, sig, note_msg)
+                pending[rel] = (key, sha, language, sig, notes)
                 if key not in queued:  # identical contents are parsed once
                     queued.add(key)
                     to_parse.append((rel, language, data))
@@ -106,21 +151,19 @@ class TreeSitterSource:
         workers = default_workers(settings.parse_workers)
         if len(to_parse) < settings.parallel_parse_min_files:
             workers = 1
-        new_values: dict[str, FileTags] = {}
-        failed: dict[str, str] = {}
-        unsaved: dict[str, FileTags] = {}
+        outcomes: dict[str, ParseOutcome] = {}
+        unsaved: dict[str, ParseOutcome] = {}
         for done, (rel, outcome) in enumerate(
             parse_many(to_parse, self._registry, workers=workers,
                        config_dirs=[str(d) for d in self._registry.config_dirs],
                        query_dirs=[str(d) for d in self._registry.query_dirs],
-                       max_signature_lines=settings.max_signature_lines,
-                       match_limit=settings.query_match_limit),
+                       options=self._options),
             start=1,
         ):
-            if isinstance(outcome, FileTags):
-                new_values[pending[rel][0]] = unsaved[pending[rel][0]] = outcome
-            else:
-                failed[pending[rel][0]] = outcome
+            key = pending[rel][0]
+            outcomes[key] = outcome
+            if outcome.cacheable:
+                unsaved[key] = outcome
             if len(unsaved) >= self.STORE_BATCH:
                 # Stored while workers still parse: this process is otherwise idle.
                 self._cache.set_many(unsaved)
@@ -130,18 +173,9 @@ class TreeSitterSource:
         t_parse = time.perf_counter()
         self._cache.set_many(unsaved)
         t_store = time.perf_counter()
-        for rel, (key, sha, language, sig, note_msg) in pending.items():
-            outcome = new_values.get(key)
-            if outcome is None:
-                error = failed.get(key, "no result from the parser")
-                entries[rel] = _Entry(sig, language, None, Diagnostic(rel, "parse_error", error))
-                continue
-            diag = None
-            if not outcome.complete:
-                diag = Diagnostic(rel, "partial_parse", "query match limit reached; symbols of this file are partial")
-            elif note_msg:
-                diag = Diagnostic(rel, "transcoded", note_msg)
-            entries[rel] = _Entry(sig, language, outcome, diag, sha)
+        no_result = ParseOutcome(None, (("parse_error", "no result from the parser"),))
+        for rel, (key, sha, language, sig, notes) in pending.items():
+            entries[rel] = _entry(rel, sig, language, outcomes.get(key, no_result), notes, sha)
         self._entries = entries
 
         tags: dict[str, FileTags] = {}
@@ -152,8 +186,7 @@ class TreeSitterSource:
             if entry.tags is not None:
                 tags[rel] = entry.tags
                 shas[rel] = entry.sha256
-            if entry.diagnostic is not None:
-                diagnostics.append(entry.diagnostic)
+            diagnostics.extend(entry.diagnostics)
         diagnostics.extend(self._cache.diagnostics)
         self._cache.diagnostics.clear()
         stats = {
@@ -161,6 +194,6 @@ class TreeSitterSource:
             "parse": t_parse - t_cache, "cache_store": t_store - t_parse,
             "files_listed": float(len(listing.paths)), "files_read": float(read_count),
             "files_reused": float(reused), "files_parsed": float(len(to_parse)),
-            "cache_hits": float(len(hits)), "parse_workers": float(workers),
+            "cache_hits": float(len(hits) - len(unusable)), "parse_workers": float(workers),
         }
         return SourceResult(tags, languages, tuple(diagnostics), stats, tuple(special), shas)

@@ -1,10 +1,14 @@
 """Static symbols from tree-sitter tag queries.
 
-:func:`extract_tags` is a pure function of (compiled language, bytes): it is
-what the cache stores and what parse workers run. :func:`parse_many` fans it
-out over worker processes for a cold index, because py-tree-sitter holds the
-GIL for much of a parse (two threads measured 1.25x faster than one on the
-CPython stdlib; processes scale with cores).
+:func:`parse_file` is a pure function of (compiled language, bytes, options):
+its :class:`ParseOutcome` is what the cache stores and what parse workers run.
+:func:`parse_many` fans it out over worker processes for a cold index, because
+py-tree-sitter holds the GIL for much of a parse (two threads measured 1.25x
+faster than one on the CPython stdlib; processes scale with cores).
+
+Every file is bounded in time: a parse past ``parse_timeout_seconds`` is
+cancelled (400 KB of ``(`` took 187 s to parse in Python unbounded, measured),
+and queries stop at the same deadline, keeping what they found.
 """
 
 from __future__ import annotations
@@ -16,12 +20,56 @@ import struct
 import subprocess
 import sys
 import threading
+import time
+import warnings
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import IO, Any
 
 from ..languages import CompiledLanguage, LanguageRegistry
 from ..model import REFERENCE_KIND_CODES, FileTags, Span, Symbol
+from ..settings import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class ParseOptions:
+    """Everything a parse depends on besides the bytes and the grammar (part of its cache key)."""
+
+    max_signature_lines: int = 6
+    match_limit: int = 65_536
+    timeout_seconds: float = 0.0
+    """0 = unbounded."""
+    syntax_error_lines: int = 20
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ParseOptions:
+        return cls(settings.max_signature_lines, settings.query_match_limit,
+                   settings.parse_timeout_seconds, settings.syntax_error_report_lines)
+
+    @property
+    def key(self) -> str:
+        return (f"sig{self.max_signature_lines}-ml{self.match_limit}"
+                f"-to{self.timeout_seconds:g}-se{self.syntax_error_lines}")
+
+
+@dataclass(frozen=True, slots=True)
+class ParseOutcome:
+    """One file's parse: its tags (None when it gave none) and what went wrong, as
+    (diagnostic kind, message) pairs: ``partial_parse``, ``parse_timeout``,
+    ``syntax_error``, ``parse_error``."""
+
+    tags: FileTags | None
+    problems: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def cacheable(self) -> bool:
+        # An exception may be the machine's (memory), not the content's: try again next time.
+        return not any(kind == "parse_error" for kind, _ in self.problems)
+
+
+class ParseTimeout(Exception):
+    """tree-sitter did not finish parsing a file within its time limit."""
 
 #: Node types that hold a definition's body when the grammar has no ``body`` field.
 _BODY_TYPES = frozenset(
@@ -80,18 +128,94 @@ def _signature(lines: list[bytes], node: Any, kind: str, name_node: Any, max_lin
     else:
         end = max(name_line, start)
     end = min(end, start + max_lines - 1, len(lines) - 1)
-    return b"\n".join(lines[start : end + 1]).decode("utf-8", "replace").rstrip()
+    # CRLF files: the CR belongs to the line end, not to the signature.
+    return b"\n".join(line.rstrip(b"\r") for line in lines[start : end + 1]).decode("utf-8", "replace").rstrip()
 
 
 def extract_tags(compiled: CompiledLanguage, source: bytes, *, max_signature_lines: int = 6,
                  match_limit: int = 65_536) -> FileTags:
-    """Parse ``source`` and return its definitions and references."""
+    """Parse ``source`` (unbounded in time) and return its definitions and references."""
+    return _extract(compiled, source, ParseOptions(max_signature_lines, match_limit))[0]
+
+
+def parse_file(compiled: CompiledLanguage, source: bytes, options: ParseOptions) -> ParseOutcome:
+    """Parse ``source`` within ``options``; never raises for the content."""
+    try:
+        tags, problems = _extract(compiled, source, options)
+    except ParseTimeout:
+        return ParseOutcome(None, (("parse_timeout", f"tree-sitter did not finish parsing within "
+                                    f"parse_timeout_seconds={options.timeout_seconds:g}; no symbols "
+                                    "from this file"),))
+    return ParseOutcome(tags, problems)
+
+
+def _set_parse_timeout(parser: Any, micros: int) -> None:
+    # The replacement, parse(progress_callback=...), crashes py-tree-sitter 0.25.2 with a
+    # segmentation fault (measured here, as does QueryCursor.matches(progress_callback=...)).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        parser.timeout_micros = micros
+
+
+def _parse_tree(compiled: CompiledLanguage, source: bytes, timeout_seconds: float) -> Any:
+    parser = compiled.parser
+    _set_parse_timeout(parser, int(timeout_seconds * 1_000_000))
+    try:
+        return parser.parse(source)
+    except ValueError as exc:  # "Parsing failed": the timeout cancelled it
+        # Without a reset the next parse resumes this one (measured: a tree of the wrong length).
+        parser.reset()
+        if timeout_seconds <= 0:
+            raise
+        raise ParseTimeout(f"no tree within {timeout_seconds:g} s") from exc
+    finally:
+        if timeout_seconds > 0:
+            _set_parse_timeout(parser, 0)
+
+
+def _largest_error(root: Any) -> tuple[int, int] | None:
+    """(first line, last line) of the largest ERROR node, descending only where errors are."""
+    best: tuple[int, int] | None = None
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error:
+            lines = (node.start_point[0], node.end_point[0])
+            if best is None or lines[1] - lines[0] > best[1] - best[0]:
+                best = lines
+            continue
+        stack.extend(child for child in node.children if child.has_error)
+    return best
+
+
+def _extract(compiled: CompiledLanguage, source: bytes,
+             options: ParseOptions) -> tuple[FileTags, tuple[tuple[str, str], ...]]:
     from tree_sitter import QueryCursor
 
-    tree = compiled.parser.parse(source)
+    started = time.monotonic()
+    timeout = options.timeout_seconds
+    tree = _parse_tree(compiled, source, timeout)
+    max_signature_lines = options.max_signature_lines
+    match_limit = options.match_limit
+    problems: list[tuple[str, str]] = []
+
+    def query_budget() -> int:
+        """Microseconds left for a query (0 = unbounded, as QueryCursor reads it)."""
+        if timeout <= 0:
+            return 0
+        return max(1, int((started + timeout - time.monotonic()) * 1_000_000))
+
+    def out_of_time() -> bool:
+        return timeout > 0 and time.monotonic() - started >= timeout
+
     root = tree.root_node
+    if root.has_error:
+        region = _largest_error(root)
+        if region is not None and region[1] - region[0] + 1 >= options.syntax_error_lines:
+            problems.append(("syntax_error", f"tree-sitter could not parse lines {region[0] + 1}-"
+                                             f"{region[1] + 1}; definitions there may be missing"))
     lines = source.split(b"\n")
-    cursor = QueryCursor(compiled.query, match_limit=match_limit)
+    cursor = QueryCursor(compiled.query, match_limit=match_limit, timeout_micros=query_budget())
     defs: dict[tuple[int, int, int], tuple[str, str, Any, Any]] = {}
     refs: dict[int, tuple[bytes, int, int, int]] = {}  # start byte -> (name, line, col, kind code)
     for _pattern, captures in cursor.matches(root):
@@ -112,8 +236,15 @@ def extract_tags(compiled: CompiledLanguage, source: bytes, *, max_signature_lin
                     if previous is None or _KIND_PRIORITY.get(kind, 1) > _KIND_PRIORITY.get(previous[1], 1):
                         defs[key] = (name_node.text.decode("utf-8", "replace"), kind, def_node, name_node)
     complete = not cursor.did_exceed_match_limit
-    if compiled.identifier_query is not None:
-        back = QueryCursor(compiled.identifier_query, match_limit=match_limit)
+    if not complete:
+        problems.append(("partial_parse", f"the tag query hit query_match_limit={match_limit}; "
+                                          "symbols of this file are partial"))
+    elif out_of_time():
+        complete = False
+        problems.append(("partial_parse", f"tag queries ran past parse_timeout_seconds={timeout:g}; "
+                                          "symbols of this file are partial"))
+    if compiled.identifier_query is not None and not out_of_time():
+        back = QueryCursor(compiled.identifier_query, match_limit=match_limit, timeout_micros=query_budget())
         def_names = {key[2] for key in defs}
         for node, _ in _iter_captures(back, root):
             if node.start_byte not in def_names and node.start_byte not in refs:
@@ -148,7 +279,8 @@ def extract_tags(compiled: CompiledLanguage, source: bytes, *, max_signature_lin
         positions.append(line)
         positions.append(col)
         kinds.append(code)
-    return FileTags(tuple(symbols), tuple(names), positions.tobytes(), bytes(kinds), len(lines), complete)
+    return (FileTags(tuple(symbols), tuple(names), positions.tobytes(), bytes(kinds), len(lines), complete),
+            tuple(problems))
 
 
 def _iter_captures(cursor: Any, root: Any) -> Iterable[tuple[Any, str]]:
@@ -166,13 +298,12 @@ def _span(node: Any) -> Span:
 
 
 def parse_serial(jobs: Sequence[tuple[str, str, bytes]], registry: LanguageRegistry,
-                 max_sig: int, match_limit: int) -> Iterator[tuple[str, FileTags | str]]:
+                 options: ParseOptions) -> Iterator[tuple[str, ParseOutcome]]:
     for path, language, data in jobs:
         try:
-            yield path, extract_tags(registry.compiled(language), data,
-                                     max_signature_lines=max_sig, match_limit=match_limit)
+            yield path, parse_file(registry.compiled(language), data, options)
         except Exception as exc:  # one bad file must not take the others down
-            yield path, f"{type(exc).__name__}: {exc}"
+            yield path, ParseOutcome(None, (("parse_error", f"{type(exc).__name__}: {exc}"),))
 
 
 def _read_frames(stream: IO[bytes], sink: queue.Queue[Any]) -> None:
@@ -196,17 +327,16 @@ def parse_many(
     workers: int,
     config_dirs: Sequence[str],
     query_dirs: Sequence[str],
-    max_signature_lines: int,
-    match_limit: int,
-) -> Iterator[tuple[str, FileTags | str]]:
-    """Parse ``(path, language, bytes)`` jobs; yields ``(path, tags or error text)``.
+    options: ParseOptions,
+) -> Iterator[tuple[str, ParseOutcome]]:
+    """Parse ``(path, language, bytes)`` jobs; yields ``(path, outcome)``.
 
     With ``workers <= 1`` everything runs in-process. Otherwise jobs are dealt to
     worker processes by size; anything a worker fails to return (it crashed, or
     could not start) is parsed in-process afterwards, so no file is lost.
     """
     if workers <= 1 or len(jobs) < 2:
-        yield from parse_serial(jobs, registry, max_signature_lines, match_limit)
+        yield from parse_serial(jobs, registry, options)
         return
     ordered = sorted(jobs, key=lambda j: len(j[2]), reverse=True)
     shares = [ordered[i::workers] for i in range(workers)]
@@ -218,7 +348,7 @@ def parse_many(
         for share in shares:
             payload = pickle.dumps({
                 "jobs": share, "config_dirs": list(config_dirs), "query_dirs": list(query_dirs),
-                "max_signature_lines": max_signature_lines, "match_limit": match_limit,
+                "options": options,
             }, protocol=pickle.HIGHEST_PROTOCOL)
             try:
                 proc = subprocess.Popen(
@@ -249,7 +379,7 @@ def parse_many(
             if proc.stdout is not None:
                 proc.stdout.close()
     missing = [job for job in jobs if job[0] not in done]
-    yield from parse_serial(missing, registry, max_signature_lines, match_limit)
+    yield from parse_serial(missing, registry, options)
 
 
 def _feed(proc: subprocess.Popen[bytes], payload: bytes) -> None:
