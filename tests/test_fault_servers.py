@@ -56,8 +56,9 @@ class Case:
     next_state: ServerState | None = None
     """State after the second map (default: ``state``)."""
     next_detail: str | None = None
-    lsp_edges: bool = False
-    """The session keeps working: the first map already has ``lsp`` edges from it."""
+    lsp_edges: bool | None = None
+    """True: the session keeps working (the first map already has ``lsp`` edges from it);
+    False: nothing was resolved and the static (name-matched) edges stay."""
     wait: float = 4.0
     settings: dict[str, Any] = field(default_factory=dict)
     ready: str = "initialized"
@@ -80,10 +81,11 @@ CASES = [
          child=True),
     Case("crash-mid-reply", ServerState.FAILED, r"^fault: .*exited with code 8", next_detail=RESTARTED),
     # A hung server under the default policy: every request times out, the server stays.
-    Case("hang", ServerState.READY, r"request\(s\) timed out, last: textDocument/\w+ after 1s"),
+    Case("hang", ServerState.READY, r"request\(s\) timed out, last: textDocument/\w+ after 1s",
+         lsp_edges=False),
     # ...and once it was silent longer than server_silence_limit: killed, restarted, killed.
     Case("hang", ServerState.FAILED, r"^fault: unresponsive: .*nothing came from the server",
-         next_detail=RESTARTED, settings={"server_silence_limit": 0.5}),
+         next_detail=RESTARTED, settings={"server_silence_limit": 0.5}, lsp_edges=False),
     Case("hang-shutdown", ServerState.READY, r"^fault hang-shutdown$", lsp_edges=True,
          close_within=2.0 + 1.0 + 2.0),
     Case("progress-forever", ServerState.INDEXING, r"not ready after \d+s \(1 progress report\(s\) never ended\)",
@@ -229,6 +231,8 @@ def test_misbehaving_server(case: Case, tmp_path: Path) -> None:
         check_report(case, first, case.state, case.detail)
         if case.lsp_edges:
             assert first.edges.get("lsp", 0) > 0, f"{case.mode}: the session stopped working: {first.edges}"
+        elif case.lsp_edges is False:
+            assert first.edges.get("lsp", 0) == 0 and first.edges["name-match"] > 0, first.edges
         if case.state is ServerState.FAILED:
             assert_trees_gone(read_pids(pid_file))  # killed when it failed, not at close
         time.sleep(BACKOFF + 0.1)

@@ -1,7 +1,14 @@
-"""Misbehaving servers are real processes: the map still comes back, nothing is left running."""
+"""Server policy with real processes: restarts, trust in repository configs, the environment.
+
+Each misbehaviour of a server is in ``test_fault_servers.py``; this file checks the policies
+around them: how often a crashing server is restarted, that a repository cannot make us run
+its commands, and what a server process may see of our environment.
+"""
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -9,29 +16,39 @@ from pathlib import Path
 import pytest
 
 from hybridmap import RepoMap, ServerState
+from hybridmap.errors import ConfigError
 from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
+from hybridmap.sources.lsp.session import ENV_ALLOWLIST, INSTALL_DIRS
 
 from .test_lsp import fixture_repo
 
 FAULT_SERVER = Path(__file__).resolve().parent / "servers" / "fault_server.py"
 
 
-def registry_with_fault_server(tmp_path: Path, mode: str, timeout: float = 2.0) -> LanguageRegistry:
+def registry_with_fault_server(tmp_path: Path, mode: str | None, timeout: float = 2.0,
+                               extra_args: tuple[str, ...] = (), environment: str = "") -> LanguageRegistry:
+    """The user's own config: Python is served by the fault server (``mode=None``: no server)."""
     user = tmp_path / "user_configs"
     user.mkdir(exist_ok=True)
+    if mode is None:
+        servers = ""
+    else:
+        args = json.dumps([str(FAULT_SERVER), mode, *extra_args])
+        servers = f"""
+[language-server.fault]
+command = "{sys.executable}"
+args = {args}
+timeout = {timeout}
+ready-timeout = 5
+environment = {{ {environment} }}
+"""
     (user / "python.toml").write_text(f"""
 [language]
 name = "python"
 grammar = "python"
 file-types = ["py"]
-language-servers = ["fault"]
-
-[language-server.fault]
-command = "{sys.executable}"
-args = ["{FAULT_SERVER}", "{mode}"]
-timeout = {timeout}
-ready-timeout = 5
-""")
+language-servers = [{'"fault"' if mode else ""}]
+{servers}""")
     return LanguageRegistry.load([BUILTIN_CONFIG_DIR, user], [BUILTIN_QUERY_DIR])
 
 
@@ -42,24 +59,7 @@ def map_with(tmp_path: Path, mode: str, **overrides: object) -> tuple[RepoMap, P
     return repo, root
 
 
-@pytest.mark.parametrize("mode", ["crash-on-request", "hang", "exit-now", "flood-stderr", "spawn-child"])
-def test_map_comes_back_within_its_deadline(mode: str, tmp_path: Path) -> None:
-    repo, _ = map_with(tmp_path, mode)
-    with repo:
-        start = time.monotonic()
-        result = repo.map(mode="hybrid", server_wait=8, tokens=256)
-        elapsed = time.monotonic() - start
-        assert elapsed < 8 + 3, f"{mode}: map took {elapsed:.1f}s"
-        assert "def load" in result.text  # static symbols are always there
-        report = result.servers["python"]
-        if mode in ("crash-on-request", "exit-now"):
-            assert report.state is ServerState.FAILED, report
-            assert "exited with code" in report.detail or "initialize" in report.detail
-            assert any(d.kind == "server_failed" and d.path == "python" for d in result.diagnostics)
-        else:
-            assert report.state is ServerState.READY, report
-    # no_orphan_processes (conftest) checks that the server and its children are gone
-
+# --- restarts ---------------------------------------------------------------------------
 
 def test_crashed_server_is_restarted_with_backoff_then_given_up(tmp_path: Path) -> None:
     repo, _ = map_with(tmp_path, "crash-on-request", server_restart_backoff=0.2, server_max_restarts=2)
@@ -75,10 +75,122 @@ def test_crashed_server_is_restarted_with_backoff_then_given_up(tmp_path: Path) 
     assert not any("restarted 3x" in d for _, d in states)
 
 
-def test_hanging_request_times_out_and_keeps_static_edges(tmp_path: Path) -> None:
-    repo, _ = map_with(tmp_path, "hang")
+def test_restart_waits_for_the_backoff_after_a_failure_mid_session(tmp_path: Path) -> None:
+    """A server that crashes on a request (not at start) is not restarted before the backoff."""
+    repo, _ = map_with(tmp_path, "crash-on-request", server_restart_backoff=30.0)
     with repo:
-        result = repo.map(mode="hybrid", server_wait=6, tokens=256)
-        edges = result.edges
-    assert edges["lsp"] == 0 and edges["name-match"] > 0
-    assert result.stats["lsp_errors"] >= 1
+        first = repo.map(mode="hybrid", server_wait=3, tokens=256)
+        second = repo.map(mode="hybrid", server_wait=3, tokens=256)
+    assert first.servers["python"].state is ServerState.FAILED
+    assert second.servers["python"].state is ServerState.FAILED
+    assert "restarted" not in second.servers["python"].detail
+
+
+# --- trust --------------------------------------------------------------------------------
+
+def repository_server(root: Path, marker: Path, name: str = "evil") -> None:
+    """The repository ships a server config whose command would create ``marker``."""
+    configs = root / ".hybridmap" / "lsp_configs"
+    configs.mkdir(parents=True, exist_ok=True)
+    (configs / "python.toml").write_text(
+        f'[language]\nname = "python"\nlanguage-servers = ["{name}"]\n\n'
+        f'[language-server.{name}]\ncommand = "sh"\nargs = ["-c", "touch {marker}; exit 1"]\n')
+
+
+def test_repository_server_never_runs_without_opt_in(tmp_path: Path) -> None:
+    root = fixture_repo(tmp_path, "python")
+    marker = tmp_path / "marker"
+    repository_server(root, marker)
+    registry = registry_with_fault_server(tmp_path, None)  # the user has no Python server
+    with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "c")}) as repo:
+        result = repo.map(mode="hybrid", server_wait=3, tokens=256)
+    assert not marker.exists()
+    report = result.servers["python"]
+    assert report.state is ServerState.UNTRUSTED and report.server is None
+    assert report.detail.startswith("evil: untrusted (repository config; opt in with trust_repository_servers)")
+    assert [(d.kind, d.message) for d in result.diagnostics if d.path == "python"] == [
+        ("server_untrusted", report.detail)]
+    assert "def load" in result.text
+    with RepoMap(root, registry=registry,
+                 overrides={"cache_dir": str(tmp_path / "c"), "trust_repository_servers": True}) as repo:
+        result = repo.map(mode="hybrid", server_wait=3, tokens=256)
+    assert marker.exists()  # opted in: it ran
+    assert result.servers["python"].state is ServerState.FAILED  # (and exited with code 1)
+    assert "def load" in result.text
+
+
+def test_untrusted_repository_server_is_reported_beside_the_one_used(tmp_path: Path) -> None:
+    root = fixture_repo(tmp_path, "python")
+    marker = tmp_path / "marker"
+    repository_server(root, marker)
+    registry = registry_with_fault_server(tmp_path, "ok")
+    with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "c")}) as repo:
+        result = repo.map(mode="hybrid", server_wait=3, tokens=256)
+    assert not marker.exists()
+    report = result.servers["python"]
+    assert report.state is ServerState.READY and report.server == "fault"
+    assert "evil: untrusted (repository config" in report.detail
+
+
+def test_repository_cannot_replace_a_trusted_server_of_the_same_name(tmp_path: Path) -> None:
+    root = fixture_repo(tmp_path, "python")
+    marker = tmp_path / "marker"
+    repository_server(root, marker, name="fault")  # same name as the user's server
+    registry = registry_with_fault_server(tmp_path, "ok")
+    with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "c")}) as repo:
+        result = repo.map(mode="hybrid", server_wait=3, tokens=256)
+    assert not marker.exists()
+    assert result.servers["python"].state is ServerState.UNTRUSTED
+
+
+@pytest.mark.parametrize("settings_file", ["hybridmap.toml", "pyproject.toml"])
+def test_repository_cannot_opt_itself_in(settings_file: str, tmp_path: Path) -> None:
+    root = fixture_repo(tmp_path, "python")
+    marker = tmp_path / "marker"
+    repository_server(root, marker)
+    section = "[tool.hybridmap]\n" if settings_file == "pyproject.toml" else ""
+    (root / settings_file).write_text(f"{section}trust_repository_servers = true\n")
+    registry = registry_with_fault_server(tmp_path, None)
+    with pytest.raises(ConfigError, match="'trust_repository_servers' cannot be set by a repository"):
+        with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "c")}) as repo:
+            repo.map(mode="hybrid", server_wait=3, tokens=256)
+    assert not marker.exists()
+
+
+def test_user_config_file_opts_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = fixture_repo(tmp_path, "python")
+    marker = tmp_path / "marker"
+    repository_server(root, marker)
+    config_home = tmp_path / "xdg"
+    (config_home / "hybridmap").mkdir(parents=True)
+    (config_home / "hybridmap" / "config.toml").write_text("trust_repository_servers = true\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config_home))
+    registry = registry_with_fault_server(tmp_path, None)
+    with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "c")}) as repo:
+        repo.map(mode="hybrid", server_wait=3, tokens=256)
+    assert marker.exists()
+
+
+# --- environment ----------------------------------------------------------------------------
+
+def test_server_environment_is_the_allowlist_plus_its_config(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HYBRIDMAP_TEST_SECRET", "must-not-leak")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "must-not-leak-either")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    root = fixture_repo(tmp_path, "python")
+    env_file = tmp_path / "env.json"
+    registry = registry_with_fault_server(tmp_path, "ok", extra_args=("--env-file", str(env_file)),
+                                          environment='HYBRIDMAP_TEST_EXTRA = "from-config"')
+    with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "c")}) as repo:
+        result = repo.map(mode="hybrid", server_wait=3, tokens=256)
+    assert result.servers["python"].state is ServerState.READY
+    seen = json.loads(env_file.read_text())
+    assert "HYBRIDMAP_TEST_SECRET" not in seen and "AWS_SECRET_ACCESS_KEY" not in seen
+    assert seen["HYBRIDMAP_TEST_EXTRA"] == "from-config"
+    assert seen["LANG"] == "C.UTF-8" and seen["HOME"] == os.environ["HOME"]
+    # PATH: our install directories first, then the user's PATH, unchanged.
+    path = seen["PATH"].split(os.pathsep)
+    assert path[:len(INSTALL_DIRS)] == [str(d) for d in INSTALL_DIRS]
+    assert os.pathsep.join(path[len(INSTALL_DIRS):]) == os.environ["PATH"]
+    assert set(seen) <= set(ENV_ALLOWLIST) | {"HYBRIDMAP_TEST_EXTRA"}, set(seen) - set(ENV_ALLOWLIST)
