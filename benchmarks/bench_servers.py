@@ -1,10 +1,17 @@
 """Language-server benchmark: each server on a real project of its language, same machine, same run.
 
-    python benchmarks/bench_servers.py [--repeats 3]
+    python benchmarks/bench_servers.py [--repeats 3] [--first-repeats 8] [--corpus NAME] [--server NAME]
 
-Corpora (scratch copies under benchmarks/.work/, never committed): click from site-packages
-(Python), ky (TypeScript), jq (C), pflag (Go); the last three come from the search tool's
-repository mirrors under /work/.mirror when present.
+Corpora (scratch copies under benchmarks/.work/server-corpora/, never committed): click from
+site-packages (Python); rich, hono (TypeScript), jq (C) and pflag (Go) from the search tool's
+bare repository mirrors under /work/.mirror (HEAD checked out); ky only when its mirror is there.
+
+Per server: ``--repeats`` full probes (``probe_server.py``: readiness, everything a waiting map
+waits for, edges, documentSymbol symbols, hovers, peak RSS), then ``--first-repeats`` probes of
+the two cold first maps only (static vs hybrid with ``server_wait=0``), alternating which one
+comes first. Every probe is a fresh process; a ratio is taken within one process. The 1/5/15
+minute load averages are recorded before and after each probe (the machine's two cores are
+shared with other agents). Raw JSON: ``benchmarks/.work/bench_servers.json``.
 """
 
 from __future__ import annotations
@@ -16,26 +23,33 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from _common import extract_mirror  # noqa: E402
-WORK = HERE / ".work"
 
-CORPORA = {
-    "click": ("python", ["ty", "basedpyright", "pylsp"]),
-    "ky": ("typescript", ["typescript-language-server"]),
-    "jq": ("c", ["clangd"]),
+WORK = HERE / ".work"
+CORPORA_DIR = WORK / "server-corpora"
+PYTHON = ["ty", "basedpyright", "pylsp"]
+TYPESCRIPT = ["typescript-language-server", "tsgo"]
+CORPORA: dict[str, list[str]] = {
+    "click": PYTHON,
+    "rich": PYTHON,
+    "hono": TYPESCRIPT,
+    "ky": TYPESCRIPT,
+    "jq": ["clangd"],
     # gin needs third-party modules that cannot be fetched offline (gopls: "no package
     # metadata"); pflag has no dependencies.
-    "pflag": ("go", ["gopls"]),
+    "pflag": ["gopls"],
 }
-MIRRORS = {"ky": "sindresorhus+ky", "jq": "jqlang+jq", "pflag": "spf13+pflag"}
+MIRRORS = {"rich": "Textualize+rich", "hono": "honojs+hono", "ky": "sindresorhus+ky",
+           "jq": "jqlang+jq", "pflag": "spf13+pflag"}
 
 
 def prepare(name: str) -> Path | None:
-    dest = WORK / "corpora" / name
+    dest = CORPORA_DIR / name
     if dest.exists():
         return dest
     if name == "click":
@@ -51,55 +65,134 @@ def prepare(name: str) -> Path | None:
     return dest
 
 
+def probe(root: Path, server: str, *extra: str) -> dict[str, Any] | None:
+    proc = subprocess.run([sys.executable, str(HERE / "probe_server.py"), str(root), server,
+                           str(WORK / "server-cache"), *extra], capture_output=True, text=True)
+    if proc.returncode != 0:
+        print(f"{server} on {root.name} failed:\n{proc.stderr[-2000:]}", flush=True)
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def med(values: list[float]) -> float:
+    values = [v for v in values if isinstance(v, (int, float))]
+    return statistics.median(values) if values else float("nan")
+
+
+def summarize(name: str, files: int, server: str, full: list[dict[str, Any]],
+              first: list[dict[str, Any]]) -> dict[str, Any]:
+    def m(get: Any) -> float:
+        out = []
+        for run in full:
+            try:
+                out.append(get(run))
+            except (KeyError, TypeError):
+                pass
+        return med(out)
+
+    ratios = [r["first_map_hybrid_s"] / r["first_map_static_s"] for r in first]
+    handoff = [r["first_map_hybrid_marks"]["back_to_caller"] for r in first]
+    handoff_static = [r["first_map_static_marks"]["back_to_caller"] for r in first]
+    return {
+        "corpus": name, "files": files, "server": server,
+        "version": full[0]["version"] if full else "", "state": full[0]["state"] if full else "",
+        "ready": m(lambda r: r["seconds_to_ready"]), "resolve": m(lambda r: r["resolve_all_s"]),
+        "drain": m(lambda r: r["drain_s"]),
+        "pairs_amb": m(lambda r: r["pairs_at_wait"].get("ambiguous_in_repo", 0)
+                       + r["pairs_at_wait"].get("ambiguous_outside", 0)),
+        "pairs_gen": m(lambda r: r["pairs_at_wait"].get("generic_in_repo", 0)
+                       + r["pairs_at_wait"].get("generic_outside", 0)),
+        "cand_amb": m(lambda r: r["pairs_at_wait"].get("candidates_ambiguous", 0)),
+        "cand_gen": m(lambda r: r["pairs_at_wait"].get("candidates_generic", 0)),
+        "requests": m(lambda r: r["stats"]["lsp_asked"]), "empty": m(lambda r: r["stats"]["lsp_empty"]),
+        "errors": m(lambda r: r["stats"]["lsp_errors"]),
+        "lsp_edges": m(lambda r: r["edges"].get("lsp", 0)), "nm_edges": m(lambda r: r["edges"].get("name-match", 0)),
+        "nm_static": m(lambda r: r["name_match_edges_static"]),
+        "symbol_files_wait": m(lambda r: r["stats"]["lsp_symbol_files"]),
+        "symbol_files": m(lambda r: r["stats_after_drain"]["lsp_symbol_files"]),
+        "symbol_errors": m(lambda r: r["stats_after_drain"]["lsp_symbol_errors"]),
+        "symbols_static": m(lambda r: r["symbols_static"]),
+        "confirmed": m(lambda r: r["symbols_after_drain"].get("tree-sitter+lsp", 0)),
+        "added": m(lambda r: r["symbols_after_drain"].get("lsp", 0)),
+        "with_detail": m(lambda r: r["symbols_after_drain"].get("with_detail", 0)),
+        "hovers": m(lambda r: r["stats"]["lsp_hovers"]),
+        "hover_errors": m(lambda r: r["stats"]["lsp_hover_errors"]),
+        "shown_detail": m(lambda r: r["shown_with_detail"]), "shown": m(lambda r: r["shown_symbols"]),
+        "rss": m(lambda r: r["peak_server_rss_mb"]),
+        "full_first_static": m(lambda r: r["first_map_static_s"]),
+        "full_first_hybrid": m(lambda r: r["first_map_hybrid_s"]),
+        "first_n": len(first),
+        "first_static": med([r["first_map_static_s"] for r in first]),
+        "first_hybrid": med([r["first_map_hybrid_s"] for r in first]),
+        "ratio": med(ratios), "ratio_min": min(ratios, default=float("nan")),
+        "ratio_max": max(ratios, default=float("nan")),
+        "ratio_sh": med([x for x, r in zip(ratios, first) if r["order"] == "sh"]),
+        "ratio_hs": med([x for x, r in zip(ratios, first) if r["order"] == "hs"]),
+        "handoff_hybrid_ms": 1000 * med(handoff), "handoff_static_ms": 1000 * med(handoff_static),
+        "loads": [(r["load_before"], r["load_after"]) for r in full + first],
+        "runs": full, "first_runs": first,
+    }
+
+
+def print_tables(rows: list[dict[str, Any]], repeats: int) -> None:
+    print(f"\nFull probes: medians of {repeats} runs\n")
+    print("| corpus | server | ready (s) | waiting map (s) | pairs answered: ambiguous / generic (asked) |"
+          " definition requests / empty / errors | edges lsp / name-match (static name-match) |"
+          " symbol files | symbols confirmed / added (static) | hovers | peak RSS |")
+    print("|---|---|---:|---:|---|---|---|---:|---|---:|---:|")
+    for r in rows:
+        print(f"| {r['corpus']} ({r['files']} files) | {r['server']} ({r['version']}) | {r['ready']:.2f} |"
+              f" {r['resolve']:.2f} | {r['pairs_amb']:.0f} / {r['pairs_gen']:.0f} ({r['cand_amb']:.0f} / {r['cand_gen']:.0f}) |"
+              f" {r['requests']:.0f} / {r['empty']:.0f} / {r['errors']:.0f} |"
+              f" {r['lsp_edges']:.0f} / {r['nm_edges']:.0f} ({r['nm_static']:.0f}) |"
+              f" {r['symbol_files']:.0f} |"
+              f" {r['confirmed']:.0f} / {r['added']:.0f} ({r['symbols_static']:.0f}) |"
+              f" {r['hovers']:.0f} | {r['rss']:.0f} MB |")
+    print("\nFirst map, cold cache, fresh object: hybrid (server_wait 0) / static, ratio within one process\n")
+    print("| corpus | server | runs | static (s) | hybrid (s) | ratio median [min–max] | static first / hybrid first |"
+          " loop→caller hand-off hybrid / static (ms) |")
+    print("|---|---|---:|---:|---:|---|---|---|")
+    for r in rows:
+        print(f"| {r['corpus']} | {r['server']} | {r['first_n']} | {r['first_static']:.3f} | {r['first_hybrid']:.3f} |"
+              f" {r['ratio']:.2f} [{r['ratio_min']:.2f}–{r['ratio_max']:.2f}] | {r['ratio_sh']:.2f} / {r['ratio_hs']:.2f} |"
+              f" {r['handoff_hybrid_ms']:.1f} / {r['handoff_static_ms']:.1f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--first-repeats", type=int, default=8)
     ap.add_argument("--corpus", action="append", default=None)
+    ap.add_argument("--server", action="append", default=None)
+    ap.add_argument("--out", default=str(WORK / "bench_servers.json"))
     args = ap.parse_args()
-    WORK.mkdir(exist_ok=True)
+    CORPORA_DIR.mkdir(parents=True, exist_ok=True)
     rows = []
     for name in args.corpus or list(CORPORA):
-        language, servers = CORPORA[name]
         root = prepare(name)
         if root is None:
-            print(f"skipping {name}: no mirror")
+            print(f"skipping {name}: no mirror under /work/.mirror", flush=True)
             continue
         files = sum(1 for p in root.rglob("*") if p.is_file())
-        for server in servers:
-            runs = []
-            for _ in range(args.repeats):
-                proc = subprocess.run([sys.executable, str(HERE / "probe_server.py"), str(root), language, server,
-                                       str(WORK / "server-cache")], capture_output=True, text=True)
-                if proc.returncode != 0:
-                    print(f"{server} on {name} failed:\n{proc.stderr[-2000:]}")
-                    break
-                runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-            if not runs:
+        for server in CORPORA[name]:
+            if args.server and server not in args.server:
                 continue
-
-            def med(key: str, runs: list[dict] = runs) -> float:
-                values = [r[key] for r in runs if isinstance(r.get(key), (int, float))]
-                return statistics.median(values) if values else float("nan")
-
-            rows.append({"corpus": name, "files": files, "server": server, "runs": runs,
-                         "version": runs[0]["version"], "state": runs[0]["state"],
-                         "ready": med("seconds_to_ready"), "resolve": med("resolve_all_s"),
-                         "first_static": med("first_map_static_s"), "first_hybrid": med("first_map_hybrid_s"),
-                         "lsp_edges": statistics.median(r["edges"].get("lsp", 0) for r in runs),
-                         "nm_edges": statistics.median(r["edges"].get("name-match", 0) for r in runs),
-                         "nm_static": med("name_match_edges_static"), "pairs": med("pairs_resolved"),
-                         "requests": med("requests"), "empty": med("empty_answers"), "errors": med("errors"),
-                         "rss": med("peak_server_rss_mb")})
-    print(f"\nmedians of {args.repeats} runs\n")
-    print("| corpus | server | state | ready (s) | resolve all (s) | pairs resolved | requests | empty | errors |"
-          " edges lsp / name-match (static: name-match) | peak server RSS | first map hybrid / static |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|")
-    for r in rows:
-        print(f"| {r['corpus']} ({r['files']} files) | {r['server']} ({r['version']}) | {r['state']} | {r['ready']:.2f} |"
-              f" {r['resolve']:.2f} | {r['pairs']:.0f} | {r['requests']:.0f} | {r['empty']:.0f} | {r['errors']:.0f} |"
-              f" {r['lsp_edges']:.0f} / {r['nm_edges']:.0f} ({r['nm_static']:.0f}) | {r['rss']:.0f} MB |"
-              f" {r['first_hybrid']:.3f} / {r['first_static']:.3f} = {r['first_hybrid'] / r['first_static']:.2f} |")
-    (WORK / "bench_servers.json").write_text(json.dumps(rows, indent=2))
+            full = [r for r in (probe(root, server) for _ in range(args.repeats)) if r]
+            for r in full:
+                print(f"{name} {server}: ready {r['seconds_to_ready']} s, waiting map {r['resolve_all_s']:.2f} s,"
+                      f" load {r['load_before']} -> {r['load_after']}", flush=True)
+            first = []
+            for i in range(args.first_repeats):
+                r = probe(root, server, "--first-only", "--order", "sh" if i % 2 == 0 else "hs")
+                if r:
+                    first.append(r)
+                    print(f"{name} {server} first maps ({r['order']}): static {r['first_map_static_s']:.3f} s,"
+                          f" hybrid {r['first_map_hybrid_s']:.3f} s, load {r['load_before']} -> {r['load_after']}",
+                          flush=True)
+            if full and first:
+                rows.append(summarize(name, files, server, full, first))
+    print_tables(rows, args.repeats)
+    Path(args.out).write_text(json.dumps(rows, indent=2))
 
 
 if __name__ == "__main__":
