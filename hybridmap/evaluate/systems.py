@@ -53,7 +53,7 @@ def outcome_of(result: MapResult, seconds: float) -> MapOutcome:
                       result.tokens, seconds)
 
 
-_KEPT_STATS = ("files_listed", "graph_files", "graph_edges", "lsp_resolved_pairs", "lsp_pending_pairs")
+_KEPT_STATS = ("files_listed", "graph_files", "graph_edges")
 
 
 async def run_hybridmap(root: Path, mode: Mode, tasks: Sequence[Task], requests: Sequence[Request],
@@ -75,5 +75,5 @@ async def run_hybridmap(root: Path, mode: Mode, tasks: Sequence[Task], requests:
         system=mode, outcomes=tuple(outcomes), first_map_seconds=first_seconds,
         servers={language: report.to_json() for language, report in first.servers.items()},
         edges=dict(first.edges),
-        stats={k: first.stats[k] for k in _KEPT_STATS if k in first.stats},
+        stats={k: v for k, v in first.stats.items() if k in _KEPT_STATS or k.startswith("lsp_")},
     )
