@@ -393,6 +393,25 @@ def test_eval_markdown_table(history: tuple[Path, dict[str, str]]) -> None:
     assert all(row.split(" | ")[2] == "2 (2)" for row in rows)
 
 
+def test_bare_repositories_and_subdirectories(history: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    root, shas = history
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(root), str(bare)], check=True)
+    proc = run_cli(str(bare), "--commits", "2", "--modes", "static", "--tokens", "512", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert [c["sha"] for c in data["commits"]] == [shas["c8"], shas["c5"]]
+    assert len(worktrees(bare)) == 1
+    # ROOT inside a repository: only its files count, with paths relative to it.
+    proc = run_cli(str(root / "app"), "--commits", "2", "--modes", "static", "--tokens", "512", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert [f["path"] for f in data["commits"][0]["files"]] == ["models.py", "store.py"]
+    maps = data["commits"][0]["runs"]["static"]["maps"]
+    assert maps and all(not f.startswith("app/") for m in maps for f in m["files"])
+    assert worktrees(root) == [str(root)]
+
+
 def test_progress_bar_on_a_terminal_only(history: tuple[Path, dict[str, str]]) -> None:
     import pty
 
