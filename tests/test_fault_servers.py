@@ -17,6 +17,7 @@ import json
 import os
 import re
 import stat
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -312,3 +313,35 @@ def _write_times() -> Any:
     target = os.environ.get("HYBRIDMAP_FAULT_TIMES")
     if target and _TIMES:
         Path(target).write_text(json.dumps(_TIMES, indent=1, sort_keys=True))
+
+
+QUIET_SCRIPT = """
+import sys
+from pathlib import Path
+from hybridmap import RepoMap
+from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
+root, configs, cache = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+for user in sorted(configs.iterdir()):
+    registry = LanguageRegistry.load([BUILTIN_CONFIG_DIR, user], [BUILTIN_QUERY_DIR])
+    with RepoMap(root, registry=registry, overrides={"cache_dir": cache}) as repo:
+        for _ in range(2):
+            print(user.name, repo.map(mode="hybrid", server_wait=4, tokens=256).servers["python"].state)
+"""
+
+
+def test_misbehaving_servers_leave_the_terminal_alone(tmp_path: Path) -> None:
+    """Nothing on our stderr (the agent's terminal) for quirks the report already names:
+    pygls' warnings about unknown ids or methods, asyncio's about writes to a dead server."""
+    root = fixture_repo(tmp_path, "python")
+    configs = tmp_path / "configs"
+    modes = ["unknown-ids", "unknown-request", "crash-mid-reply", "stdout-noise", "invalid-json"]
+    for mode in modes:
+        (configs / mode).mkdir(parents=True)
+        user_registry(configs / mode, sys.executable, [str(FAULT_SERVER), mode])
+        (configs / mode / "user_configs" / "python.toml").rename(configs / mode / "python.toml")
+        (configs / mode / "user_configs").rmdir()
+    proc = subprocess.run([sys.executable, "-c", QUIET_SCRIPT, str(root), str(configs), str(tmp_path / "cache")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert len(proc.stdout.splitlines()) == 2 * len(modes), proc.stdout
+    assert proc.stderr == ""

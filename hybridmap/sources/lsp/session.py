@@ -136,6 +136,23 @@ def _set_pdeathsig() -> None:  # runs in the child between fork and exec
         pass
 
 
+class _StdinWriter:
+    """The server's stdin as pygls' writer. Writes after the server exited are dropped: asyncio
+    would log "pipe closed by peer" on stderr (the agent's terminal) for each of them."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self._process = process
+
+    def write(self, data: bytes) -> None:
+        stdin = self._process.stdin
+        if self._process.returncode is None and stdin is not None and not stdin.is_closing():
+            stdin.write(data)
+
+    def close(self) -> None:
+        if self._process.stdin is not None:
+            self._process.stdin.close()
+
+
 class _Client(LanguageClient):
     def __init__(self, session: LspSession) -> None:
         super().__init__("hybridmap", "0.1", protocol_cls=_TolerantProtocol)
@@ -148,7 +165,7 @@ class _Client(LanguageClient):
             cmd, *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, **kwargs)
         assert server.stdin is not None and server.stdout is not None
-        self.protocol.set_writer(server.stdin)
+        self.protocol.set_writer(_StdinWriter(server))
         self._server = server
         self._async_tasks.extend([asyncio.create_task(self._session._read_messages(server.stdout)),
                                   asyncio.create_task(self._watch_exit(server))])
