@@ -24,9 +24,9 @@ from ..model import Mode
 from ..settings import load_settings
 from ..sources.static_index import TreeSitterSource
 from .definitions import parse_source
-from .diffs import file_diff
+from .diffs import FileDiff, file_diff
 from .git import Repository, open_repository, run_git
-from .history import Selection, select_commits
+from .history import Commit, Selection, select_commits
 from .peer import aider_version, find_aider_python, run_aider
 from .report import CommitResult, EvalReport
 from .systems import SystemRun, requests_for, run_hybridmap
@@ -127,9 +127,7 @@ async def _evaluate(options: EvalOptions, repo: Repository, selection: Selection
             t0 = time.perf_counter()
             collected = await asyncio.to_thread(index.collect, root)
             index_seconds = time.perf_counter() - t0
-            diffs = await asyncio.to_thread(
-                lambda: tuple(file_diff(repo, commit.parent, commit.sha, c.old_path, c.new_path)
-                              for c in commit.changes))
+            diffs = await asyncio.to_thread(_diffs, repo, commit)
             new_tags = {d.old_path: parse_source(registry, settings, d.new_path, d.new_source) for d in diffs}
             names = {s.name for tags in collected.tags.values() for s in tags.symbols}
             tasks = build_tasks(commit, diffs, collected.tags, new_tags, names)
@@ -153,6 +151,10 @@ async def _evaluate(options: EvalOptions, repo: Repository, selection: Selection
     finally:
         cache.close()
     return results
+
+
+def _diffs(repo: Repository, commit: Commit) -> tuple[FileDiff, ...]:
+    return tuple(file_diff(repo, commit.parent, commit.sha, c.old_path, c.new_path) for c in commit.changes)
 
 
 def parse_budgets(text: str) -> tuple[int, ...]:
