@@ -7,8 +7,9 @@ py-tree-sitter holds the GIL for much of a parse (two threads measured 1.25x
 faster than one on the CPython stdlib; processes scale with cores).
 
 Every file is bounded in time: a parse past ``parse_timeout_seconds`` is
-cancelled (400 KB of ``(`` took 187 s to parse in Python unbounded, measured),
-and queries stop at the same deadline, keeping what they found.
+cancelled, and the tag queries stop at the same deadline, keeping what they
+found (measured: the Python tag query over 400 KB of ``(`` ran 187 s unbounded,
+while its parse took 0.27 s).
 """
 
 from __future__ import annotations
