@@ -76,11 +76,13 @@ class Settings:
     """A rendered signature is cut after this many lines."""
     query_match_limit: int = 65_536
     """tree-sitter QueryCursor match limit: bounds work on pathological files."""
-    parse_timeout_seconds: float = 5.0
+    parse_timeout_seconds: float = 10.0
     """Wall-clock limit per file for tree-sitter's parse plus tag queries (0 = none). A parse
     that runs out gives the file no symbols (``parse_timeout``); queries that run out keep the
     symbols found so far (``partial_parse``). Outcomes are cached by content, so a
-    pathological file costs this once, not on every call."""
+    pathological file costs this once, not on every call. The largest legitimate file
+    measured (a 100,000-line function, 900 KB) took 1.2 s idle and 4 s on a loaded 2-core
+    machine: a file cut off under load stays cut off until it changes or the cache is cleared."""
     syntax_error_report_lines: int = 20
     """A ``syntax_error`` diagnostic is given when tree-sitter could not parse a region of at
     least this many lines (definitions in it may be missing). Smaller error regions, such as
