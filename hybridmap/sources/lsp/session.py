@@ -509,13 +509,17 @@ class LspSession:
         assert client is not None
         frames = self._frames = FrameReader(stdout, self._settings.server_max_message_bytes, self._on_noise)
         while not client.stopped:
-            frame = await frames.next()
-            if frame is None:
-                if frames.partial is not None:
-                    self._note(f"output ended inside a message ({frames.partial[0]} of "
-                               f"{frames.partial[1]} bytes)")
-                break
-            await self._dispatch(client.protocol, frame)
+            try:
+                frame = await frames.next()
+                if frame is None:
+                    if frames.partial is not None:
+                        self._note(f"output ended inside a message ({frames.partial[0]} of "
+                                   f"{frames.partial[1]} bytes)")
+                    break
+                await self._dispatch(client.protocol, frame)
+            except Exception as exc:  # a reader that dies quietly leaves a live but deaf session
+                self._abandon(f"reading its output failed: {type(exc).__name__}: {exc}")
+                return
         if self._closing or client.stopped:
             return
         # The output is closed: normally the process is exiting (its exit code tells why).
