@@ -45,7 +45,7 @@ from .model import (
 from .pack import TokenCounter, pack
 from .rank import rank
 from .render import Renderer
-from .settings import Settings, load_settings
+from .settings import Settings, load_settings_noting
 from .sources.base import SourceResult
 from .sources.lsp.source import LspSource
 from .sources.static_index import Progress, TreeSitterSource
@@ -70,7 +70,12 @@ class AsyncRepoMap:
         environ: Mapping[str, str] | None = None,
     ) -> None:
         self.root = resolve_root(root)
-        self.settings = settings if settings is not None else load_settings(self.root, overrides)
+        notes: tuple[str, ...] = ()
+        if settings is None:
+            settings, notes = load_settings_noting(self.root, overrides)
+        self.settings = settings
+        #: The repository's own settings file had keys we left out: said on every map.
+        self._config_notes = tuple(Diagnostic("hybridmap.toml", "repository_config", n) for n in notes)
         self.registry = registry if registry is not None else LanguageRegistry.load()
         cache_dir = self.settings.resolved_cache_dir() if self.settings.use_cache else None
         self._cache = Cache(cache_dir, self.settings.cache_size_limit, self.settings.cache_timeout_seconds)
@@ -323,6 +328,12 @@ class AsyncRepoMap:
         for language, report in servers.items():
             if report.state in (ServerState.FAILED, ServerState.MISSING, ServerState.UNTRUSTED):
                 diagnostics.append(Diagnostic(language, f"server_{report.state}", report.detail))
+            else:
+                session = self._lsp.pool.session(language)
+                if session is not None and session.troubles:  # alive, but timing out or garbling
+                    diagnostics.append(Diagnostic(language, "server_degraded",
+                                                  f"{session.config.name}: " + "; ".join(session.troubles.values())))
+        diagnostics.extend(self._config_notes)
         files_out = _ranked_files(packed.items, tags, ranking.file_scores, ranking.reasons)
         return MapResult(
             text=packed.text, tokens=packed.tokens, budget=budget, files=files_out,

@@ -299,32 +299,59 @@ def load_settings(
     overrides: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Settings:
-    """Build settings in the documented load order (see module docstring)."""
+    """Build settings in the documented load order (see module docstring).
+
+    Problems in the user's file or the arguments raise :class:`ConfigError`; problems in the
+    repository's own file never stop a map: see :func:`load_settings_noting`.
+    """
+    return load_settings_noting(root, overrides, environ)[0]
+
+
+def load_settings_noting(
+    root: Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> tuple[Settings, tuple[str, ...]]:
+    """:func:`load_settings`, plus what was wrong with the repository's own settings.
+
+    A repository is input, not configuration the user wrote: a key it may not set, an
+    unknown key or a bad value is left out (the rest of its file still applies), and a file
+    that is not valid TOML is left out whole. Each problem is one line in the second element
+    (the map reports them as ``repository_config`` diagnostics).
+    """
     settings = Settings()
+    problems: list[str] = []
     user_file = user_config_dir(environ) / "config.toml"
     if user_file.is_file():
         data = _read_toml(user_file)
         settings = settings_from_mapping(data.get("settings", data), str(user_file), settings)
     if root is not None:
         repo_file = root / "hybridmap.toml"
+        section: Any = None
+        source = ""
         if repo_file.is_file():
-            data = _read_toml(repo_file)
-            settings = settings_from_mapping(
-                data.get("settings", data), str(repo_file), settings, REPOSITORY_TUNABLE
-            )
+            source = str(repo_file)
+            try:
+                data = _read_toml(repo_file)
+                section = data.get("settings", data)
+            except ConfigError as exc:
+                problems.append(f"{exc}; the file is ignored")
         else:
             pyproject = root / "pyproject.toml"
             if pyproject.is_file():
+                source = f"{pyproject} [tool.hybridmap]"
                 try:
                     section = _read_toml(pyproject).get("tool", {}).get("hybridmap")
                 except ConfigError:
                     section = None  # a broken pyproject is the repository's problem, not ours
-                if isinstance(section, dict):
-                    settings = settings_from_mapping(
-                        section, f"{pyproject} [tool.hybridmap]", settings, REPOSITORY_TUNABLE
-                    )
+        if isinstance(section, dict):
+            for key, value in section.items():
+                try:
+                    settings = settings_from_mapping({key: value}, source, settings, REPOSITORY_TUNABLE)
+                except ConfigError as exc:
+                    problems.append(f"{exc}; ignored")
     if overrides:
         settings = settings_from_mapping(
             {k: v for k, v in overrides.items() if v is not None}, "arguments", settings
         )
-    return settings
+    return settings, tuple(problems)

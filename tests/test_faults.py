@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from hybridmap import RepoMap, ServerState
-from hybridmap.errors import ConfigError
 from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
 from hybridmap.sources.lsp.session import ENV_ALLOWLIST, INSTALL_DIRS
 
@@ -151,10 +150,13 @@ def test_repository_cannot_opt_itself_in(settings_file: str, tmp_path: Path) -> 
     section = "[tool.hybridmap]\n" if settings_file == "pyproject.toml" else ""
     (root / settings_file).write_text(f"{section}trust_repository_servers = true\n")
     registry = registry_with_fault_server(tmp_path, None)
-    with pytest.raises(ConfigError, match="'trust_repository_servers' cannot be set by a repository"):
-        with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "c")}) as repo:
-            repo.map(mode="hybrid", server_wait=3, tokens=256)
+    with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "c")}) as repo:
+        result = repo.map(mode="hybrid", server_wait=3, tokens=256)
     assert not marker.exists()
+    assert result.servers["python"].state is ServerState.UNTRUSTED
+    notes = [d for d in result.diagnostics if d.kind == "repository_config"]
+    assert len(notes) == 1 and "'trust_repository_servers' cannot be set by a repository" in notes[0].message
+    assert "def load" in result.text  # the map still comes back
 
 
 def test_user_config_file_opts_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -194,3 +196,15 @@ def test_server_environment_is_the_allowlist_plus_its_config(tmp_path: Path,
     assert path[:len(INSTALL_DIRS)] == [str(d) for d in INSTALL_DIRS]
     assert os.pathsep.join(path[len(INSTALL_DIRS):]) == os.environ["PATH"]
     assert set(seen) <= set(ENV_ALLOWLIST) | {"HYBRIDMAP_TEST_EXTRA"}, set(seen) - set(ENV_ALLOWLIST)
+
+
+def test_a_ready_server_that_times_out_is_a_diagnostic(tmp_path: Path) -> None:
+    """Alive and READY, but every definition times out: the map says so, and keeps static edges."""
+    repo, _ = map_with(tmp_path, "hang")
+    with repo:
+        result = repo.map(mode="hybrid", server_wait=4, tokens=256)
+    assert result.servers["python"].state is ServerState.READY
+    degraded = [d for d in result.diagnostics if d.kind == "server_degraded"]
+    assert len(degraded) == 1 and degraded[0].path == "python"
+    assert degraded[0].message.startswith("fault: ") and "timed out" in degraded[0].message
+    assert result.edges["lsp"] == 0 and result.edges["name-match"] > 0

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hybridmap.errors import ConfigError
-from hybridmap.settings import Settings, load_settings
+from hybridmap.settings import Settings, load_settings, load_settings_noting
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,12 +38,15 @@ def test_load_order_user_then_repo_then_arguments(tmp_path: Path) -> None:
 
 
 def test_repository_cannot_set_protective_limits(tmp_path: Path) -> None:
-    (tmp_path / "hybridmap.toml").write_text("max_file_bytes = 999999999\n")
-    with pytest.raises(ConfigError, match="cannot be set by a repository"):
-        load_settings(tmp_path, environ={"XDG_CONFIG_HOME": str(tmp_path / "none")})
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "none")}
+    (tmp_path / "hybridmap.toml").write_text("max_file_bytes = 999999999\nmap_tokens = 3000\n")
+    settings, problems = load_settings_noting(tmp_path, environ=env)
+    assert settings.max_file_bytes == Settings().max_file_bytes  # left out...
+    assert settings.map_tokens == 3000  # ...while the rest of the file applies
+    assert len(problems) == 1 and "'max_file_bytes' cannot be set by a repository" in problems[0]
     (tmp_path / "hybridmap.toml").write_text("cache_dir = '/tmp/elsewhere'\n")
-    with pytest.raises(ConfigError, match="cannot be set by a repository"):
-        load_settings(tmp_path, environ={"XDG_CONFIG_HOME": str(tmp_path / "none")})
+    settings, problems = load_settings_noting(tmp_path, environ=env)
+    assert settings.cache_dir is None and "cannot be set by a repository" in problems[0]
 
 
 def test_pyproject_section_and_bad_values(tmp_path: Path) -> None:
@@ -51,11 +54,22 @@ def test_pyproject_section_and_bad_values(tmp_path: Path) -> None:
     env = {"XDG_CONFIG_HOME": str(tmp_path / "none")}
     assert load_settings(tmp_path, environ=env).entry_point_weight == 3.0
     (tmp_path / "hybridmap.toml").write_text("map_tokens = 'lots'\n")
-    with pytest.raises(ConfigError, match="must be a number"):
-        load_settings(tmp_path, environ=env)
+    assert "must be a number" in load_settings_noting(tmp_path, environ=env)[1][0]
     (tmp_path / "hybridmap.toml").write_text("no_such_knob = 1\n")
+    assert "unknown setting" in load_settings_noting(tmp_path, environ=env)[1][0]
+    (tmp_path / "hybridmap.toml").write_text("map_tokens = [\n")
+    settings, problems = load_settings_noting(tmp_path, environ=env)
+    assert "invalid TOML" in problems[0] and settings == Settings()
+
+
+def test_user_config_problems_still_raise(tmp_path: Path) -> None:
+    config = tmp_path / "config" / "hybridmap"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text("no_such_knob = 1\n")
     with pytest.raises(ConfigError, match="unknown setting"):
-        load_settings(tmp_path, environ=env)
+        load_settings(None, environ={"XDG_CONFIG_HOME": str(tmp_path / "config")})
+    with pytest.raises(ConfigError, match="must be a number"):
+        load_settings(None, {"map_tokens": "lots"}, environ={"XDG_CONFIG_HOME": str(tmp_path / "none")})
 
 
 def test_public_api_is_exactly_all() -> None:
