@@ -87,7 +87,9 @@ def make_history(root: Path) -> dict[str, str]:
     """A small Python project whose history holds every case the selection must tell apart."""
     root.mkdir()
     files = {"README.md": "# app\n", "app/__init__.py": "", "app/store.py": STORE, "app/models.py": MODELS,
-             "app/views.py": VIEWS, "app/util.py": UTIL}
+             "app/views.py": VIEWS, "app/util.py": UTIL,
+             # A second 'load': the name alone cannot tell which one views.py calls; a server can.
+             "app/disk.py": "def load(path):\n    return open(path).read()\n"}
     files.update({f"app/m{k}.py": f"def helper_{k}():\n    return {k}\n" for k in range(1, 9)})
     write_files(root, files)
     git(root, "init", "-q", "-b", "main")
@@ -338,7 +340,8 @@ def test_eval_json_shape_and_known_numbers(history: tuple[Path, dict[str, str]],
 
     assert {"schema", "root", "rev", "head", "commits_requested", "commits_evaluated", "commits_scanned",
             "shortfall", "budgets", "systems", "server_wait", "versions", "elapsed_seconds", "summary",
-            "servers", "commits"} <= set(data)
+            "servers_ready_commits", "summary_servers_ready", "servers", "commits"} <= set(data)
+    assert data["servers_ready_commits"] == 0  # static only: no server
     assert (data["commits_requested"], data["commits_evaluated"], data["budgets"], data["systems"]) == (
         5, 3, [256, 4096], ["static"])
     assert data["head"] == shas["c8"]
@@ -379,11 +382,20 @@ def test_eval_json_shape_and_known_numbers(history: tuple[Path, dict[str, str]],
         ([], ["app/models.py", "app/store.py"], ["Store"])]  # the appended make_model is not in the parent
 
 
-def test_eval_markdown_table(history: tuple[Path, dict[str, str]]) -> None:
+def test_eval_markdown_table(history: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
     root, _ = history
-    proc = run_cli(str(root), "--commits", "2", "--modes", "static", "--tokens", "512,1024")
+    saved = tmp_path / "report.json"
+    proc = run_cli(str(root), "--commits", "2", "--modes", "static", "--tokens", "512,1024",
+                   "--json-out", str(saved))
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""  # piped: no progress bar, and 2 of 2 qualify: no warning
+    # A saved report renders to exactly the same markdown.
+    again = run_cli("--from-json", str(saved))
+    assert again.returncode == 0 and again.stdout == proc.stdout
+    broken = tmp_path / "broken.json"
+    broken.write_text("{}")
+    again = run_cli("--from-json", str(broken))
+    assert again.returncode == 2 and "cannot render" in again.stderr
     lines = proc.stdout.splitlines()
     header = next(line for line in lines if line.startswith("| system |"))
     assert header == ("| system | task | tasks (with defs) | recall@512 | recall@1024 | MRR@512 | MRR@1024 | "
@@ -391,6 +403,26 @@ def test_eval_markdown_table(history: tuple[Path, dict[str, str]]) -> None:
     rows = [line for line in lines if line.startswith("| hybridmap static |")]
     assert [row.split(" | ")[1] for row in rows] == ["co-edit", "message"]
     assert all(row.split(" | ")[2] == "2 (2)" for row in rows)
+
+
+def test_hybrid_mode_uses_the_server_within_its_wait(history: tuple[Path, dict[str, str]]) -> None:
+    root, _ = history
+    proc = run_cli(str(root), "--commits", "2", "--modes", "static,hybrid", "--tokens", "1024",
+                   "--server-wait", "20", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    for commit in data["commits"]:
+        static, hybrid = commit["runs"]["static"], commit["runs"]["hybrid"]
+        assert static["servers"] == {} and static["edges"].get("lsp", 0) == 0
+        assert hybrid["servers"]["python"]["state"] == "ready"
+        assert hybrid["servers"]["python"]["server"] == "ty"
+        # views.py's call of store.load is resolved by the server: an lsp edge.
+        assert hybrid["edges"]["lsp"] > 0
+        assert hybrid["first_map_seconds"] < 20 + 15  # the wait is a deadline
+        assert len(hybrid["maps"]) == len(static["maps"]) == len(commit["tasks"])
+    assert data["servers_ready_commits"] == 2
+    assert data["servers"]["languages"]["python"]["ready"] == 2
+    assert data["summary_servers_ready"] == data["summary"]
 
 
 def test_bare_repositories_and_subdirectories(history: tuple[Path, dict[str, str]], tmp_path: Path) -> None:

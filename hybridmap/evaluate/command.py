@@ -10,7 +10,7 @@ import click
 
 from ..errors import HybridMapError
 from .progress import ProgressBar
-from .report import to_json, to_markdown
+from .report import render_markdown, to_json, to_markdown, with_summaries
 from .run import MODES, PEERS, EvalOptions, parse_budgets, parse_names, run_eval
 
 EXIT_ERROR = 2
@@ -44,10 +44,15 @@ def _fail(message: str, code: int = EXIT_ERROR) -> None:
               help="Parse caches of this run (default: a temporary directory, removed at the end).")
 @click.option("--peer-timeout", type=click.FloatRange(min=1), default=1800.0, show_default=True,
               help="Seconds the peer may take on one checkout.")
+@click.option("--from-json", "from_json", default=None, type=click.Path(dir_okay=False, path_type=str),
+              metavar="FILE", help="Render a report saved with --json-out again (runs nothing; ROOT is ignored).")
 def eval_command(root: str, commits: int, rev: str, tokens: str, modes: str, peer: str | None,
                  aider_python: str | None, server_wait: float, fmt: str, json_out: str | None,
-                 cache_dir: str | None, peer_timeout: float) -> None:
+                 cache_dir: str | None, peer_timeout: float, from_json: str | None) -> None:
     """Replay ROOT's recent commits and measure how well maps find what each commit changed."""
+    if from_json:
+        _render_saved(from_json, fmt)
+        return
     progress = ProgressBar(sys.stderr)
     try:
         options = EvalOptions(
@@ -75,3 +80,14 @@ def eval_command(root: str, commits: int, rev: str, tokens: str, modes: str, pee
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
     else:
         click.echo(to_markdown(report), nl=False)
+
+
+def _render_saved(path: str, fmt: str) -> None:
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+        document = with_summaries(document)
+        text = json.dumps(document, indent=2, ensure_ascii=False) if fmt == "json" else render_markdown(document)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        _fail(f"cannot render '{path}' as an eval report: {exc}")
+        return
+    click.echo(text, nl=fmt == "json")

@@ -1,9 +1,16 @@
-"""The eval's results: per-commit records, the summary table (markdown) and the JSON document."""
+"""The eval's results: per-commit records, the JSON document, and the markdown rendered from it.
+
+The JSON document is the one source of truth: the summary tables are computed
+from its per-map entries and the markdown is rendered from it, so a saved
+report (``--json-out``) re-renders exactly (``hybridmap eval --from-json FILE``).
+"""
 
 from __future__ import annotations
 
 import statistics
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .diffs import FileDiff
 from .history import Commit, Selection
@@ -43,6 +50,56 @@ class EvalReport:
     elapsed_seconds: float
 
 
+# --- JSON -------------------------------------------------------------------------------------
+
+
+def _run_json(result: CommitResult, system: str) -> dict[str, object]:
+    run = result.runs[system]
+    maps = []
+    for request, outcome, (_, sc) in zip(result.requests, run.outcomes, result.scores(system)):
+        maps.append({"task": result.tasks.tasks[request.task].kind, "budget": request.budget,
+                     "tokens": outcome.tokens, "seconds": round(outcome.seconds, 6),
+                     "files": [f.path for f in outcome.files], **sc.to_json()})
+    return {"first_map_seconds": round(run.first_map_seconds, 6), "servers": run.servers,
+            "edges": run.edges, "stats": run.stats, "error": run.error, "maps": maps}
+
+
+def to_json(report: EvalReport) -> dict[str, object]:
+    sel = report.selection
+    document: dict[str, Any] = {
+        "schema": JSON_SCHEMA,
+        "root": report.root, "rev": sel.rev, "head": sel.head,
+        "commits_requested": sel.requested, "commits_evaluated": len(report.commits),
+        "commits_scanned": sel.scanned, "shortfall": sel.shortfall,
+        "budgets": list(report.budgets), "systems": list(report.systems),
+        "server_wait": report.server_wait, "versions": report.versions,
+        "elapsed_seconds": round(report.elapsed_seconds, 3),
+        "commits": [
+            {
+                "sha": r.commit.sha, "parent": r.commit.parent, "subject": r.commit.subject,
+                "files": [{"path": d.old_path, "new_path": d.new_path, "added": d.added, "deleted": d.deleted}
+                          for d in r.diffs],
+                "changed_definitions": [d.to_json() for d in r.tasks.definitions],
+                "tasks": [t.to_json() for t in r.tasks.tasks],
+                "skipped": list(r.tasks.skipped),
+                "index_seconds": round(r.index_seconds, 6),
+                "runs": {system: _run_json(r, system) for system in report.systems if system in r.runs},
+            }
+            for r in report.commits
+        ],
+    }
+    return with_summaries(document)
+
+
+def servers_ready(commit: Mapping[str, Any]) -> bool:
+    """Every configured server of the commit's hybrid map was ready and resolved some edge."""
+    run = commit.get("runs", {}).get("hybrid")
+    if not run or run.get("error") or not run.get("servers"):
+        return False
+    return (all(s.get("state") == "ready" for s in run["servers"].values())
+            and int(run.get("edges", {}).get("lsp", 0)) > 0)
+
+
 @dataclass(frozen=True, slots=True)
 class SummaryRow:
     system: str
@@ -66,163 +123,162 @@ class SummaryRow:
                 "seconds_p95": self.seconds_p95, "max_budget_use": self.max_budget_use}
 
 
-def summarize(report: EvalReport) -> list[SummaryRow]:
+def summarize(commits: Iterable[Mapping[str, Any]], systems: Sequence[str], budgets: Sequence[int]) -> list[SummaryRow]:
+    """One row per system × task kind, from the per-map entries of the JSON commits."""
+    commits = list(commits)
     rows = []
-    for system in report.systems:
+    for system in systems:
         for kind in TASK_KINDS:
-            per_budget: dict[int, list[Score]] = {b: [] for b in report.budgets}
-            seconds: list[float] = []
-            use: list[float] = []
-            tasks = 0
-            for result in report.commits:
-                run = result.runs.get(system)
-                if run is None or run.error:
-                    continue
-                tasks += sum(1 for t in result.tasks.tasks if t.kind == kind)
-                for (request, sc), outcome in zip(result.scores(system), run.outcomes):
-                    if result.tasks.tasks[request.task].kind != kind:
-                        continue
-                    per_budget[request.budget].append(sc)
-                    seconds.append(outcome.seconds)
-                    use.append(outcome.tokens / request.budget)
-            with_defs = {b: [s.definition_recall for s in v if s.definition_recall is not None]
-                         for b, v in per_budget.items()}
+            maps = [m for c in commits for m in _maps(c, system) if m["task"] == kind]
+            tasks = sum(1 for c in commits if _maps(c, system) for t in c["tasks"] if t["kind"] == kind)
+            by_budget = {b: [m for m in maps if m["budget"] == b] for b in budgets}
+            with_defs = {b: [m["definition_recall"] for m in v if m["definition_recall"] is not None]
+                         for b, v in by_budget.items()}
+            seconds = [float(m["seconds"]) for m in maps]
             rows.append(SummaryRow(
                 system=system, kind=kind, tasks=tasks,
-                recall={b: mean([s.file_recall for s in v]) for b, v in per_budget.items()},
-                mrr={b: mean([s.reciprocal_rank for s in v]) for b, v in per_budget.items()},
-                definition_recall={b: mean(v) for b, v in with_defs.items()},  # type: ignore[arg-type]
-                definition_tasks=len(next(iter(with_defs.values()), [])),
+                recall={b: mean([m["file_recall"] for m in v]) for b, v in by_budget.items()},
+                mrr={b: mean([m["reciprocal_rank"] for m in v]) for b, v in by_budget.items()},
+                definition_recall={b: mean(v) for b, v in with_defs.items()},
+                definition_tasks=max((len(v) for v in with_defs.values()), default=0),
                 seconds_median=statistics.median(seconds) if seconds else None,
-                seconds_p95=percentile(seconds, 95), max_budget_use=max(use) if use else None,
+                seconds_p95=percentile(seconds, 95),
+                max_budget_use=max((m["tokens"] / m["budget"] for m in maps), default=None),
             ))
     return rows
 
 
-def _server_summary(report: EvalReport) -> dict[str, object]:
-    """Per language: which server, in how many commits it was ready, lsp edges per commit."""
-    out: dict[str, dict[str, object]] = {}
+def _maps(commit: Mapping[str, Any], system: str) -> list[dict[str, Any]]:
+    run = commit.get("runs", {}).get(system)
+    return [] if not run or run.get("error") else list(run.get("maps", []))
+
+
+def _server_summary(commits: Sequence[Mapping[str, Any]]) -> dict[str, object]:
+    """Per language: which server, in how many commits it was ready; lsp edges per commit."""
+    languages: dict[str, dict[str, Any]] = {}
     lsp_edges: list[int] = []
-    for result in report.commits:
-        run = result.runs.get("hybrid")
-        if run is None or run.error:
+    for commit in commits:
+        run = commit.get("runs", {}).get("hybrid")
+        if not run or run.get("error"):
             continue
-        lsp_edges.append(int(run.edges.get("lsp", 0)))
-        for language, server in run.servers.items():
-            entry = out.setdefault(language, {"server": server.get("server"), "detail": server.get("detail"),
-                                              "ready": 0, "commits": 0, "states": {}})
-            entry["commits"] = int(entry["commits"]) + 1  # type: ignore[call-overload]
+        lsp_edges.append(int(run.get("edges", {}).get("lsp", 0)))
+        for language, server in run.get("servers", {}).items():
+            entry = languages.setdefault(language, {"server": server.get("server"), "detail": server.get("detail"),
+                                                    "ready": 0, "commits": 0, "states": {}})
+            entry["commits"] += 1
             state = str(server.get("state"))
-            states = entry["states"]
-            assert isinstance(states, dict)
-            states[state] = states.get(state, 0) + 1
+            entry["states"][state] = entry["states"].get(state, 0) + 1
             if state == "ready":
-                entry["ready"] = int(entry["ready"]) + 1  # type: ignore[call-overload]
-    return {"languages": out, "lsp_edges_per_commit": lsp_edges}
+                entry["ready"] += 1
+                entry["server"], entry["detail"] = server.get("server"), server.get("detail")
+    return {"languages": languages, "lsp_edges_per_commit": lsp_edges}
 
 
-def _run_json(result: CommitResult, system: str) -> dict[str, object]:
-    run = result.runs[system]
-    maps = []
-    for request, outcome, (_, sc) in zip(result.requests, run.outcomes, result.scores(system)):
-        maps.append({"task": result.tasks.tasks[request.task].kind, "budget": request.budget,
-                     "tokens": outcome.tokens, "seconds": round(outcome.seconds, 6),
-                     "files": [f.path for f in outcome.files], **sc.to_json()})
-    return {"first_map_seconds": round(run.first_map_seconds, 6), "servers": run.servers,
-            "edges": run.edges, "stats": run.stats, "error": run.error, "maps": maps}
+def with_summaries(document: dict[str, Any]) -> dict[str, Any]:
+    """(Re)compute the summary sections of a report document from its commits."""
+    commits = document["commits"]
+    systems, budgets = document["systems"], [int(b) for b in document["budgets"]]
+    ready = [c for c in commits if servers_ready(c)]
+    document["summary"] = [row.to_json() for row in summarize(commits, systems, budgets)]
+    document["servers_ready_commits"] = len(ready)
+    document["summary_servers_ready"] = [row.to_json() for row in summarize(ready, systems, budgets)]
+    document["servers"] = _server_summary(commits)
+    return document
 
 
-def to_json(report: EvalReport) -> dict[str, object]:
-    sel = report.selection
-    return {
-        "schema": JSON_SCHEMA,
-        "root": report.root, "rev": sel.rev, "head": sel.head,
-        "commits_requested": sel.requested, "commits_evaluated": len(report.commits),
-        "commits_scanned": sel.scanned, "shortfall": sel.shortfall,
-        "budgets": list(report.budgets), "systems": list(report.systems),
-        "server_wait": report.server_wait, "versions": report.versions,
-        "elapsed_seconds": round(report.elapsed_seconds, 3),
-        "summary": [row.to_json() for row in summarize(report)],
-        "servers": _server_summary(report),
-        "commits": [
-            {
-                "sha": r.commit.sha, "parent": r.commit.parent, "subject": r.commit.subject,
-                "files": [{"path": d.old_path, "new_path": d.new_path, "added": d.added, "deleted": d.deleted}
-                          for d in r.diffs],
-                "changed_definitions": [d.to_json() for d in r.tasks.definitions],
-                "tasks": [t.to_json() for t in r.tasks.tasks],
-                "skipped": list(r.tasks.skipped),
-                "index_seconds": round(r.index_seconds, 6),
-                "runs": {system: _run_json(r, system) for system in report.systems if system in r.runs},
-            }
-            for r in report.commits
-        ],
-    }
+# --- markdown ---------------------------------------------------------------------------------
 
 
 def _num(value: float | None, digits: int = 3) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
-def _label(system: str, versions: dict[str, object]) -> str:
+def _label(system: str, versions: Mapping[str, Any]) -> str:
     if system == "aider" and versions.get("aider"):
         return f"Aider {versions['aider']} (peer)"
     return SYSTEM_LABELS.get(system, system)
 
 
-def to_markdown(report: EvalReport) -> str:
-    sel = report.selection
-    budgets = report.budgets
+def _table(rows: Sequence[Mapping[str, Any]], budgets: Sequence[int], versions: Mapping[str, Any]) -> list[str]:
+    header = (["system", "task", "tasks (with defs)"] + [f"recall@{b}" for b in budgets]
+              + [f"MRR@{b}" for b in budgets] + [f"defs@{b}" for b in budgets]
+              + ["s/map median", "s/map p95", "max tokens/budget"])
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * (len(header) - 2)) + "|"]
+    for row in rows:
+        cells = ([_label(row["system"], versions), row["task"], f"{row['tasks']} ({row['definition_tasks']})"]
+                 + [_num(row["recall"][str(b)]) for b in budgets] + [_num(row["mrr"][str(b)]) for b in budgets]
+                 + [_num(row["definition_recall"][str(b)]) for b in budgets]
+                 + [_num(row["seconds_median"]), _num(row["seconds_p95"]), _num(row["max_budget_use"], 2)])
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def render_markdown(document: Mapping[str, Any]) -> str:
+    budgets = [int(b) for b in document["budgets"]]
+    systems = list(document["systems"])
+    versions = document.get("versions", {})
+    commits = document["commits"]
+    revision = versions.get("hybridmap_revision") or ""
     lines = [
-        f"## hybridmap eval: {report.root}",
+        f"## hybridmap eval: {document['root']}",
         "",
-        f"{len(report.commits)} commits (first-parent history of {sel.rev} at {sel.head[:10]}, "
-        f"{sel.scanned} scanned); budgets {', '.join(map(str, budgets))} tokens; "
-        f"server wait {report.server_wait:g} s; {report.elapsed_seconds:.0f} s in all.",
+        f"{len(commits)} commits (first-parent history of {document['rev']} at {document['head'][:10]}, "
+        f"{document['commits_scanned']} scanned); budgets {', '.join(map(str, budgets))} tokens; "
+        f"server wait {document['server_wait']:g} s; {document['elapsed_seconds']:.0f} s in all; "
+        f"hybridmap {versions.get('hybridmap', '?')}{' (' + revision + ')' if revision else ''}.",
         "",
     ]
-    if sel.shortfall:
-        lines += [f"Note: {sel.shortfall}.", ""]
-    header = (["system", "task", "tasks (with defs)"] + [f"recall@{b}" for b in budgets] + [f"MRR@{b}" for b in budgets]
-              + [f"defs@{b}" for b in budgets] + ["s/map median", "s/map p95", "max tokens/budget"])
-    lines.append("| " + " | ".join(header) + " |")
-    lines.append("|" + "|".join(["---"] * 2 + ["---:"] * (len(header) - 2)) + "|")
-    for row in summarize(report):
-        cells = ([_label(row.system, report.versions), row.kind, f"{row.tasks} ({row.definition_tasks})"]
-                 + [_num(row.recall[b]) for b in budgets] + [_num(row.mrr[b]) for b in budgets]
-                 + [_num(row.definition_recall[b]) for b in budgets]
-                 + [_num(row.seconds_median), _num(row.seconds_p95), _num(row.max_budget_use, 2)])
-        lines.append("| " + " | ".join(cells) + " |")
+    if document.get("shortfall"):
+        lines += [f"Note: {document['shortfall']}.", ""]
+    lines += _table(document["summary"], budgets, versions)
     lines += ["", "recall: share of the target files in the map; MRR: mean reciprocal rank of the first "
               "target file; defs: share of the changed definitions shown, over the tasks that have some; "
               "s/map: one measured map (after the checkout's first map)."]
-    servers = _server_summary(report)
-    languages = servers["languages"]
-    if "hybrid" in report.systems and isinstance(languages, dict):
+    ready = int(document.get("servers_ready_commits", 0))
+    if "hybrid" in systems and 0 < ready < len(commits):
+        lines += ["", f"Only the {ready} commits where every server of the hybrid map was ready and "
+                  "resolved edges:", ""]
+        lines += _table(document["summary_servers_ready"], budgets, versions)
+    servers = document.get("servers", {})
+    languages = servers.get("languages", {})
+    if "hybrid" in systems and languages:
         lines += ["", "Servers (hybrid):"]
         for language, entry in sorted(languages.items()):
             states = ", ".join(f"{state} {count}" for state, count in sorted(entry["states"].items()))
             lines.append(f"- {language}: {entry['server'] or '-'} ({entry['detail'] or 'no detail'}): ready in "
                          f"{entry['ready']} of {entry['commits']} commits ({states})")
-        edges = servers["lsp_edges_per_commit"]
-        if isinstance(edges, list) and edges:
+        edges = servers.get("lsp_edges_per_commit") or []
+        if edges:
             lines.append(f"- lsp edges per commit: median {statistics.median(edges):g}, "
                          f"min {min(edges)}, max {max(edges)}")
     lines += ["", "| commit | changed files | changed defs | mentions | "
-              + " | ".join(f"first map s {s}" for s in report.systems) + " | lsp / name-match edges |",
-              "|---|---:|---:|---|" + "---:|" * len(report.systems) + "---|"]
-    for r in report.commits:
-        message = next((t for t in r.tasks.tasks if t.kind == "message"), None)
-        mentions = ", ".join(message.mentions[:6]) + (" …" if message and len(message.mentions) > 6 else "") \
-            if message else "–"
-        firsts = [(_num(r.runs[s].first_map_seconds, 2) if not r.runs[s].error else "error")
-                  if s in r.runs else "–" for s in report.systems]
-        hybrid = r.runs.get("hybrid")
-        edges = (f"{hybrid.edges.get('lsp', 0)} / {hybrid.edges.get('name-match', 0)}"
-                 if hybrid is not None and not hybrid.error else "–")
-        lines.append(f"| {r.commit.sha[:10]} | {len(r.diffs)} | {len(r.tasks.definitions)} | {mentions} | "
+              + " | ".join(f"first map s {s}" for s in systems) + " | lsp / name-match edges |",
+              "|---|---:|---:|---|" + "---:|" * len(systems) + "---|"]
+    errors = []
+    for c in commits:
+        message = next((t for t in c["tasks"] if t["kind"] == "message"), None)
+        mentions = "–"
+        if message:
+            mentions = ", ".join(message["mentions"][:6]) + (" …" if len(message["mentions"]) > 6 else "")
+        firsts = []
+        for system in systems:
+            run = c["runs"].get(system)
+            if run is None:
+                firsts.append("–")
+            elif run["error"]:
+                firsts.append("error")
+                errors.append(f"- {c['sha'][:10]} {system}: {run['error']}")
+            else:
+                firsts.append(_num(run["first_map_seconds"], 2))
+        hybrid = c["runs"].get("hybrid")
+        edges = (f"{hybrid['edges'].get('lsp', 0)} / {hybrid['edges'].get('name-match', 0)}"
+                 if hybrid and not hybrid["error"] else "–")
+        lines.append(f"| {c['sha'][:10]} | {len(c['files'])} | {len(c['changed_definitions'])} | {mentions} | "
                      + " | ".join(firsts) + f" | {edges} |")
-    errors = [(r.commit.sha[:10], s, run.error) for r in report.commits for s, run in r.runs.items() if run.error]
     if errors:
-        lines += ["", "Errors:"] + [f"- {sha} {system}: {error}" for sha, system, error in errors]
+        lines += ["", "Errors:"] + errors
     return "\n".join(lines) + "\n"
+
+
+def to_markdown(report: EvalReport) -> str:
+    return render_markdown(to_json(report))
