@@ -159,7 +159,7 @@ def _set_parse_timeout(parser: Any, micros: int) -> None:
 
 
 def _parse_tree(compiled: CompiledLanguage, source: bytes, timeout_seconds: float) -> Any:
-    parser = compiled.parser
+    parser = compiled.parser  # shared: every parse sets its own limit (0 = none) first
     _set_parse_timeout(parser, int(timeout_seconds * 1_000_000))
     try:
         return parser.parse(source)
@@ -169,9 +169,6 @@ def _parse_tree(compiled: CompiledLanguage, source: bytes, timeout_seconds: floa
         if timeout_seconds <= 0:
             raise
         raise ParseTimeout(f"no tree within {timeout_seconds:g} s") from exc
-    finally:
-        if timeout_seconds > 0:
-            _set_parse_timeout(parser, 0)
 
 
 def _largest_error(root: Any) -> tuple[int, int] | None:
