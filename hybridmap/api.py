@@ -293,7 +293,8 @@ class AsyncRepoMap:
             resolved = server_view.resolved
             timings["merge"] = time.perf_counter() - t0
         diagnostics: list[Diagnostic] = list(result.diagnostics)
-        if settings.use_cache and not self._cache.persistent:
+        if settings.use_cache and not self._cache.persistent and not any(
+                d.kind == "cache_unavailable" for d in diagnostics):  # the cache's own words come first
             diagnostics.append(Diagnostic(str(settings.resolved_cache_dir()), "cache_unavailable",
                                           "running without a disk cache"))
         for key in ("list", "read", "parse"):
