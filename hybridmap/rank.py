@@ -162,6 +162,8 @@ def rank(graph: RepoGraph, tags: Mapping[str, FileTags], *, chat_files: Sequence
         if settings.pin_mentioned_definitions and boost.any():
             # What the user named is shown first, whatever the graph thinks of it.
             scores[boost] += scores.max()
+    if settings.file_symbol_decay < 1.0 and len(scores):
+        scores = _decay_within_files(scores, graph.symbol_file, settings.file_symbol_decay)
     keep = np.ones(len(scores), dtype=bool)
     for fi in chat:
         keep[graph.symbol_file == fi] = False
@@ -192,3 +194,19 @@ def rank(graph: RepoGraph, tags: Mapping[str, FileTags], *, chat_files: Sequence
         file_scores=dict(zip(graph.files, file_score.tolist(), strict=True)),
         reasons=why, total_items=total,
     )
+
+
+def _decay_within_files(scores: np.ndarray, symbol_file: np.ndarray, decay: float) -> np.ndarray:
+    """Multiply the k-th best symbol of each file (k = 0, 1, ...) by ``decay ** k``.
+
+    Diminishing returns per file: the tenth definition of the best file is worth less to a
+    model than the best definition of the next file, so a budget covers more files.
+    """
+    order = np.lexsort((-scores, symbol_file))  # by file, best first within a file
+    files_sorted = symbol_file[order]
+    starts = np.flatnonzero(np.r_[True, files_sorted[1:] != files_sorted[:-1]])
+    run_start = np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+    k = np.arange(len(order)) - run_start
+    out = scores.copy()
+    out[order] = scores[order] * np.power(decay, k)
+    return out

@@ -140,6 +140,9 @@ class Settings:
     """Rank multiplier for generated code (``*_pb2.py``, ``*.generated.*``, ``gen/``)."""
     entry_point_weight: float = 1.5
     """Rank multiplier for entry points (``main.*``, ``__main__.py``, ``cli.*``, ``index.*``)."""
+    file_symbol_decay: float = 1.0
+    """Diminishing returns within a file: its k-th best definition's score is multiplied by
+    this to the power k (1 = off), so a budget spreads over more files."""
     unreferenced_definition_share: float = 0.05
     """Share of a file's rank given to its definitions nobody references, so the
     budget can be filled from the best files once referenced definitions run out."""
@@ -232,7 +235,7 @@ REPOSITORY_TUNABLE = frozenset(
         for f in dataclasses.fields(Settings)
         if f.name.endswith(("_weight", "_personalization", "_boost", "_share"))
         or f.name.startswith("pagerank_")
-        or f.name in {"map_tokens", "well_named_min_length", "common_ident_definers",
+        or f.name in {"map_tokens", "well_named_min_length", "common_ident_definers", "file_symbol_decay",
                       "pin_mentioned_definitions",
                       "max_definers_per_ident", "special_files_first"}
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -55,6 +56,17 @@ def edges(repo: RepoMap) -> dict[tuple[str, str, str], str]:
     return {(u, v, k): d["provenance"] for u, v, k, d in graph.to_networkx().edges(keys=True, data=True)}
 
 
+def registry_with_only(tmp_path: Path, language: str, server: str) -> LanguageRegistry:
+    """The built-in registry, except that ``language`` has ``server`` as its only candidate
+    (the user's config dir overrides the built-in file by name)."""
+    user = tmp_path / "user_configs"
+    user.mkdir(exist_ok=True)
+    text = (BUILTIN_CONFIG_DIR / f"{language}.toml").read_text()
+    text = re.sub(r"language-servers = \[[^\]]*\]", f'language-servers = ["{server}"]', text)
+    (user / f"{language}.toml").write_text(text)
+    return LanguageRegistry.load([BUILTIN_CONFIG_DIR, user], [BUILTIN_QUERY_DIR])
+
+
 def require(command: str) -> None:
     if find_command(command) is None:
         pytest.skip(f"{command} is not installed on this machine (scripts/install-servers installs it)")
@@ -86,13 +98,7 @@ def test_hybrid_resolves_name_collisions(language: str, tmp_path: Path) -> None:
 def test_each_python_server(server: str, tmp_path: Path) -> None:
     command = {"ty": "ty", "basedpyright": "basedpyright-langserver", "pylsp": "pylsp"}[server]
     require(command)
-    # The user's config dir overrides the built-in file by name: keep only one candidate.
-    user = tmp_path / "user_configs"
-    user.mkdir()
-    text = (BUILTIN_CONFIG_DIR / "python.toml").read_text()
-    text = text.replace('language-servers = ["ty", "basedpyright", "pylsp"]', f'language-servers = ["{server}"]')
-    (user / "python.toml").write_text(text)
-    registry = LanguageRegistry.load([BUILTIN_CONFIG_DIR, user], [BUILTIN_QUERY_DIR])
+    registry = registry_with_only(tmp_path, "python", server)
     root = fixture_repo(tmp_path, "python")
     _, _, right, wrong = CASES["python"]
     with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
@@ -108,14 +114,8 @@ def test_each_python_server(server: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("server", ["typescript-language-server", "tsgo"])
 def test_each_typescript_server(server: str, tmp_path: Path) -> None:
-    require({"typescript-language-server": "typescript-language-server", "tsgo": "tsgo"}[server])
-    user = tmp_path / "user_configs"
-    user.mkdir()
-    text = (BUILTIN_CONFIG_DIR / "typescript.toml").read_text()
-    text = text.replace('language-servers = ["typescript-language-server", "tsgo"]',
-                        f'language-servers = ["{server}"]')
-    (user / "typescript.toml").write_text(text)
-    registry = LanguageRegistry.load([BUILTIN_CONFIG_DIR, user], [BUILTIN_QUERY_DIR])
+    require(server)  # the command has the server's name
+    registry = registry_with_only(tmp_path, "typescript", server)
     root = fixture_repo(tmp_path, "typescript")
     _, _, right, wrong = CASES["typescript"]
     with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:

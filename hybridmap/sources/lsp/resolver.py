@@ -10,6 +10,13 @@ to ``lsp_sites_per_reference`` of the uses, and records where it points:
   no edge at all: the name match was wrong;
 - an empty answer, an error, or a timeout → no resolution: the static edges stay.
 
+When the definition is a member of an interface (a Go or TypeScript
+interface method, a Rust trait method: the enclosing symbol's kind in our tags),
+the call dispatches to the implementations, so the resolver also asks
+``textDocument/implementation`` at the same site and adds every implementing
+repository file: ``f.Value.String()`` reaches the thirty ``String`` methods that
+implement ``Value``, not only the interface declaration.
+
 Why definition at the use site rather than references on each definition:
 measured in ``docs/benchmarks.md`` (definition answers in one cheap lookup per
 site; references makes the server search the whole workspace per definition).
@@ -68,15 +75,19 @@ class DefinitionResolver:
         self._settings = settings
         self._resolved: dict[Pair, Resolution] = {}
         self._shas: Mapping[str, str] = {}
-        self.stats = {"asked": 0, "resolved": 0, "external": 0, "empty": 0, "errors": 0, "cache_hits": 0}
+        self._tags: Mapping[str, FileTags] = {}
+        self.stats = {"asked": 0, "resolved": 0, "external": 0, "empty": 0, "errors": 0, "cache_hits": 0,
+                      "implementations": 0}
         self.errors: deque[str] = deque(maxlen=20)
         """The last request errors, for diagnostics."""
         self.version = 0
         """Bumped whenever a resolution is added or dropped (the graph is rebuilt then)."""
 
-    def refresh(self, shas: Mapping[str, str]) -> None:
+    def refresh(self, shas: Mapping[str, str], tags: Mapping[str, FileTags] | None = None) -> None:
         """Take a new snapshot of the files: drop answers whose source or targets changed."""
         self._shas = shas
+        if tags is not None:
+            self._tags = tags
         for pair, res in list(self._resolved.items()):
             if shas.get(pair[0]) != res.src_sha or any(shas.get(p) != s for p, s in res.target_shas):
                 del self._resolved[pair]
@@ -92,7 +103,7 @@ class DefinitionResolver:
         return {pair: res.targets for pair, res in self._resolved.items() if res.complete or res.targets}
 
     def _cache_key(self, session: LspSession, pair: Pair, sites: Sites) -> str:
-        return f"lsp-def:2:{server_key(session)}:{self._shas.get(pair[0], '')}:{pair[1]}:{sites}"
+        return f"lsp-def:3:{server_key(session)}:{self._shas.get(pair[0], '')}:{pair[1]}:{sites}"
 
     async def resolve(self, session: LspSession, documents: Documents, pair: Pair, sites: Sites) -> None:
         """Ask ``session`` where the uses at ``sites`` of ``pair`` point; record the answer."""
@@ -129,11 +140,15 @@ class DefinitionResolver:
                 self.stats["errors"] += 1
                 self.errors.append(f"{path}:{line + 1}: {exc}")
                 return  # keep the static edges; asked again after a restart
-            for location_uri in _uris(result):
+            dispatches = False
+            for location_uri, target_line in _locations(result):
                 answered = True
                 rel = self._relative(location_uri)
                 if rel is not None:  # None: outside the repository (stdlib, dependencies)
                     targets.add(rel)
+                    dispatches = dispatches or self._interface_member(rel, target_line, name)
+            if dispatches and session.supports("implementation_provider"):
+                targets |= await self._implementations(session, uri, line, character)
         session.note_answer(answered)
         if not answered:
             self.stats["empty"] += 1
@@ -146,6 +161,28 @@ class DefinitionResolver:
         self._record(pair, Resolution(frozenset(targets), src_sha, target_shas, complete))
         if complete:
             self._cache.set_many({key: (tuple(sorted(targets)), target_shas)})
+
+    def _interface_member(self, path: str, line: int, name: str) -> bool:
+        """Is ``name`` on ``line`` of ``path`` declared inside an interface or trait (per our tags)?"""
+        tags = self._tags.get(path)
+        if tags is None:
+            return False
+        symbols = tags.symbols
+        return any(s.name == name and s.name_line == line and s.parent >= 0
+                   and symbols[s.parent].kind in _DISPATCHING_KINDS for s in symbols)
+
+    async def _implementations(self, session: LspSession, uri: str, line: int, character: int) -> set[str]:
+        self.stats["asked"] += 1
+        try:
+            result = await session.request(T.TEXT_DOCUMENT_IMPLEMENTATION, T.ImplementationParams(
+                text_document=T.TextDocumentIdentifier(uri=uri),
+                position=T.Position(line=line, character=character)))
+        except ServerError as exc:
+            self.errors.append(f"implementation: {exc}")
+            return set()
+        found = {rel for rel in (self._relative(u) for u, _ in _locations(result)) if rel is not None}
+        self.stats["implementations"] += len(found)
+        return found
 
     def _record(self, pair: Pair, resolution: Resolution) -> None:
         self._resolved[pair] = resolution
@@ -201,15 +238,24 @@ def candidate_pairs(tags: Mapping[str, FileTags], languages: Mapping[str, str],
     return (ambiguous + single)[: settings.lsp_max_pending]
 
 
-def _uris(result: Any) -> list[str]:
+#: Symbol kinds whose members are called through dynamic dispatch.
+_DISPATCHING_KINDS = frozenset({"interface", "trait"})
+
+
+def _locations(result: Any) -> list[tuple[str, int]]:
+    """(uri, 0-based start line) of each Location / LocationLink in a definition-like answer."""
     if result is None:
         return []
     items = result if isinstance(result, list) else [result]
     out = []
     for item in items:
         uri = getattr(item, "uri", None) or getattr(item, "target_uri", None)
+        rng = getattr(item, "range", None) or getattr(item, "target_selection_range", None)
+        line = rng.start.line if rng is not None else -1
         if uri is None and isinstance(item, dict):
             uri = item.get("uri") or item.get("targetUri")
+            raw = item.get("range") or item.get("targetSelectionRange") or {}
+            line = raw.get("start", {}).get("line", -1) if isinstance(raw, dict) else -1
         if isinstance(uri, str):
-            out.append(uri)
+            out.append((uri, line))
     return out

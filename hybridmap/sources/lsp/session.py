@@ -204,6 +204,7 @@ def _client_capabilities() -> T.ClientCapabilities:
                 hierarchical_document_symbol_support=True,
                 symbol_kind=T.ClientSymbolKindOptions(value_set=list(T.SymbolKind))),
             definition=T.DefinitionClientCapabilities(link_support=False),
+            implementation=T.ImplementationClientCapabilities(link_support=False),
             references=T.ReferenceClientCapabilities(),
             hover=T.HoverClientCapabilities(content_format=[T.MarkupKind.PlainText, T.MarkupKind.Markdown]),
         ),

@@ -129,7 +129,7 @@ class LspSource:
         async with self._plan_lock:
             alive = [s for s in self.pool.sessions() if s.alive]
             self.documents.refresh(base.shas, base.languages, alive)
-            self.resolver.refresh(base.shas)
+            self.resolver.refresh(base.shas, base.tags)
             self.outline.refresh(base.shas)
             # Re-plan when the files, the sessions (a restart is a new session), their readiness
             # (incomplete answers are asked again once ready) or the focus changed.
