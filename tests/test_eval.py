@@ -515,8 +515,9 @@ def test_worktree_is_removed_after_an_exception(history: tuple[Path, dict[str, s
     assert git(root, "rev-parse", "HEAD").strip() == shas["c8"]
 
 
-def _interrupt_when(root: Path, args: list[str], is_target: Callable[[psutil.Process], bool]) -> list[psutil.Process]:
-    """Run eval, send SIGINT once a matching child process runs; check the cleanup; return those children."""
+def _interrupt_when(root: Path, args: list[str], is_target: Callable[[psutil.Process], bool],
+                    sig: signal.Signals = signal.SIGINT) -> list[psutil.Process]:
+    """Run eval, send ``sig`` once a matching child process runs; check the cleanup; return those children."""
     proc = subprocess.Popen([sys.executable, "-m", "hybridmap", "eval", str(root), *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     me = psutil.Process(proc.pid)
@@ -534,7 +535,7 @@ def _interrupt_when(root: Path, args: list[str], is_target: Callable[[psutil.Pro
         if not (targets and scratch):
             proc.kill()
             raise AssertionError(f"the eval ended before the awaited process ran: {proc.communicate()[1]}")
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
@@ -555,6 +556,12 @@ def test_ctrl_c_mid_run_removes_the_worktree_and_stops_the_servers(
     root, _ = history
     _interrupt_when(root, ["--commits", "3", "--modes", "static,hybrid", "--server-wait", "30", "--format", "json"],
                     lambda p: p.name() == "ty")
+
+
+def test_sigterm_cleans_up_like_ctrl_c(history: tuple[Path, dict[str, str]]) -> None:
+    root, _ = history
+    _interrupt_when(root, ["--commits", "3", "--modes", "hybrid", "--server-wait", "30"],
+                    lambda p: p.name() == "ty", signal.SIGTERM)
 
 
 def test_ctrl_c_while_the_peer_runs_stops_it(history: tuple[Path, dict[str, str]]) -> None:
