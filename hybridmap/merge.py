@@ -100,7 +100,8 @@ def merge_tags(static: Mapping[str, FileTags], server: Mapping[str, FileTags],
                hovers: Mapping[HoverKey, str] | None = None,
                memo: dict[str, tuple[FileTags, FileTags | None, FileTags]] | None = None
                ) -> dict[str, FileTags]:
-    """Every file's merged tags. ``memo`` (path → inputs and output) skips unchanged files.
+    """Every file's merged tags. ``memo`` (path → inputs and output) skips unchanged files;
+    it is left holding exactly the files merged by this call.
 
     With hovers, files that have any are re-merged each call (hovers are few and bounded).
     """
@@ -120,4 +121,9 @@ def merge_tags(static: Mapping[str, FileTags], server: Mapping[str, FileTags],
         if memo is not None:
             memo[path] = (tags, theirs, merged)
         out[path] = merged
+    if memo is not None:
+        # Keep only what this call merged: a deleted file (or one the server no longer
+        # describes) would otherwise stay in a long-lived object's memo for good.
+        for path in [p for p, entry in memo.items() if out.get(p) is not entry[2]]:
+            del memo[path]
     return out

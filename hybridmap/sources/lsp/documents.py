@@ -10,7 +10,7 @@ text they were sent, not the disk. :class:`Documents` keeps both sides honest:
 - :meth:`refresh` compares the new snapshot's content hashes with the last one
   and tells every live server which files were created, changed or deleted
   (``workspace/didChangeWatchedFiles``), so its view of unopened files follows
-  the disk between maps.
+  the disk between maps; deleted files that were open are closed first.
 
 File texts are read through :func:`~hybridmap.walk.read_source` (never outside
 the root, bad files skipped) and kept only while their hash is current.
@@ -67,6 +67,11 @@ class Documents:
         self._shas, self._languages = shas, languages
         for path in changed:
             self._lines.pop(path, None)
+        # A deleted file stays open in the server otherwise (it would keep answering from the
+        # text it was sent) until the least recently used ones are closed.
+        for key in [k for k in self._open if changed.get(k[1]) is T.FileChangeType.Deleted]:
+            del self._open[key]
+            key[0].did_close(self.uri(key[1]))
         if changed:
             events = [T.FileEvent(uri=self.uri(path), type=kind) for path, kind in sorted(changed.items())]
             for session in sessions:

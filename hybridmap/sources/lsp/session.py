@@ -575,6 +575,10 @@ class LspSession:
             elif "id" in data:
                 self._fail_request(protocol, data["id"], f"unreadable response: {exc}")
             return
+        if "method" not in data:
+            # pygls forgets a request's result type only when it succeeds: every error reply
+            # (ContentModified on each edit, for one) would leave its entry behind for good.
+            protocol._result_types.pop(msg_id, None)
         try:
             protocol.handle_message(message)
         except Exception as exc:  # a handler's bug must not stop the reader

@@ -1,0 +1,162 @@
+"""A long-lived map stays flat: what it keeps per file or per answer follows the files that exist.
+
+A small soak (the long one is ``benchmarks/bench_soak.py``): one object, a real git repository,
+the real ty server, 30 maps, and before each an edit as an agent makes them: a new file with a
+name never used before (the previous one deleted), and a definition appended to a rotating file.
+Counts, not timings: after 30 maps nothing the object keeps may name a deleted file, and nothing
+may grow with the number of maps.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from hybridmap import RepoMap
+from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
+
+from .test_lsp import fixture_repo, require
+
+MAPS = 30
+
+
+def test_thirty_edited_maps_keep_nothing_of_deleted_files(tmp_path: Path) -> None:
+    require("ty")
+    root = fixture_repo(tmp_path, "python")
+    rotating = [root / "store" / "disk.py", root / "store" / "memory.py", root / "app.py"]
+    originals = {p: p.read_text() for p in rotating}
+    sizes: list[dict[str, int]] = []
+    previous: Path | None = None
+    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+        inner = repo._async
+        lsp = inner._lsp
+        for i in range(MAPS):
+            new = root / "store" / f"scratch_{i}.py"
+            new.write_text(f"from store.disk import load\n\n\ndef scratch_{i}(x):\n    return load(x)\n")
+            if previous is not None:
+                previous.unlink()
+            previous = new
+            edited = rotating[i % len(rotating)]
+            edited.write_text(originals[edited] + f"\n\ndef added_{i}(value):\n    return value\n")
+            # The new file is shown and its server symbols fetched (server_wait), so the
+            # object keeps merged tags, server symbols and an open document for it.
+            result = repo.map(mentioned_idents=[f"scratch_{i}", f"added_{i}"], tokens=1024, server_wait=20)
+            assert result.tokens <= 1024 and result.text.strip()
+            assert f"store/scratch_{i}.py" in {f.path for f in result.files}
+
+            live = set(inner._tags)
+            assert len(live) == 5  # app.py, store/{__init__,disk,memory}.py and this map's scratch file
+            (session,) = lsp.sessions()
+            open_paths = {str(Path(unquote(urlparse(uri).path)).relative_to(root)) for uri in session._opened}
+            kept = {
+                "merge memo": set(inner._merge_memo),
+                "server symbols": set(lsp.outline._outlines),
+                "hovers": {key[0] for key in lsp.outline._hovers},
+                "definitions": {pair[0] for pair in lsp.resolver._resolved},
+                "document texts": set(lsp.documents._lines),
+                "documents open (ours)": {path for _, path in lsp.documents._open},
+                "documents open (server)": open_paths,
+            }
+            for what, paths in kept.items():
+                assert paths <= live, f"map {i}: {what} still holds deleted files {sorted(paths - live)}"
+            sizes.append({"memo": len(inner._merge_memo), "open": len(session._opened),
+                          "tasks": len(inner._tasks),
+                          "pending requests": len(session._client.protocol._request_futures)})
+    for path, text in originals.items():
+        path.write_text(text)
+    # Bounded by the files, not the maps: the last map keeps no more than the tenth did.
+    for key in sizes[0]:
+        assert max(s[key] for s in sizes[10:]) <= max(sizes[9][key], len(live)), (key, sizes)
+    assert all(s["tasks"] <= 1 and s["pending requests"] == 0 for s in sizes), sizes
+
+
+#: A real server that answers every request the first time with ContentModified (-32801), as
+#: servers do when a file changes under a request, then properly (the session retries).
+MODIFIED_SERVER = r'''
+import json, sys
+from urllib.parse import unquote, urlparse
+
+def read():
+    length = 0
+    while True:
+        line = sys.stdin.buffer.readline()
+        if not line:
+            return None
+        if line in (b"\r\n", b"\n"):
+            break
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    return json.loads(sys.stdin.buffer.read(length))
+
+def send(payload):
+    body = json.dumps(payload).encode()
+    sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    sys.stdout.buffer.flush()
+
+root, seen, errors = "", set(), 0
+while (msg := read()) is not None:
+    method, msg_id = msg.get("method"), msg.get("id")
+    if method == "exit":
+        break
+    if msg_id is None or method is None:
+        continue
+    if method == "initialize":
+        root = unquote(urlparse(msg["params"]["rootUri"]).path)
+        send({"jsonrpc": "2.0", "id": msg_id, "result": {"capabilities": {
+            "definitionProvider": True, "documentSymbolProvider": True, "hoverProvider": True}}})
+        continue
+    if method == "shutdown":
+        send({"jsonrpc": "2.0", "id": msg_id, "result": None})
+        continue
+    key = json.dumps([method, msg["params"]], sort_keys=True)
+    if key not in seen:
+        seen.add(key)
+        errors += 1
+        sys.stderr.write(f"content modified #{errors}\n")
+        sys.stderr.flush()
+        send({"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32801, "message": "content modified"}})
+    elif method == "textDocument/definition":
+        send({"jsonrpc": "2.0", "id": msg_id, "result": [{"uri": f"file://{root}/store/disk.py",
+              "range": {"start": {"line": 3, "character": 4}, "end": {"line": 3, "character": 8}}}]})
+    else:
+        send({"jsonrpc": "2.0", "id": msg_id, "result": [] if method == "textDocument/documentSymbol" else None})
+'''
+
+
+def test_error_replies_leave_no_request_state_behind(tmp_path: Path) -> None:
+    """Each reply is forgotten once handled, errors included: a long-lived session answers
+    ContentModified after nearly every edit, and pygls itself forgets only successes."""
+    root = fixture_repo(tmp_path, "python")
+    server = tmp_path / "modified_server.py"
+    server.write_text(MODIFIED_SERVER)
+    user = tmp_path / "user_configs"
+    user.mkdir()
+    (user / "python.toml").write_text(f"""
+[language]
+name = "python"
+grammar = "python"
+file-types = ["py"]
+language-servers = ["modified"]
+
+[language-server.modified]
+command = {json.dumps(sys.executable)}
+args = {json.dumps([str(server)])}
+timeout = 5
+ready = "initialized"
+""")
+    registry = LanguageRegistry.load([BUILTIN_CONFIG_DIR, user], [BUILTIN_QUERY_DIR])
+    app = root / "app.py"
+    original = app.read_text()
+    with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+        for i in range(5):
+            app.write_text(original + f"\n\ndef added_{i}(value):\n    return value\n")
+            result = repo.map(tokens=1024, server_wait=20)
+            assert result.edges.get("lsp", 0) >= 1  # the retried requests were answered
+        (session,) = repo._async._lsp.sessions()
+        said = [line for line in session.stderr_tail if "content modified" in line]
+        protocol = session._client.protocol
+        assert len(said) >= 10, said  # many error replies were handled...
+        assert not protocol._request_futures
+        assert not protocol._result_types, len(protocol._result_types)  # ...and none is remembered
