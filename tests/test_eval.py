@@ -615,6 +615,12 @@ def test_peer_aider_runs_the_real_aider(history: tuple[Path, dict[str, str]]) ->
             if m["budget"] == 4096:
                 # Everything fits: Aider shows every file with definitions but the chat files.
                 assert m["file_recall"] == 1.0
+    # Reproducible: the same requests give the same maps (Aider's runner has a fixed hash seed).
+    again = run_cli(str(root), "--commits", "3", "--modes", "", "--peer", "aider", "--tokens", "256,4096",
+                    "--format", "json", "--aider-python", python)
+    assert again.returncode == 0, again.stderr
+    assert [[m["files"] for m in c["runs"]["aider"]["maps"]] for c in json.loads(again.stdout)["commits"]] == [
+        [m["files"] for m in c["runs"]["aider"]["maps"]] for c in data["commits"]]
     # Files come in Aider's rank order (from get_ranked_tags), not in the name order of its text.
     orders = [m["files"] for c in data["commits"] for m in c["runs"]["aider"]["maps"]]
     assert any(files != sorted(files) for files in orders)

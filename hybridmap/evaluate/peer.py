@@ -6,8 +6,11 @@ The runner is a standalone script run with Aider's python (found by
 ``benchmarks/setup_aider_env.sh`` creates). It receives the same requests as
 hybridmap (same files: the source files hybridmap parsed; same chat files,
 mentions and budgets) as JSON on stdin and answers JSON on stdout. One runner
-process per checkout, run isolated (``python -I``: no PYTHONPATH, no script
-directory on ``sys.path``); it is killed if the eval is interrupted.
+process per checkout, run without the caller's ``PYTHON*`` variables, without
+user site-packages (``-s``), with the script's directory taken off ``sys.path``
+and with ``PYTHONHASHSEED=0``: Aider's ranking iterates sets of strings, so its
+maps depend on the hash seed, and a fixed seed makes them reproducible. The
+runner is killed if the eval is interrupted.
 """
 
 from __future__ import annotations
@@ -40,12 +43,16 @@ def find_aider_python(explicit: str | None, environ: Mapping[str, str] | None = 
     return path
 
 
+def _runner_environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    return {**env, "PYTHONHASHSEED": "0", "PYTHONUNBUFFERED": "1", "TQDM_DISABLE": "1"}
+
+
 async def _communicate(python: Path, args: Sequence[str], payload: bytes | None, timeout: float,
                        cwd: Path | None = None) -> tuple[int, bytes, bytes]:
     proc = await asyncio.create_subprocess_exec(
-        str(python), "-I", str(RUNNER), *args, cwd=cwd, stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "PYTHONUNBUFFERED": "1", "TQDM_DISABLE": "1"})
+        str(python), "-s", str(RUNNER), *args, cwd=cwd, stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=_runner_environment())
     try:
         out, err = await asyncio.wait_for(proc.communicate(payload), timeout)
     except BaseException:  # timeout, Ctrl-C (cancellation): never leave the runner behind
