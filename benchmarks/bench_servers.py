@@ -1,6 +1,6 @@
 """Language-server benchmark: each server on a real project of its language, same machine, same run.
 
-    python benchmarks/bench_servers.py [--repeats 3] [--first-repeats 8] [--corpus NAME] [--server NAME]
+    python benchmarks/bench_servers.py [--repeats 3] [--first-repeats 10] [--corpus NAME] [--server NAME] [--at REV]
 
 Corpora (scratch copies under benchmarks/.work/server-corpora/, never committed): click from
 site-packages (Python); rich, hono (TypeScript), jq (C) and pflag (Go) from the search tool's
@@ -12,12 +12,17 @@ the two cold first maps only (static vs hybrid with ``server_wait=0``), alternat
 comes first. Every probe is a fresh process; a ratio is taken within one process. The 1/5/15
 minute load averages are recorded before and after each probe (the machine's two cores are
 shared with other agents). Raw JSON: ``benchmarks/.work/bench_servers.json``.
+
+``--at REV``: measure hybridmap as committed at REV (``git archive`` of the package, its configs
+and queries into ``benchmarks/.work/src-<sha>``, put first on the probes' ``PYTHONPATH``), so
+that commits landing in the shared tree during a long run do not mix code versions.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -65,9 +70,53 @@ def prepare(name: str) -> Path | None:
     return dest
 
 
+def pinned_source(rev: str) -> tuple[str, Path]:
+    """hybridmap as committed at ``rev``, extracted once; (full sha, directory)."""
+    top = HERE.parent
+    sha = subprocess.run(["git", "-C", str(top), "rev-parse", rev], check=True, capture_output=True,
+                         text=True).stdout.strip()
+    dest = WORK / f"src-{sha[:12]}"
+    if not dest.exists():
+        part = dest.with_suffix(".part")
+        shutil.rmtree(part, ignore_errors=True)
+        part.mkdir(parents=True)
+        archive = subprocess.run(["git", "-C", str(top), "archive", sha, "hybridmap", "lsp_configs", "queries"],
+                                 check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(part)], input=archive, check=True)
+        (part / ".servers").symlink_to(top / ".servers")  # install dirs are found beside the package
+        part.rename(dest)
+    return sha, dest
+
+
+SOURCE_ENV: dict[str, str] = {}
+
+
+def versions() -> dict[str, str]:
+    """Each server's own version output (typescript-language-server's initialize names none)."""
+    top = HERE.parent
+    path = os.pathsep.join([str(Path(sys.prefix) / "bin"), str(top / ".servers/node/node_modules/.bin"),
+                            str(top / ".servers/bin"), os.environ.get("PATH", "")])
+    commands = {"ty": ["ty", "--version"], "basedpyright": ["basedpyright", "--version"],
+                "pylsp": ["pylsp", "--version"], "typescript-language-server": ["typescript-language-server", "--version"],
+                "tsgo": ["tsgo", "--version"], "clangd": ["clangd", "--version"], "gopls": ["gopls", "version"],
+                "go": ["go", "version"], "node": ["node", "--version"]}
+    out = {}
+    for name, cmd in commands.items():
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=30, env={**os.environ, "PATH": path})
+            out[name] = " ".join((proc.stdout or proc.stderr).split())[:80]
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            out[name] = f"unavailable: {exc}"
+    ts = top / ".servers/node/node_modules/typescript/package.json"
+    if ts.exists():
+        out["typescript"] = json.loads(ts.read_text())["version"]
+    return out
+
+
 def probe(root: Path, server: str, *extra: str) -> dict[str, Any] | None:
     proc = subprocess.run([sys.executable, str(HERE / "probe_server.py"), str(root), server,
-                           str(WORK / "server-cache"), *extra], capture_output=True, text=True)
+                           str(WORK / "server-cache"), *extra], capture_output=True, text=True,
+                          env={**os.environ, **SOURCE_ENV})
     if proc.returncode != 0:
         print(f"{server} on {root.name} failed:\n{proc.stderr[-2000:]}", flush=True)
         return None
@@ -141,7 +190,7 @@ def print_tables(rows: list[dict[str, Any]], repeats: int) -> None:
           " symbol files | symbols confirmed / added (static) | hovers | peak RSS |")
     print("|---|---|---:|---:|---|---|---|---:|---|---:|---:|")
     for r in rows:
-        print(f"| {r['corpus']} ({r['files']} files) | {r['server']} ({r['version']}) | {r['ready']:.2f} |"
+        print(f"| {r['corpus']} ({r['files']} files) | {r['server']} | {r['ready']:.2f} |"
               f" {r['resolve']:.2f} | {r['pairs_amb']:.0f} / {r['pairs_gen']:.0f} ({r['cand_amb']:.0f} / {r['cand_gen']:.0f}) |"
               f" {r['requests']:.0f} / {r['empty']:.0f} / {r['errors']:.0f} |"
               f" {r['lsp_edges']:.0f} / {r['nm_edges']:.0f} ({r['nm_static']:.0f}) |"
@@ -165,8 +214,18 @@ def main() -> None:
     ap.add_argument("--corpus", action="append", default=None)
     ap.add_argument("--server", action="append", default=None)
     ap.add_argument("--out", default=str(WORK / "bench_servers.json"))
+    ap.add_argument("--at", default=None, help="measure hybridmap as committed at this revision")
     args = ap.parse_args()
     CORPORA_DIR.mkdir(parents=True, exist_ok=True)
+    commit = subprocess.run(["git", "-C", str(HERE.parent), "rev-parse", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    if args.at:
+        commit, source = pinned_source(args.at)
+        SOURCE_ENV["PYTHONPATH"] = os.pathsep.join([str(source), os.environ.get("PYTHONPATH", "")])
+    print(f"hybridmap at {commit}" + (f" (pinned copy {SOURCE_ENV['PYTHONPATH']})" if args.at else
+                                      " (working tree, may change during the run)"), flush=True)
+    server_versions = versions()
+    print(json.dumps(server_versions), flush=True)
     rows = []
     for name in args.corpus or list(CORPORA):
         root = prepare(name)
@@ -191,6 +250,8 @@ def main() -> None:
                           flush=True)
             if full and first:
                 rows.append(summarize(name, files, server, full, first))
+                rows[-1]["server_version"] = server_versions.get(server, "")
+                rows[-1]["commit"] = commit
     print_tables(rows, args.repeats)
     Path(args.out).write_text(json.dumps(rows, indent=2))
 

@@ -1,6 +1,6 @@
 """Definition at each use site vs references on each definition, against one running server.
 
-    python benchmarks/probe_resolve_modes.py ROOT SERVER [--repeats 3]      # driver: fresh processes
+    python benchmarks/probe_resolve_modes.py ROOT SERVER [--repeats 3] [--at REV]  # driver: fresh processes
     python benchmarks/probe_resolve_modes.py ROOT SERVER --order dr|rd --once  # one run, one JSON line
 
 The pairs are those :func:`hybridmap.sources.lsp.resolver.candidate_pairs` produces for the
@@ -97,7 +97,7 @@ class Run:
     async def definitions(self) -> dict[str, Any]:
         semaphore = asyncio.Semaphore(self.concurrency)
         per_pair: dict[Pair, dict[str, Any]] = {}
-        counts = {"requests": 0, "errors": 0, "empty": 0}
+        counts: dict[str, Any] = {"requests": 0, "errors": 0, "empty": 0, "error_messages": []}
 
         async def one(pair: Pair, sites: tuple) -> None:
             async with semaphore:
@@ -114,8 +114,10 @@ class Run:
                         result = await self.session.request(T.TEXT_DOCUMENT_DEFINITION, T.DefinitionParams(
                             text_document=T.TextDocumentIdentifier(uri=uri),
                             position=self._position(lines, line, col)))
-                    except ServerError:
+                    except ServerError as exc:
                         counts["errors"] += 1
+                        if len(counts["error_messages"]) < 5:
+                            counts["error_messages"].append(str(exc)[:300])
                         continue
                     found = set()
                     for location_uri, _ in _locations(result):
@@ -133,7 +135,8 @@ class Run:
 
         start = time.perf_counter()
         await asyncio.gather(*(one(pair, sites) for pair, sites in self.pairs))
-        return {"seconds": time.perf_counter() - start, **counts, "per_pair": per_pair}
+        return {"seconds": time.perf_counter() - start, **counts, "per_pair": per_pair,
+                "server_state_after": str(self.session.state)}
 
     async def references(self) -> dict[str, Any]:
         names = {name for (_, name), _ in self.pairs}
@@ -147,7 +150,8 @@ class Run:
         semaphore = asyncio.Semaphore(self.concurrency)
         by_site: dict[Site, set[str]] = defaultdict(set)
         by_file: dict[Pair, set[str]] = defaultdict(set)
-        counts = {"requests": 0, "errors": 0, "empty": 0, "locations": 0, "definitions": len(definitions)}
+        counts: dict[str, Any] = {"requests": 0, "errors": 0, "empty": 0, "locations": 0,
+                                  "definitions": len(definitions), "error_messages": []}
 
         async def one(path: str, name: str, line: int, col: int) -> None:
             async with semaphore:
@@ -160,8 +164,10 @@ class Run:
                         text_document=T.TextDocumentIdentifier(uri=self.documents.uri(path)),
                         position=self._position(lines, line, col),
                         context=T.ReferenceContext(include_declaration=False)))
-                except ServerError:
+                except ServerError as exc:
                     counts["errors"] += 1
+                    if len(counts["error_messages"]) < 5:
+                        counts["error_messages"].append(str(exc)[:300])
                     return
                 locations = _locations(result)
                 counts["locations"] += len(locations)
@@ -190,12 +196,12 @@ class Run:
                 if len(targets) > 1:
                     targets.discard(pair[0])
             per_pair[pair] = {"site": site_level, "file": file_level}
-        return {"seconds": seconds, **counts, "per_pair": per_pair}
+        return {"seconds": seconds, **counts, "per_pair": per_pair, "server_state_after": str(self.session.state)}
 
 
 def agreement(defs: dict[Pair, Any], refs: dict[Pair, Any], level: str) -> dict[str, Any]:
     out = {"compared": 0, "agree": 0, "agree_in_repo": 0, "agree_outside": 0, "disagree": 0,
-           "agree_cross_file": 0,
+           "agree_cross_file": 0, "definition_within_references": 0, "references_within_definition": 0,
            "definition_unanswered": 0, "refs_found_when_definition_unanswered": 0, "examples": []}
     for pair, ref in refs.items():
         d = defs.get(pair)
@@ -206,6 +212,10 @@ def agreement(defs: dict[Pair, Any], refs: dict[Pair, Any], level: str) -> dict[
         out["compared"] += 1
         # What the graph sees: a target in the pair's own file makes no cross-file edge.
         out["agree_cross_file"] += d["targets"] - {pair[0]} == ref[level] - {pair[0]}
+        # Strictly more on one side: e.g. clangd's definition stops at the header's declaration,
+        # while references on both the declaration and the definition reach the .c file too.
+        out["definition_within_references"] += bool(d["targets"] < ref[level])
+        out["references_within_definition"] += bool(ref[level] < d["targets"])
         if d["targets"] == ref[level]:
             out["agree"] += 1
             out["agree_in_repo" if d["targets"] else "agree_outside"] += 1
@@ -222,7 +232,10 @@ async def one_run(root: str, server: str, order: str) -> dict[str, Any]:
     cache_dir = scratch / "cache"
     try:
         registry, languages = registry_with_only(server, scratch)
-        out: dict[str, Any] = {"server": server, "order": order, "load_before": uptime()}
+        import hybridmap
+
+        out: dict[str, Any] = {"server": server, "order": order, "load_before": uptime(),
+                               "hybridmap": str(Path(hybridmap.__file__).parent)}
         async with AsyncRepoMap(root, registry=registry, overrides={"cache_dir": str(cache_dir)},
                                 start_servers=False) as repo:
             collected = await asyncio.to_thread(repo._collect)
@@ -265,12 +278,21 @@ async def one_run(root: str, server: str, order: str) -> dict[str, Any]:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def drive(root: str, server: str, repeats: int) -> None:
+def drive(root: str, server: str, repeats: int, at: str | None) -> None:
+    import os
+
+    env = dict(os.environ)
+    if at:
+        from bench_servers import pinned_source
+
+        commit, source = pinned_source(at)
+        env["PYTHONPATH"] = os.pathsep.join([str(source), env.get("PYTHONPATH", "")])
+        print(f"hybridmap at {commit}", flush=True)
     runs = []
     for i in range(repeats):
         order = "dr" if i % 2 == 0 else "rd"
         proc = subprocess.run([sys.executable, __file__, root, server, "--order", order, "--once"],
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, env=env)
         if proc.returncode != 0:
             print(f"run {i} failed:\n{proc.stderr[-3000:]}")
             continue
@@ -297,9 +319,14 @@ def drive(root: str, server: str, repeats: int) -> None:
         print(f"  {mode}: median {med(mode, 'seconds'):.2f} s (first: {med(mode, 'seconds', 'dr' if mode == 'definition' else 'rd'):.2f} s,"
               f" second: {med(mode, 'seconds', 'rd' if mode == 'definition' else 'dr'):.2f} s),"
               f" requests {med(mode, 'requests'):.0f}, empty {med(mode, 'empty'):.0f}, errors {med(mode, 'errors'):.0f}")
+        for run in runs:
+            if run[mode]["error_messages"]:
+                print(f"    {run['order']}: server {run[mode]['server_state_after']} after; first errors: {run[mode]['error_messages'][:2]}")
     for level in ("site", "file"):
         a = r[f"agreement_{level}"]
-        print(f"  agreement ({level}, run 1): {a['agree']}/{a['compared']} (cross-file targets: {a['agree_cross_file']}) "
+        print(f"  agreement ({level}, run 1): {a['agree']}/{a['compared']} (cross-file targets: {a['agree_cross_file']};"
+              f" definition ⊂ references {a['definition_within_references']}, references ⊂ definition"
+              f" {a['references_within_definition']}) "
               f"(in repo {a['agree_in_repo']}, outside {a['agree_outside']}), disagree {a['disagree']}, "
               f"definition unanswered {a['definition_unanswered']} (references found {a['refs_found_when_definition_unanswered']})")
 
@@ -311,11 +338,12 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--order", choices=("dr", "rd"), default="dr")
     ap.add_argument("--once", action="store_true", help="one run in this process; print its JSON")
+    ap.add_argument("--at", default=None, help="measure hybridmap as committed at this revision")
     args = ap.parse_args()
     if args.once:
         print(json.dumps(asyncio.run(one_run(args.root, args.server, args.order))))
     else:
-        drive(args.root, args.server, args.repeats)
+        drive(args.root, args.server, args.repeats, args.at)
 
 
 if __name__ == "__main__":

@@ -217,7 +217,10 @@ def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="probe-server-"))
     try:
         registry, languages = registry_with_only(args.server, scratch)
-        out: dict[str, Any] = {"server": args.server, "languages": languages, "load_before": uptime()}
+        import hybridmap
+
+        out: dict[str, Any] = {"server": args.server, "languages": languages, "load_before": uptime(),
+                               "hybridmap": str(Path(hybridmap.__file__).parent)}
         # Warm the OS file cache and imports once, so neither measured map pays for them.
         cold(args.cache_dir)
         with RepoMap(args.root, registry=registry, overrides={"cache_dir": args.cache_dir}) as repo:
