@@ -210,7 +210,7 @@ def print_tables(rows: list[dict[str, Any]], repeats: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--first-repeats", type=int, default=8)
+    ap.add_argument("--first-repeats", type=int, default=10)
     ap.add_argument("--corpus", action="append", default=None)
     ap.add_argument("--server", action="append", default=None)
     ap.add_argument("--out", default=str(WORK / "bench_servers.json"))
