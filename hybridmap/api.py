@@ -94,6 +94,7 @@ class AsyncRepoMap:
         self._focus: tuple[str, ...] = ()
         """Files whose server symbols matter first: the last map's files and chat files."""
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._pending_start: asyncio.TimerHandle | None = None
         self._lock = asyncio.Lock()
         self._closed = False
 
@@ -107,6 +108,8 @@ class AsyncRepoMap:
         """Stop background resolution, shut every server down (whole process trees), close the cache."""
         if not self._closed:
             self._closed = True
+            if self._pending_start is not None:
+                self._pending_start.cancel()
             for task in list(self._tasks):
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -197,9 +200,14 @@ class AsyncRepoMap:
                     result = _with_details(result, self._lsp.snapshot(collected).details)
                 lsp_seconds += time.perf_counter() - t
             elif self._start_servers:
-                # Not waiting: servers start and work *after* this map is built, so the
-                # map costs what a static one does; the next map uses what they found.
-                self._background(self._start_lsp(collected, languages, 0.0, chat, hovers))
+                # Not waiting: servers start and work *after* this map is delivered (a short
+                # delay lets a sync caller take its result before the loop spawns processes),
+                # so the map costs what a static one does; the next map uses what they found.
+                if self._pending_start is not None:
+                    self._pending_start.cancel()
+                self._pending_start = asyncio.get_running_loop().call_later(
+                    self.settings.server_start_delay,
+                    lambda: self._background(self._start_lsp(collected, languages, 0.0, chat, hovers)))
         result.timings["servers"] = lsp_seconds
         result.timings["total"] = time.perf_counter() - started
         assert self._graph is not None  # _build always sets it

@@ -130,6 +130,10 @@ class Settings:
     """Rank multiplier of a mentioned file (and so of its definitions)."""
     pin_mentioned_definitions: bool = True
     """Definitions of mentioned identifiers go first in the map, ahead of anything the graph ranks."""
+    chat_dependent_personalization: float = 0.0
+    """Personalization of each file that references a chat file (its callers and importers: what
+    an edit to the chat file may have to change too). PageRank only follows references forward,
+    so without this a file that *uses* the chat file gets no rank from it (0 = off)."""
     chat_neighbor_boost: float = 1.0
     """Added to the rank multiplier of files that a chat file references directly."""
     test_path_weight: float = 0.4
@@ -164,6 +168,9 @@ class Settings:
     trust_repository_servers: bool = False
     """Allow a repository's own ``.hybridmap/lsp_configs/*.toml`` to name server commands.
     Off by default: cloning a repository must never make hybridmap run its commands."""
+    server_start_delay: float = 0.05
+    """Seconds after a non-waiting map is delivered before its servers are started or asked
+    more: spawning a process on the loop thread would otherwise delay a sync caller's result."""
     server_max_restarts: int = 3
     """How many times a crashed server is restarted before it is reported failed for good."""
     server_restart_backoff: float = 1.0

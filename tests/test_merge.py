@@ -162,3 +162,30 @@ def test_hover_text_in_the_shapes_servers_send() -> None:
         "static int load(const char *key)"  # clangd
     assert detail_from_hover(None, 160) == ""
     assert len(detail_from_hover(hover("x" * 500), 160)) == 160
+
+
+def test_imports_and_non_member_children_are_not_symbols() -> None:
+    lines = b"""import { load } from "./disk";
+export * from "./memory";
+const handler = () => {
+  const inner = 1;
+};
+export const config = { port: 3, host: "x" };
+class Store {
+  size = 0;
+}
+""".split(b"\n")
+
+    def sym(name: str, kind: T.SymbolKind, line: int, children: list | None = None) -> T.DocumentSymbol:
+        return T.DocumentSymbol(name=name, kind=kind, range=_range(line, 0, line, 5),
+                                selection_range=_range(line, 0, line, 5), children=children)
+
+    answer = [  # what tsgo sends for such a file
+        sym("load", T.SymbolKind.Variable, 0),
+        sym("handler", T.SymbolKind.Variable, 2, [sym("inner", T.SymbolKind.Variable, 3)]),
+        sym("config", T.SymbolKind.Variable, 5, [sym("port", T.SymbolKind.Property, 5),
+                                                 sym("host", T.SymbolKind.Property, 5)]),
+        sym("Store", T.SymbolKind.Class, 6, [sym("size", T.SymbolKind.Property, 7)]),
+    ]
+    tags = symbols_from_answer(answer, lines, "utf-16", max_signature_lines=6, detail_chars=160)
+    assert [s.name for s in tags.symbols] == ["handler", "config", "Store", "size"]

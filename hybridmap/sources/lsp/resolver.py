@@ -74,6 +74,8 @@ class DefinitionResolver:
         self._cache = cache
         self._settings = settings
         self._resolved: dict[Pair, Resolution] = {}
+        self._unknown: dict[Pair, str] = {}
+        """Pairs a ready server answered with nothing, by the source's hash: not asked again."""
         self._shas: Mapping[str, str] = {}
         self._tags: Mapping[str, FileTags] = {}
         self.stats = {"asked": 0, "resolved": 0, "external": 0, "empty": 0, "errors": 0, "cache_hits": 0,
@@ -88,6 +90,7 @@ class DefinitionResolver:
         self._shas = shas
         if tags is not None:
             self._tags = tags
+        self._unknown = {pair: sha for pair, sha in self._unknown.items() if shas.get(pair[0]) == sha}
         for pair, res in list(self._resolved.items()):
             if shas.get(pair[0]) != res.src_sha or any(shas.get(p) != s for p, s in res.target_shas):
                 del self._resolved[pair]
@@ -95,7 +98,7 @@ class DefinitionResolver:
 
     def done(self) -> set[Pair]:
         """Pairs that need no asking: answered by a ready server for the current contents."""
-        return {pair for pair, res in self._resolved.items() if res.complete}
+        return {pair for pair, res in self._resolved.items() if res.complete} | set(self._unknown)
 
     def snapshot(self) -> dict[Pair, frozenset[str]]:
         # An incomplete answer may add an edge (the server found a target) but never remove
@@ -152,6 +155,8 @@ class DefinitionResolver:
         session.note_answer(answered)
         if not answered:
             self.stats["empty"] += 1
+            if ready_when_asked and session.is_ready:
+                self._unknown[pair] = src_sha  # asked again only when the file changes
             return  # the server does not know: not a contradiction
         if len(targets) > 1:
             targets.discard(path)  # a local binding beside a repository target: keep the target

@@ -8,9 +8,13 @@ Both become :class:`~hybridmap.model.Symbol` records with ``provenance = lsp``,
 :class:`~hybridmap.model.FileTags` whose ``complete`` flag says whether the list
 may *add* symbols in a merge (hierarchical) or only confirm them (flat).
 
-What is dropped on purpose: symbols nested in functions (parameters and locals:
-basedpyright lists them, a map never shows them), and kinds that are not
-definitions (JSON keys, strings, type parameters...).
+What is dropped on purpose: anything nested in something other than a class,
+interface, struct, enum or module (parameters and locals, which basedpyright
+lists; object-literal properties and arrow-function locals, which tsgo lists
+under variables), symbols starting on an import line (tsgo and pylsp list
+imported names as if defined there), and kinds that are not definitions (JSON
+keys, strings, type parameters...). Server symbols add definers to the graph,
+so every wrong one would become wrong name-matched edges.
 """
 
 from __future__ import annotations
@@ -34,9 +38,15 @@ KIND_NAMES: dict[T.SymbolKind, str] = {
     T.SymbolKind.EnumMember: "constant", T.SymbolKind.Struct: "struct", T.SymbolKind.Event: "field",
     T.SymbolKind.Operator: "function",
 }
-#: Kinds whose children are locals, not members.
-_CALLABLE = frozenset({T.SymbolKind.Function, T.SymbolKind.Method, T.SymbolKind.Constructor,
-                       T.SymbolKind.Operator})
+#: Kinds whose children are members worth mapping. Anything else holds locals (functions),
+#: or object-literal properties and arrow-function bodies (tsgo lists those under variables).
+_CONTAINERS = frozenset({T.SymbolKind.File, T.SymbolKind.Module, T.SymbolKind.Namespace,
+                         T.SymbolKind.Package, T.SymbolKind.Class, T.SymbolKind.Interface,
+                         T.SymbolKind.Struct, T.SymbolKind.Enum})
+#: A line that imports names rather than defining them (tsgo lists import bindings as variables,
+#: pylsp lists imported names): a symbol starting there is not a definition of this file.
+_IMPORT_LINE = re.compile(rb"^\s*(?:import\b|from\s+\S+\s+import\b|export\s+(?:\*|\{[^}]*\}?)\s*from\b"
+                          rb"|#\s*include\b|use\s)|\brequire\s*\(")
 #: ``(Runner).Run`` (gopls), ``Store::load`` (clangd), ``Runner.run`` (some servers): keep the last part.
 _QUALIFIED = re.compile(r"(?:^\(\*?[\w.]+\)\s*\.?\s*|^.*(?:::|\.))(?=[\w$]+$)")
 #: What a definition's name looks like; tsserver also lists ``describe('x') callback`` and such.
@@ -122,7 +132,8 @@ def _walk_hierarchy(items: Sequence[T.DocumentSymbol], parent: int, lines: Seque
         kind = KIND_NAMES.get(item.kind)
         name = plain_name(item.name)
         index = parent
-        if kind is not None and _IDENTIFIER.fullmatch(name):
+        if kind is not None and _IDENTIFIER.fullmatch(name) and \
+                not _IMPORT_LINE.search(_line(lines, item.range.start.line)):
             rng, sel = item.range, item.selection_range
             out.append(Symbol(
                 name=name, kind=kind,
@@ -135,7 +146,7 @@ def _walk_hierarchy(items: Sequence[T.DocumentSymbol], parent: int, lines: Seque
                 detail=_one_line(item.detail, detail_chars),
             ))
             index = len(out) - 1
-        if item.children and item.kind not in _CALLABLE:
+        if item.children and item.kind in _CONTAINERS:
             _walk_hierarchy(item.children, index, lines, encoding, out, max_signature_lines, detail_chars)
 
 
