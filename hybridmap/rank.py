@@ -105,6 +105,12 @@ def rank(graph: RepoGraph, tags: Mapping[str, FileTags], *, chat_files: Sequence
         for fi in graph.definers.get(ident, ()):
             personal[fi] += settings.mentioned_ident_definer_personalization
             because(fi, f"defines mentioned '{ident}'")
+    if chat and settings.chat_dependent_personalization:
+        # Files with an edge *into* a chat file (callers, importers, tests of it).
+        into_chat = np.isin(graph.edge_dst, list(chat)) & ~np.isin(graph.edge_src, list(chat))
+        for fi in set(graph.edge_src[into_chat].tolist()):
+            personal[fi] += settings.chat_dependent_personalization
+            because(fi, "references a chat file")
     if idents_lower:
         for fi, path in enumerate(graph.files):
             posix = PurePosixPath(path)
