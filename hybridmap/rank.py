@@ -119,6 +119,11 @@ def rank(graph: RepoGraph, tags: Mapping[str, FileTags], *, chat_files: Sequence
                 personal[fi] += settings.path_match_personalization
                 because(fi, f"path matches '{sorted(hit)[0]}'")
 
+    if personal.any() and settings.uniform_personalization_share > 0:
+        # A little teleport to every file: files the request's files cannot reach still get
+        # their structural rank, so a large budget spreads instead of digging into few files.
+        share = settings.uniform_personalization_share
+        personal = (1 - share) * personal / personal.sum() + share / n
     pair_of_edge, pair_src, pair_dst = graph.pairs
     pair_weight = np.bincount(pair_of_edge, weights=weights, minlength=len(pair_src)) if len(weights) else weights
     x = pagerank(n, pair_src, pair_dst, pair_weight, personal if personal.any() else None,

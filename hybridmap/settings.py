@@ -130,6 +130,9 @@ class Settings:
     """Rank multiplier of a mentioned file (and so of its definitions)."""
     pin_mentioned_definitions: bool = True
     """Definitions of mentioned identifiers go first in the map, ahead of anything the graph ranks."""
+    uniform_personalization_share: float = 0.0
+    """Share of the personalization spread evenly over all files when a request has chat or
+    mentioned files: PageRank otherwise gives nothing to files they cannot reach."""
     chat_dependent_personalization: float = 0.0
     """Personalization of each file that references a chat file (its callers and importers: what
     an edit to the chat file may have to change too). PageRank only follows references forward,

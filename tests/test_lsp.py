@@ -31,7 +31,9 @@ CASES = {
                     ("src/app.ts", "src/memory.ts", "run")],
                    [("src/app.ts", "src/memory.ts", "load"), ("src/app.ts", "src/disk.ts", "Runner"),
                     ("src/app.ts", "src/disk.ts", "run")]),
-    "c": ("c", "clangd", [],
+    # clangd stops at api.h's prototypes; the function's own file is added (C: one name, one function).
+    "c": ("c", "clangd", [("main.c", "disk.c", "disk_count"),
+                          ("main.c", "memory.c", "memory_count")],
           [("disk.c", "memory.c", "load"), ("memory.c", "disk.c", "load")]),
     "go": ("go", "gopls",
            [("main.go", "disk/disk.go", "Load"), ("main.go", "memory/memory.go", "Runner"),

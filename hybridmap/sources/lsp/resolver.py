@@ -17,6 +17,13 @@ the call dispatches to the implementations, so the resolver also asks
 repository file: ``f.Value.String()`` reaches the thirty ``String`` methods that
 implement ``Value``, not only the interface declaration.
 
+When the definition is a function declared in a C/C++ header (clangd without a
+background index stops at the prototype), the files that define that function
+with a body are added too: an edge to ``jv.h`` alone would starve ``jv.c``,
+where the function lives and where the edits go. In C a function name is one
+function, so this is exact; with C++ overloads it is an over-approximation
+restricted to same-named functions.
+
 Why definition at the use site rather than references on each definition:
 measured in ``docs/benchmarks.md`` (definition answers in one cheap lookup per
 site; references makes the server search the whole workspace per definition).
@@ -78,6 +85,8 @@ class DefinitionResolver:
         """Pairs a ready server answered with nothing, by the source's hash: not asked again."""
         self._shas: Mapping[str, str] = {}
         self._tags: Mapping[str, FileTags] = {}
+        self._function_files: dict[str, set[str]] = {}
+        """Function/method name → non-header files that define one (for header declarations)."""
         self.stats = {"asked": 0, "resolved": 0, "external": 0, "empty": 0, "errors": 0, "cache_hits": 0,
                       "implementations": 0}
         self.errors: deque[str] = deque(maxlen=20)
@@ -88,8 +97,9 @@ class DefinitionResolver:
     def refresh(self, shas: Mapping[str, str], tags: Mapping[str, FileTags] | None = None) -> None:
         """Take a new snapshot of the files: drop answers whose source or targets changed."""
         self._shas = shas
-        if tags is not None:
+        if tags is not None and tags is not self._tags:
             self._tags = tags
+            self._function_files = _function_definers(tags)
         self._unknown = {pair: sha for pair, sha in self._unknown.items() if shas.get(pair[0]) == sha}
         for pair, res in list(self._resolved.items()):
             if shas.get(pair[0]) != res.src_sha or any(shas.get(p) != s for p, s in res.target_shas):
@@ -106,7 +116,7 @@ class DefinitionResolver:
         return {pair: res.targets for pair, res in self._resolved.items() if res.complete or res.targets}
 
     def _cache_key(self, session: LspSession, pair: Pair, sites: Sites) -> str:
-        return f"lsp-def:3:{server_key(session)}:{self._shas.get(pair[0], '')}:{pair[1]}:{sites}"
+        return f"lsp-def:4:{server_key(session)}:{self._shas.get(pair[0], '')}:{pair[1]}:{sites}"
 
     async def resolve(self, session: LspSession, documents: Documents, pair: Pair, sites: Sites) -> None:
         """Ask ``session`` where the uses at ``sites`` of ``pair`` point; record the answer."""
@@ -150,6 +160,8 @@ class DefinitionResolver:
                 if rel is not None:  # None: outside the repository (stdlib, dependencies)
                     targets.add(rel)
                     dispatches = dispatches or self._interface_member(rel, target_line, name)
+                    if rel.endswith(_HEADER_SUFFIXES) and self._declared_function(rel, target_line, name):
+                        targets |= self._function_files.get(name, set())
             if dispatches and session.supports("implementation_provider"):
                 targets |= await self._implementations(session, uri, line, character)
         session.note_answer(answered)
@@ -175,6 +187,11 @@ class DefinitionResolver:
         symbols = tags.symbols
         return any(s.name == name and s.name_line == line and s.parent >= 0
                    and symbols[s.parent].kind in _DISPATCHING_KINDS for s in symbols)
+
+    def _declared_function(self, path: str, line: int, name: str) -> bool:
+        tags = self._tags.get(path)
+        return tags is not None and any(
+            s.name == name and s.name_line == line and s.kind in _FUNCTION_KINDS for s in tags.symbols)
 
     async def _implementations(self, session: LspSession, uri: str, line: int, character: int) -> set[str]:
         self.stats["asked"] += 1
@@ -241,6 +258,22 @@ def candidate_pairs(tags: Mapping[str, FileTags], languages: Mapping[str, str],
         for name, s in sites.items():
             (ambiguous if definers[name] > 1 else single).append(((path, name), tuple(s)))
     return (ambiguous + single)[: settings.lsp_max_pending]
+
+
+#: C/C++ headers: a function found there is usually a declaration, defined in a source file.
+_HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".h++", ".inc")
+_FUNCTION_KINDS = frozenset({"function", "method"})
+
+
+def _function_definers(tags: Mapping[str, FileTags]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for path, file_tags in tags.items():
+        if path.endswith(_HEADER_SUFFIXES):
+            continue
+        for sym in file_tags.symbols:
+            if sym.kind in _FUNCTION_KINDS:
+                out.setdefault(sym.name, set()).add(path)
+    return out
 
 
 #: Symbol kinds whose members are called through dynamic dispatch.
