@@ -58,6 +58,34 @@ def _fail(message: str) -> None:
     sys.exit(EXIT_ERROR)
 
 
+def _request_options(command: Any) -> Any:
+    """ROOT, --chat, --mention, --tokens: the request, as ``map`` and ``compare`` take it."""
+    for decorator in reversed((
+        click.argument("root", default=".", type=click.Path(file_okay=False, path_type=str)),
+        click.option("--chat", "chat", multiple=True, metavar="PATH",
+                     help="A file the agent is editing (relative to ROOT); excluded from the map, used to rank."),
+        click.option("--mention", "mention", multiple=True, metavar="WORD",
+                     help="A file name or identifier the user wrote."),
+        click.option("--tokens", type=click.IntRange(min=1), default=None, help="Token budget (default 1024)."),
+    )):
+        command = decorator(command)
+    return command
+
+
+def _cache_options(command: Any) -> Any:
+    """--cache-dir, --no-cache."""
+    command = click.option("--no-cache", is_flag=True, help="Do not read or write the disk cache.")(command)
+    return click.option("--cache-dir", type=click.Path(file_okay=False, path_type=str), default=None,
+                        help="Cache directory (default $XDG_CACHE_HOME/hybridmap).")(command)
+
+
+def _cache_overrides(cache_dir: str | None, no_cache: bool) -> dict[str, Any]:
+    overrides: dict[str, Any] = {"cache_dir": cache_dir}
+    if no_cache:
+        overrides["use_cache"] = False
+    return overrides
+
+
 @click.group()
 @click.version_option(package_name="hybridmap")
 def main() -> None:
@@ -65,27 +93,18 @@ def main() -> None:
 
 
 @main.command("map")
-@click.argument("root", default=".", type=click.Path(file_okay=False, path_type=str))
-@click.option("--chat", "chat", multiple=True, metavar="PATH",
-              help="A file the agent is editing (relative to ROOT); excluded from the map, used to rank.")
-@click.option("--mention", "mention", multiple=True, metavar="WORD",
-              help="A file name or identifier the user wrote.")
-@click.option("--tokens", type=click.IntRange(min=1), default=None, help="Token budget (default 1024).")
+@_request_options
 @click.option("--mode", type=click.Choice(["static", "hybrid"]), default="hybrid", show_default=True,
               help="static never starts a language server; hybrid uses those ready within --server-wait.")
 @click.option("--server-wait", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="Seconds to wait for language servers to become ready.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=str), default=None,
-              help="Cache directory (default $XDG_CACHE_HOME/hybridmap).")
-@click.option("--no-cache", is_flag=True, help="Do not read or write the disk cache.")
+@_cache_options
 def map_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], tokens: int | None,
                 mode: str, server_wait: float, fmt: str, cache_dir: str | None, no_cache: bool) -> None:
     """Print the map of ROOT (default: the current directory)."""
     progress = _Progress(sys.stderr)
-    overrides: dict[str, Any] = {"cache_dir": cache_dir}
-    if no_cache:
-        overrides["use_cache"] = False
+    overrides = _cache_overrides(cache_dir, no_cache)
     try:
         # A one-shot call that will not wait cannot use a server: do not start any.
         with RepoMap(root, overrides=overrides, progress=progress, start_servers=server_wait > 0) as repo:
@@ -105,12 +124,7 @@ def map_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], toke
 
 
 @main.command("compare")
-@click.argument("root", default=".", type=click.Path(file_okay=False, path_type=str))
-@click.option("--chat", "chat", multiple=True, metavar="PATH",
-              help="A file the agent is editing (relative to ROOT); excluded from the map, used to rank.")
-@click.option("--mention", "mention", multiple=True, metavar="WORD",
-              help="A file name or identifier the user wrote.")
-@click.option("--tokens", type=click.IntRange(min=1), default=None, help="Token budget (default 1024).")
+@_request_options
 @click.option("--server-wait", type=click.FloatRange(min=0), default=DEFAULT_SERVER_WAIT, show_default=True,
               help="Seconds the hybrid map may wait for language servers to become ready and answer.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
@@ -119,17 +133,13 @@ def map_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], toke
                    "auto picks columns on a terminal wide enough, unified otherwise and when piped.")
 @click.option("--width", type=click.IntRange(min=20), default=None,
               help="Line width of the text output (default: the terminal's, or $COLUMNS; none when piped).")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=str), default=None,
-              help="Cache directory (default $XDG_CACHE_HOME/hybridmap).")
-@click.option("--no-cache", is_flag=True, help="Do not read or write the disk cache.")
+@_cache_options
 def compare_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], tokens: int | None,
                     server_wait: float, fmt: str, layout: str, width: int | None, cache_dir: str | None,
                     no_cache: bool) -> None:
     """Show the static and the hybrid map of ROOT side by side, and what the servers changed."""
     progress = _Progress(sys.stderr)
-    overrides: dict[str, Any] = {"cache_dir": cache_dir}
-    if no_cache:
-        overrides["use_cache"] = False
+    overrides = _cache_overrides(cache_dir, no_cache)
     try:
         with RepoMap(root, overrides=overrides, progress=progress, start_servers=server_wait > 0) as repo:
             comparison = repo.compare(MapRequest(chat_files=chat, mentioned_idents=mention, tokens=tokens,
