@@ -393,6 +393,49 @@ def open_files(repo: AsyncRepoMap) -> list[str]:
     return sorted({path for (_, path) in repo._lsp.documents._open})
 
 
+async def aged_vs_fresh(aged: AsyncRepoMap, root: Path, cache_dir: Path, corpus: Corpus, editor: Editor,
+                        rotating: list[str], overrides: dict[str, Any], rounds: int) -> dict[str, Any]:
+    """The soaked object against a fresh one, map for map at the same moment (same edit, same
+    request, alternating which goes first): separates ageing from the machine's load."""
+    if rounds <= 0:
+        return {}
+    async with AsyncRepoMap(root, overrides=overrides) as fresh:
+        await fresh.map(tokens=1024)
+        await drain(fresh)
+        times: dict[str, list[float]] = {"aged": [], "fresh": []}
+        same = 0
+        differs: Counter[str] = Counter()
+        for k in range(rounds):
+            rel = rotating[k % len(rotating)]
+            name = f"soak_control_{k}"
+            editor.append(rel, corpus.snippet(name))
+            request = {"mentioned_idents": (name,), "tokens": BUDGETS[2 + k % 3]}
+            order = [("aged", aged), ("fresh", fresh)][:: 1 if k % 2 == 0 else -1]
+            results = {}
+            for label, repo in order:
+                t = time.perf_counter()
+                results[label] = await repo.map(**request)
+                times[label].append(time.perf_counter() - t)
+            a, b = results["aged"], results["fresh"]
+            if a.text == b.text:
+                same += 1
+            else:  # what differs: the files, the symbols shown, or only their details (hovers)
+                differs[
+                    "files" if [f.path for f in a.files] != [f.path for f in b.files]
+                    else "symbols" if [[s.name for s in f.symbols] for f in a.files]
+                    != [[s.name for s in f.symbols] for f in b.files]
+                    else "details" if [[s.detail for s in f.symbols] for f in a.files]
+                    != [[s.detail for s in f.symbols] for f in b.files]
+                    else "other"] += 1
+                if a.edges != b.edges:
+                    differs["edge counts"] += 1
+        servers = {label: {"rss_mb": sum(tree_rss_mb(x.pid) for x in sessions(repo) if x.pid is not None),
+                           "open": sum(len(x._opened) for x in sessions(repo))}
+                   for label, repo in (("aged", aged), ("fresh", fresh))}
+    return {"rounds": rounds, "aged": percentiles(times["aged"]), "fresh": percentiles(times["fresh"]),
+            "identical_texts": same, "differences": dict(differs), "servers": servers}
+
+
 def slope_per_100(samples: list[dict[str, Any]], key: str) -> float | None:
     points = [(s["map"], s[key]) for s in samples if isinstance(s.get(key), (int, float))]
     if len(points) < 3:
@@ -404,7 +447,8 @@ def slope_per_100(samples: list[dict[str, Any]], key: str) -> float | None:
 
 
 async def soak(root: Path, cache_dir: Path, corpus: Corpus, maps: int, every: int, warmup: int,
-               trace: bool, verbose: bool = False) -> dict[str, Any]:
+               trace: bool, verbose: bool = False, extra: dict[str, Any] | None = None,
+               control_rounds: int = 40) -> dict[str, Any]:
     files = sources(root, corpus)
     step = max(1, len(files) // 16)
     spread = files[::step]
@@ -415,12 +459,15 @@ async def soak(root: Path, cache_dir: Path, corpus: Corpus, maps: int, every: in
     times: list[float] = []
     problems: list[str] = []
     fresh = {"checked": 0, "shown": 0}
+    misses: list[dict[str, Any]] = []
     deleted_shown = 0
     diagnostics: Counter[str] = Counter()
     restore_at: dict[int, list[str]] = {}
     previous_edit = rotating[0]
     snapshot0 = None
-    async with AsyncRepoMap(root, overrides={"cache_dir": str(cache_dir)}) as repo:
+    overrides = {"cache_dir": str(cache_dir), **(extra or {})}
+    control: dict[str, Any] = {}
+    async with AsyncRepoMap(root, overrides=overrides) as repo:
         first = await repo.map(tokens=1024)  # map 0: indexes, starts the servers after it
         samples.append(sample(repo, 0, [first.timings["total"]]))
         try:
@@ -472,6 +519,10 @@ async def soak(root: Path, cache_dir: Path, corpus: Corpus, maps: int, every: in
                     fresh["checked"] += 1
                     if edited in shown and any(s.name == name for s in shown[edited].symbols):
                         fresh["shown"] += 1
+                    else:
+                        misses.append({"map": i, "kind": kind, "file": edited, "tokens": result.tokens,
+                                       "file_shown": edited in shown,
+                                       "diagnostics": [d.kind for d in result.diagnostics if d.path == edited]})
                 gone = [p for p in shown if not (root / p).exists()]
                 if gone:
                     deleted_shown += 1
@@ -487,8 +538,10 @@ async def soak(root: Path, cache_dir: Path, corpus: Corpus, maps: int, every: in
                           f" load {samples[-1]['load']}", flush=True)
                     if trace and i == warmup:
                         gc.collect()
-                        tracemalloc.start(10)
+                        tracemalloc.start(4)
                         snapshot0 = tracemalloc.take_snapshot()
+            control = await aged_vs_fresh(repo, root, cache_dir, corpus, editor, rotating, overrides,
+                                          rounds=0 if trace else control_rounds)
         finally:
             editor.restore_all()
         final = await repo.map(tokens=1024)  # after the restore: the object follows the disk back
@@ -501,9 +554,9 @@ async def soak(root: Path, cache_dir: Path, corpus: Corpus, maps: int, every: in
         for stat in snapshot1.compare_to(snapshot0, "traceback")[:15]:
             growth.append({"size_diff_kb": stat.size_diff / 1024, "count_diff": stat.count_diff,
                            "where": stat.traceback.format()[-6:]})
-    return {"maps": maps, "samples": samples, "problems": problems, "fresh": fresh, "deleted_shown": deleted_shown,
+    return {"maps": maps, "samples": samples, "problems": problems, "fresh": fresh, "fresh_misses": misses, "deleted_shown": deleted_shown,
             "diagnostics": dict(diagnostics), "map_s": percentiles(times), "final": out_final,
-            "tracemalloc_growth": growth, "rotating": rotating, "deletable": deletable,
+            "tracemalloc_growth": growth, "aged_vs_fresh": control, "rotating": rotating, "deletable": deletable,
             "children_after_close": len(psutil.Process().children(recursive=True))}
 
 
@@ -557,7 +610,8 @@ def print_concurrency(conc: dict[str, Any], threads: dict[str, Any]) -> None:
 
 def print_soak(soaked: dict[str, Any], summary: dict[str, Any]) -> None:
     print(f"\nSoak: {soaked['maps']} maps, map time {soaked['map_s']}, problems {len(soaked['problems'])},"
-          f" fresh edit shown {soaked['fresh']['shown']}/{soaked['fresh']['checked']},"
+          f" fresh edit shown {soaked['fresh']['shown']}/{soaked['fresh']['checked']}"
+          f" (misses: {soaked['fresh_misses'][:5]}),"
           f" deleted file shown {soaked['deleted_shown']}, diagnostics {soaked['diagnostics']},"
           f" server processes seen {sorted({tuple(x) for s in soaked['samples'] for x in s['servers']})}\n")
     cols = ["map", "load", "rss_mb", "server_rss_mb", "fds", "threads", "children", "asyncio_tasks",
@@ -575,6 +629,12 @@ def print_soak(soaked: dict[str, Any], summary: dict[str, Any]) -> None:
             return "—" if x is None else f"{x:.3f}" if isinstance(x, float) else str(x)
         print(f"| {key} | {f(v['at_warmup'])} | {f(v['last'])} | {f(v['slope_per_100'])} |"
               f" {f(v['ratio_last_first'])} | {f(v['max'])} |")
+    c = soaked.get("aged_vs_fresh")
+    if c:
+        print(f"\nAged vs fresh object, {c['rounds']} alternating maps at the same moment: median"
+              f" {c['aged']['p50']:.3f} s vs {c['fresh']['p50']:.3f} s, p90 {c['aged']['p90']:.3f} vs"
+              f" {c['fresh']['p90']:.3f}; identical texts {c['identical_texts']}/{c['rounds']}"
+              f" (differences: {c.get('differences')}); servers {c.get('servers')}")
     for g in soaked["tracemalloc_growth"]:
         print(f"{g['size_diff_kb']:+.1f} KB ({g['count_diff']:+d}):", " / ".join(x.strip() for x in g["where"][-2:]))
 
@@ -591,6 +651,11 @@ def main() -> None:
     ap.add_argument("--tracemalloc", action="store_true")
     ap.add_argument("--skip-concurrency", action="store_true")
     ap.add_argument("--verbose", action="store_true", help="one line per soak map")
+    ap.add_argument("--control-rounds", type=int, default=40,
+                    help="maps of the soaked object against a fresh one at the end (0: none)")
+    ap.add_argument("--tag", default="", help="suffix of the JSON file's name")
+    ap.add_argument("--no-disk-cache", action="store_true",
+                    help="use_cache = false: the object keeps every cached value in memory")
     args = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     for name in args.corpus or ["rich"]:
@@ -612,7 +677,8 @@ def main() -> None:
         cache_dir = WORK / f"cache-{name}-soak"
         shutil.rmtree(cache_dir, ignore_errors=True)
         soaked = asyncio.run(soak(root, cache_dir, corpus, args.maps, args.sample_every, args.warmup,
-                                  args.tracemalloc, args.verbose))
+                                  args.tracemalloc, args.verbose,
+                                  {"use_cache": False} if args.no_disk_cache else None, args.control_rounds))
         summary = summarize_soak(soaked, args.warmup)
         restored = tree_hash(root) == before and not git(root, "status", "--porcelain").strip()
         soaked["restored"] = restored
@@ -620,7 +686,7 @@ def main() -> None:
         print_report(name, conc, thr, soaked, summary)
         print(f"\nrestored: {restored}; soak cache {soaked['cache_mb']:.1f} MB; problems (first 10):"
               f" {soaked['problems'][:10]}; {uptime()}", flush=True)
-        out = WORK / f"bench_soak-{name}.json"
+        out = WORK / f"bench_soak-{name}{args.tag}.json"
         out.write_text(json.dumps({"corpus": name, "concurrency": conc, "threads": thr, "soak": soaked,
                                    "summary": summary, "uptime_after": uptime()}, indent=2, default=str))
 
