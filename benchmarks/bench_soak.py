@@ -1,7 +1,8 @@
 """Load and soak: one long-lived map under concurrent calls, then a thousand maps with edits.
 
     python benchmarks/bench_soak.py [--corpus rich] [--corpus hono] [--concurrent 50]
-        [--threads 8] [--per-thread 4] [--maps 1000] [--sample-every 50] [--tracemalloc]
+        [--threads 8] [--per-thread 4] [--maps 1000] [--sample-every 50] [--warmup 100]
+        [--tracemalloc] [--skip-concurrency] [--control-rounds 40] [--no-disk-cache] [--tag=-x]
 
 An agent calls the map every turn, for hours, on one object. Per corpus (a fresh scratch copy of
 the search tool's bare mirror under ``benchmarks/.work/soak/<corpus>``, made a git repository as
@@ -22,10 +23,15 @@ an agent's checkout is, with its own fresh disk cache), with the built-in server
    the servers' process-tree RSS, open fds, threads, child processes, asyncio tasks, gc objects,
    the sizes of the object's internal per-file/per-answer structures, and the median map time of
    the window. ``--tracemalloc`` traces Python allocations from the first sample after warm-up
-   and prints the top growth at the end.
+   and prints the top growth at the end (it makes maps ~10x slower: its times mean nothing).
+3. **Aged against fresh.** After the soak, a fresh object on the same cache is drained, then
+   ``--control-rounds`` times one edit and the same request go to both objects, alternating
+   which goes first: time per map of the aged object against a new one at the same moment (the
+   machine's load moves), what differs between their maps, and their servers' RSS.
 
+``--no-disk-cache`` runs the soak with ``use_cache = false`` (everything cached in memory).
 The scratch copy is restored at the end (and checked: ``git status`` clean, same file hashes).
-Raw JSON: ``benchmarks/.work/soak/bench_soak-<corpus>.json``. Load averages are recorded at each
+Raw JSON: ``benchmarks/.work/soak/bench_soak-<corpus><tag>.json``; results in docs/reliability.md. Load averages are recorded at each
 sample: the machine's two cores are shared with other agents.
 """
 
@@ -264,7 +270,7 @@ async def fire(repo: AsyncRepoMap, requests: list[dict[str, Any]]) -> dict[str, 
         "latency_s": percentiles([t for t, _ in done]),
         "in_lock_s": percentiles([r.timings["total"] for r in results]),
         "with_wait_latency_s": percentiles([t for (t, _), q in zip(done, requests) if q["server_wait"]]),
-        "edges": Counter(k for r in results for k, v in r.edges.items() if v and k == "lsp"),
+        "maps_with_lsp_edges": sum(1 for r in results if r.edges.get("lsp")),
         "texts": [r.text if isinstance(r, MapResult) else None for _, r in done],
         "servers": sorted({(k, str(v.state)) for r in results for k, v in r.servers.items()}),
     }
