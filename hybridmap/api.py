@@ -339,9 +339,9 @@ class AsyncRepoMap:
                 diagnostics.append(Diagnostic(language, f"server_{report.state}", report.detail))
             else:
                 session = self._lsp.pool.session(language)
-                if session is not None and session.troubles:  # alive, but timing out or garbling
-                    diagnostics.append(Diagnostic(language, "server_degraded",
-                                                  f"{session.config.name}: " + "; ".join(session.troubles.values())))
+                health = session.health() if session is not None and session.alive else ""
+                if health:  # alive, but timing out, garbling, or never ready
+                    diagnostics.append(Diagnostic(language, "server_degraded", f"{session.config.name}: {health}"))
         diagnostics.extend(self._config_notes)
         files_out = _ranked_files(packed.items, tags, ranking.file_scores, ranking.reasons)
         return MapResult(

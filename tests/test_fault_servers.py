@@ -209,6 +209,11 @@ def check_report(case: Case, result: MapResult, state: ServerState, detail: str)
         # What the user sees beside the map: kind = state, message = the same detail, naming the server.
         assert [d.kind for d in failing] == [f"server_{state}"], result.diagnostics
         assert failing[0].message == report.detail and failing[0].message.startswith("fault: ")
+    elif report.detail != f"fault {case.mode}":
+        # Alive, but troubled (timeouts, unreadable or unasked-for messages): said beside the map too.
+        assert [d.kind for d in failing] == ["server_degraded"], result.diagnostics
+        assert failing[0].message.startswith("fault: ")
+        assert failing[0].message[len("fault: "):] in report.detail
     else:
         assert failing == [], result.diagnostics
 
