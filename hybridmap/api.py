@@ -78,7 +78,8 @@ class AsyncRepoMap:
         self._config_notes = tuple(Diagnostic("hybridmap.toml", "repository_config", n) for n in notes)
         self.registry = registry if registry is not None else LanguageRegistry.load()
         cache_dir = self.settings.resolved_cache_dir() if self.settings.use_cache else None
-        self._cache = Cache(cache_dir, self.settings.cache_size_limit, self.settings.cache_timeout_seconds)
+        self._cache = Cache(cache_dir, self.settings.cache_size_limit, self.settings.cache_timeout_seconds,
+                            self.settings.memory_cache_entries)
         self._source = TreeSitterSource(self.registry, self._cache, self.settings)
         self._progress = progress
         self._start_servers = start_servers

@@ -24,6 +24,7 @@ import dataclasses
 import hashlib
 import pickle
 import sqlite3
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -73,10 +74,14 @@ def failure_kind(exc: BaseException) -> str:
 class Cache:
     """diskcache with a safe fallback. Thread-safe for our use (diskcache is)."""
 
-    def __init__(self, directory: Path | None, size_limit: int = 2**30, timeout: float = 5.0) -> None:
+    def __init__(self, directory: Path | None, size_limit: int = 2**30, timeout: float = 5.0,
+                 memory_entries: int = 20_000) -> None:
         self.directory = directory
         self.diagnostics: list[Diagnostic] = []
-        self._memory: dict[str, Any] = {}
+        # Without a usable disk cache, entries live here, oldest first out beyond memory_entries:
+        # a long-lived map that edits files every turn must not grow without bound.
+        self._memory: OrderedDict[str, Any] = OrderedDict()
+        self._memory_entries = max(1, memory_entries)
         self._disk: Any = None
         self._size_limit = size_limit
         self._timeout = timeout
@@ -216,21 +221,28 @@ class Cache:
         if not items:
             return
         if self._disk is None:
-            self._memory.update(items)
+            self._remember(items)
             return
         try:
             with self._disk.transact():  # one transaction: thousands of entries in one fsync
                 for key, value in items.items():
                     self._disk.set(key, value)
         except (sqlite3.Error, diskcache.Timeout) as exc:
-            self._memory.update(items)
+            self._remember(items)
             self._database_failed(exc)
             if self._disk is not None and failure_kind(exc) == "corrupt":
                 self.set_many(items)  # into the rebuilt database
         except _STORE_ERRORS as exc:
-            self._memory.update(items)
+            self._remember(items)
             self._close_disk()
             self._note("cache_unavailable", f"cache failed ({type(exc).__name__}: {exc}); continuing in memory")
+
+    def _remember(self, items: Mapping[str, Any]) -> None:
+        for key, value in items.items():
+            self._memory[key] = value
+            self._memory.move_to_end(key)
+        while len(self._memory) > self._memory_entries:
+            self._memory.popitem(last=False)
 
     def clear(self) -> int:
         import diskcache

@@ -221,6 +221,9 @@ class Settings:
     """Where parses are cached; ``None`` = ``$XDG_CACHE_HOME/hybridmap``."""
     cache_size_limit: int = 2**30
     """diskcache size limit in bytes (least recently stored entries go first)."""
+    memory_cache_entries: int = 20_000
+    """Entries kept in memory when there is no usable disk cache (``use_cache = false``, or a
+    read-only, locked or failed one); the oldest go first beyond this."""
     use_cache: bool = True
     """Set False to run without any disk cache."""
     cache_timeout_seconds: float = 5.0

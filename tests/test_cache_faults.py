@@ -24,7 +24,7 @@ import diskcache
 import pytest
 
 from hybridmap import RepoMap
-from hybridmap.cache import tags_key
+from hybridmap.cache import Cache, tags_key
 from hybridmap.languages import LanguageRegistry
 from hybridmap.model import FileTags, MapResult
 from hybridmap.sources.treesitter import ParseOptions, ParseOutcome, extract_tags
@@ -393,3 +393,13 @@ def test_a_file_rewritten_in_place_during_maps(tmp_path: Path, registry: Languag
         stop.set()
         thread.join()
     assert {s.name for f in final.files if f.path == "hot.py" for s in f.symbols} == allowed[2]
+
+
+def test_memory_only_cache_is_bounded(tmp_path: Path) -> None:
+    """Without a disk cache, a long-lived map that edits every turn must not grow without bound."""
+    cache = Cache(None, memory_entries=10)
+    for turn in range(25):
+        cache.set_many({f"tags:{turn}": turn})
+    assert len(cache.get_many(f"tags:{t}" for t in range(25))) == 10
+    assert cache.get_many(["tags:24", "tags:14"]) == {"tags:24": 24, "tags:14": 14}
+    assert cache.get_many(["tags:0"]) == {}
