@@ -4,8 +4,9 @@ One detached worktree (``git worktree add --detach``) in a temporary directory
 is reused across commits (``checkout --detach --force`` + ``clean``), and
 removed when the block ends, however it ends: normally, on an exception, on
 Ctrl-C (SIGINT) and on SIGTERM, which is turned into the same
-``KeyboardInterrupt`` while the worktree exists. A second Ctrl-C during removal
-is ignored so it cannot leave a half-removed worktree behind. The user's hooks
+``KeyboardInterrupt`` while the worktree exists. A Ctrl-C during removal is held
+until removal is done, then raised, so it can neither leave a half-removed
+worktree behind nor be lost. The user's hooks
 do not run for these checkouts (``core.hooksPath`` is pointed at nothing).
 """
 
@@ -25,7 +26,9 @@ _NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
+    # SIGTERM becomes a Ctrl-C: inside asyncio.run, whose own SIGINT handler cancels the run
+    # cleanly (a KeyboardInterrupt raised from a task's step would leave tasks pending).
+    signal.raise_signal(signal.SIGINT)
 
 
 class ScratchWorktree:
@@ -65,7 +68,11 @@ class ScratchWorktree:
     def remove(self) -> None:
         """Remove the worktree and its directory; safe to call twice."""
         main_thread = threading.current_thread() is threading.main_thread()
-        previous_sigint = signal.signal(signal.SIGINT, signal.SIG_IGN) if main_thread else None
+        interrupted: list[int] = []
+        # A Ctrl-C now must not leave a half-removed worktree: it is held until removal is done,
+        # then honoured (the run still ends as interrupted, not as a success).
+        previous_sigint = signal.signal(signal.SIGINT, lambda signum, frame: interrupted.append(signum)) \
+            if main_thread else None
         try:
             if self._created and self.path is not None:
                 self._repo.git("worktree", "remove", "--force", "--force", str(self.path), check=False)
@@ -80,3 +87,5 @@ class ScratchWorktree:
                 if self._previous_sigterm is not None:
                     signal.signal(signal.SIGTERM, self._previous_sigterm)
                     self._previous_sigterm = None
+        if interrupted:
+            raise KeyboardInterrupt("interrupted while the scratch worktree was being removed")
