@@ -12,7 +12,8 @@ import os
 import shutil
 import sys
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -23,6 +24,8 @@ from .errors import HybridMapError
 from .evaluate.command import eval_command
 from .model import MapRequest
 from .settings import load_settings
+
+T = TypeVar("T")
 
 EXIT_ERROR = 2
 
@@ -53,7 +56,7 @@ class _Progress:
             self._stream.flush()
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     click.echo(f"hybridmap: error: {message}", err=True)
     sys.exit(EXIT_ERROR)
 
@@ -86,6 +89,20 @@ def _cache_overrides(cache_dir: str | None, no_cache: bool) -> dict[str, Any]:
     return overrides
 
 
+def _one_shot(root: str, overrides: dict[str, Any], server_wait: float, ask: Callable[[RepoMap], T]) -> T:
+    """Open ROOT for one request with a progress line on stderr; errors exit with one line."""
+    progress = _Progress(sys.stderr)
+    try:
+        # A one-shot call that will not wait cannot use a server: do not start any.
+        with RepoMap(root, overrides=overrides, progress=progress, start_servers=server_wait > 0) as repo:
+            return ask(repo)
+    except HybridMapError as exc:
+        progress.clear()
+        _fail(str(exc))
+    finally:
+        progress.clear()
+
+
 @click.group()
 @click.version_option(package_name="hybridmap")
 def main() -> None:
@@ -103,18 +120,9 @@ def main() -> None:
 def map_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], tokens: int | None,
                 mode: str, server_wait: float, fmt: str, cache_dir: str | None, no_cache: bool) -> None:
     """Print the map of ROOT (default: the current directory)."""
-    progress = _Progress(sys.stderr)
-    overrides = _cache_overrides(cache_dir, no_cache)
-    try:
-        # A one-shot call that will not wait cannot use a server: do not start any.
-        with RepoMap(root, overrides=overrides, progress=progress, start_servers=server_wait > 0) as repo:
-            result = repo.map(MapRequest(chat_files=chat, mentioned_idents=mention, tokens=tokens,
-                                         mode=mode, server_wait=server_wait))  # type: ignore[arg-type]
-    except HybridMapError as exc:
-        progress.clear()
-        _fail(str(exc))
-        return
-    progress.clear()
+    request = MapRequest(chat_files=chat, mentioned_idents=mention, tokens=tokens, mode=mode,  # type: ignore[arg-type]
+                         server_wait=server_wait)
+    result = _one_shot(root, _cache_overrides(cache_dir, no_cache), server_wait, lambda repo: repo.map(request))
     if fmt == "json":
         click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
     else:
@@ -138,17 +146,9 @@ def compare_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], 
                     server_wait: float, fmt: str, layout: str, width: int | None, cache_dir: str | None,
                     no_cache: bool) -> None:
     """Show the static and the hybrid map of ROOT side by side, and what the servers changed."""
-    progress = _Progress(sys.stderr)
-    overrides = _cache_overrides(cache_dir, no_cache)
-    try:
-        with RepoMap(root, overrides=overrides, progress=progress, start_servers=server_wait > 0) as repo:
-            comparison = repo.compare(MapRequest(chat_files=chat, mentioned_idents=mention, tokens=tokens,
-                                                 server_wait=server_wait))
-    except HybridMapError as exc:
-        progress.clear()
-        _fail(str(exc))
-        return
-    progress.clear()
+    request = MapRequest(chat_files=chat, mentioned_idents=mention, tokens=tokens, server_wait=server_wait)
+    comparison = _one_shot(root, _cache_overrides(cache_dir, no_cache), server_wait,
+                           lambda repo: repo.compare(request))
     if fmt == "json":
         click.echo(json.dumps(comparison.to_json(), indent=2, ensure_ascii=False))
         return
@@ -180,7 +180,6 @@ def servers_command(root: str, start: bool, server_wait: float, fmt: str) -> Non
                                            start=start, wait=server_wait))
     except HybridMapError as exc:
         _fail(str(exc))
-        return
     if fmt == "json":
         click.echo(json.dumps([c.to_json() for c in checks], indent=2, ensure_ascii=False))
     else:
@@ -200,7 +199,6 @@ def cache_clear(cache_dir: str | None) -> None:
         settings = load_settings(None, {"cache_dir": cache_dir})
     except HybridMapError as exc:
         _fail(str(exc))
-        return
     directory = settings.resolved_cache_dir()
     if not directory.exists():
         click.echo(f"no cache at {directory}")

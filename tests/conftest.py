@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+import pty
 import shutil
+import struct
 import subprocess
+import sys
 import sysconfig
+import termios
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -14,6 +20,35 @@ from hybridmap.languages import LanguageRegistry
 from hybridmap.settings import Settings
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
+
+
+def run_on_pty(args: list[str], *, stream: str, columns: int | None = None,
+               env: Mapping[str, str] | None = None, timeout: float = 300) -> tuple[int, str, str]:
+    """Run ``python -m hybridmap ARGS`` with ``stream`` ("stdout" or "stderr") on a real
+    pseudo-terminal, the other one piped. Returns (exit code, terminal text, piped text)."""
+    leader, follower = pty.openpty()
+    if columns is not None:
+        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    on_tty = {"stdout": follower} if stream == "stdout" else {"stderr": follower}
+    piped = "stderr" if stream == "stdout" else "stdout"
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "hybridmap", *args], env=env,
+                                **{piped: subprocess.PIPE}, **on_tty)  # type: ignore[call-overload]
+        os.close(follower)
+        chunks = []
+        while True:  # read until the child closes the terminal (EIO on Linux)
+            try:
+                data = os.read(leader, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        other = getattr(proc, piped).read()
+        code = proc.wait(timeout=timeout)
+    finally:
+        os.close(leader)
+    return code, b"".join(chunks).decode().replace("\r\n", "\n"), other.decode()
 
 
 def git(root: Path, *args: str) -> str:

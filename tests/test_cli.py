@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .conftest import run_on_pty
+
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "hybridmap", *args], capture_output=True, text=True,
@@ -61,27 +63,8 @@ def test_cache_clear(git_repo, tmp_path: Path) -> None:
 
 
 def test_progress_shows_on_a_terminal_only(stdlib_repo: Path, tmp_path: Path) -> None:
-    import os
-    import pty
-
-    leader, follower = pty.openpty()
-    try:
-        proc = subprocess.run([sys.executable, "-m", "hybridmap", "map", str(stdlib_repo), "--tokens", "256",
-                               "--cache-dir", str(tmp_path / "tty")],
-                              stdout=subprocess.PIPE, stderr=follower, timeout=300, check=False)
-        os.close(follower)
-        chunks = []
-        while True:
-            try:
-                data = os.read(leader, 65536)
-            except OSError:
-                break
-            if not data:
-                break
-            chunks.append(data)
-    finally:
-        os.close(leader)
-    stderr = b"".join(chunks).decode()
-    assert proc.returncode == 0
+    code, stderr, stdout = run_on_pty(["map", str(stdlib_repo), "--tokens", "256",
+                                       "--cache-dir", str(tmp_path / "tty")], stream="stderr")
+    assert code == 0
     assert "hybridmap: parsing" in stderr and "files" in stderr
-    assert "parsing" not in proc.stdout.decode()  # the map itself stays clean
+    assert "parsing" not in stdout  # the map itself stays clean

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import json
 import os
-import pty
 import shutil
-import struct
 import subprocess
 import sys
-import termios
 from pathlib import Path
 
 import pytest
@@ -19,7 +15,7 @@ import pytest
 from hybridmap import AsyncRepoMap, Comparison, MapRequest, RepoMap, ServerState
 from hybridmap.compare import Edge, choose_layout, compare_maps, render_comparison
 
-from .conftest import git
+from .conftest import git, run_on_pty
 from .test_lsp import CASES, FIXTURES, require
 
 # The python fixture: app.py uses `load` from store.disk and `Runner.run` from store.memory;
@@ -219,26 +215,10 @@ def test_cli_columns_respect_columns(python_repo: Path, tmp_path: Path) -> None:
 
 
 def run_on_terminal(args: list[str], columns: int) -> str:
-    leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    try:
-        proc = subprocess.Popen([sys.executable, "-m", "hybridmap", "compare", *args],
-                                stdout=follower, stderr=subprocess.DEVNULL, env=env)
-        os.close(follower)
-        chunks = []
-        while True:
-            try:
-                data = os.read(leader, 65536)
-            except OSError:
-                break
-            if not data:
-                break
-            chunks.append(data)
-        assert proc.wait(timeout=120) == 0
-    finally:
-        os.close(leader)
-    return b"".join(chunks).decode().replace("\r\n", "\n")
+    code, text, _ = run_on_pty(["compare", *args], stream="stdout", columns=columns, env=env, timeout=120)
+    assert code == 0
+    return text
 
 
 def test_terminal_width_picks_the_layout(python_repo: Path, tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ from hybridmap.languages import LanguageRegistry
 from hybridmap.model import FileTags
 from hybridmap.sources.treesitter import extract_tags
 
-from .conftest import git, write_files
+from .conftest import git, run_on_pty, write_files
 
 STORE = '''\
 class Store:
@@ -445,31 +445,13 @@ def test_bare_repositories_and_subdirectories(history: tuple[Path, dict[str, str
 
 
 def test_progress_bar_on_a_terminal_only(history: tuple[Path, dict[str, str]]) -> None:
-    import pty
-
     root, _ = history
-    leader, follower = pty.openpty()
-    try:
-        proc = subprocess.run([sys.executable, "-m", "hybridmap", "eval", str(root), "--commits", "2",
-                               "--modes", "static", "--tokens", "256"],
-                              stdout=subprocess.PIPE, stderr=follower, timeout=300, check=False)
-        os.close(follower)
-        chunks = []
-        while True:
-            try:
-                data = os.read(leader, 65536)
-            except OSError:
-                break
-            if not data:
-                break
-            chunks.append(data)
-    finally:
-        os.close(leader)
-    stderr = b"".join(chunks).decode()
-    assert proc.returncode == 0
+    code, stderr, stdout = run_on_pty(["eval", str(root), "--commits", "2", "--modes", "static", "--tokens", "256"],
+                                      stream="stderr")
+    assert code == 0
     assert "hybridmap eval [" in stderr and "0/2 commits" in stderr and "2/2 commits" in stderr
     assert stderr.endswith("\r\x1b[K")  # the bar is cleared before the report is printed
-    assert "hybridmap eval [" not in proc.stdout.decode()
+    assert "hybridmap eval [" not in stdout
 
 
 def test_eval_errors_are_one_line(tmp_path: Path, git_repo) -> None:

@@ -9,14 +9,12 @@ may grow with the number of maps.
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from hybridmap import RepoMap
-from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
 
+from .test_faults import registry_with_fault_server
 from .test_lsp import fixture_repo, require
 
 MAPS = 30
@@ -72,81 +70,12 @@ def test_thirty_edited_maps_keep_nothing_of_deleted_files(tmp_path: Path) -> Non
     assert all(s["tasks"] <= 1 and s["pending requests"] == 0 for s in sizes), sizes
 
 
-#: A real server that answers every request the first time with ContentModified (-32801), as
-#: servers do when a file changes under a request, then properly (the session retries).
-MODIFIED_SERVER = r'''
-import json, sys
-from urllib.parse import unquote, urlparse
-
-def read():
-    length = 0
-    while True:
-        line = sys.stdin.buffer.readline()
-        if not line:
-            return None
-        if line in (b"\r\n", b"\n"):
-            break
-        if line.lower().startswith(b"content-length:"):
-            length = int(line.split(b":")[1])
-    return json.loads(sys.stdin.buffer.read(length))
-
-def send(payload):
-    body = json.dumps(payload).encode()
-    sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    sys.stdout.buffer.flush()
-
-root, seen, errors = "", set(), 0
-while (msg := read()) is not None:
-    method, msg_id = msg.get("method"), msg.get("id")
-    if method == "exit":
-        break
-    if msg_id is None or method is None:
-        continue
-    if method == "initialize":
-        root = unquote(urlparse(msg["params"]["rootUri"]).path)
-        send({"jsonrpc": "2.0", "id": msg_id, "result": {"capabilities": {
-            "definitionProvider": True, "documentSymbolProvider": True, "hoverProvider": True}}})
-        continue
-    if method == "shutdown":
-        send({"jsonrpc": "2.0", "id": msg_id, "result": None})
-        continue
-    key = json.dumps([method, msg["params"]], sort_keys=True)
-    if key not in seen:
-        seen.add(key)
-        errors += 1
-        sys.stderr.write(f"content modified #{errors}\n")
-        sys.stderr.flush()
-        send({"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32801, "message": "content modified"}})
-    elif method == "textDocument/definition":
-        send({"jsonrpc": "2.0", "id": msg_id, "result": [{"uri": f"file://{root}/store/disk.py",
-              "range": {"start": {"line": 3, "character": 4}, "end": {"line": 3, "character": 8}}}]})
-    else:
-        send({"jsonrpc": "2.0", "id": msg_id, "result": [] if method == "textDocument/documentSymbol" else None})
-'''
-
-
 def test_error_replies_leave_no_request_state_behind(tmp_path: Path) -> None:
     """Each reply is forgotten once handled, errors included: a long-lived session answers
     ContentModified after nearly every edit, and pygls itself forgets only successes."""
     root = fixture_repo(tmp_path, "python")
-    server = tmp_path / "modified_server.py"
-    server.write_text(MODIFIED_SERVER)
-    user = tmp_path / "user_configs"
-    user.mkdir()
-    (user / "python.toml").write_text(f"""
-[language]
-name = "python"
-grammar = "python"
-file-types = ["py"]
-language-servers = ["modified"]
-
-[language-server.modified]
-command = {json.dumps(sys.executable)}
-args = {json.dumps([str(server)])}
-timeout = 5
-ready = "initialized"
-""")
-    registry = LanguageRegistry.load([BUILTIN_CONFIG_DIR, user], [BUILTIN_QUERY_DIR])
+    # A real server that refuses every request once with ContentModified (the session retries).
+    registry = registry_with_fault_server(tmp_path, "content-modified", timeout=5)
     app = root / "app.py"
     original = app.read_text()
     with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:

@@ -33,6 +33,9 @@ unknown-request        sends a request the client has no handler for; answers de
                        only once the client replied to it (with an error)
 stdout-noise           prints a banner and a stray line on stdout between messages
 spawn-child            ``ok --child``
+content-modified       answers each distinct request (method and params) first with the
+                       error ContentModified (-32801), as servers do when a file changes under
+                       a request, and properly when it is asked again
 =====================  ===================================================================
 """
 
@@ -51,7 +54,7 @@ MODES = (
     "ok", "exit-now", "crash-on-initialize", "crash-on-request", "crash-mid-reply", "hang",
     "hang-symbols", "hang-shutdown", "progress-forever", "flood-stderr", "flood-stderr-line",
     "invalid-json", "short-length", "long-length", "huge-response", "unknown-ids", "unknown-request",
-    "stdout-noise", "spawn-child",
+    "stdout-noise", "spawn-child", "content-modified",
 )
 HUGE_BYTES = 40 * 2**20
 
@@ -95,6 +98,7 @@ class Server:
         self.silent = False  # long-length: after the broken reply nothing more is written
         self.held: list[dict[str, Any]] = []  # unknown-request: definitions waiting for the reply
         self.client_replied = False
+        self.asked: set[str] = set()  # content-modified: requests already refused once
 
     def note(self, text: str) -> None:
         if self.log:
@@ -148,6 +152,14 @@ class Server:
     def on_request(self, msg: dict[str, Any]) -> None:
         method, msg_id = msg["method"], msg["id"]
         mode = self.mode
+        if mode == "content-modified" and method not in ("initialize", "shutdown"):
+            key = json.dumps([method, msg.get("params")], sort_keys=True)
+            if key not in self.asked:
+                self.asked.add(key)
+                sys.stderr.write(f"content modified #{len(self.asked)}\n")
+                sys.stderr.flush()
+                send({"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32801, "message": "content modified"}})
+                return
         if method == "initialize":
             if mode == "crash-on-initialize":
                 sys.stderr.write("fault server: crashing in initialize\n")
