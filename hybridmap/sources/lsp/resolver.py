@@ -18,9 +18,11 @@ repository file: ``f.Value.String()`` reaches the thirty ``String`` methods that
 implement ``Value``, not only the interface declaration.
 
 When the definition is a function declared in a C/C++ header (clangd without a
-background index stops at the prototype), the files that define that function
-with a body are added too: an edge to ``jv.h`` alone would starve ``jv.c``,
-where the function lives and where the edits go. In C a function name is one
+background index stops at the prototype), the edge goes to the files that define
+that function with a body instead: an edge to ``jv.h`` would starve ``jv.c``,
+where the function lives and where the edits go, and rank headers above the code
+(measured in docs/evaluation.md); the header keeps the edge only when no
+repository file defines the function. In C a function name is one
 function, so this is exact; with C++ overloads it is an over-approximation
 restricted to same-named functions.
 
@@ -116,7 +118,7 @@ class DefinitionResolver:
         return {pair: res.targets for pair, res in self._resolved.items() if res.complete or res.targets}
 
     def _cache_key(self, session: LspSession, pair: Pair, sites: Sites) -> str:
-        return f"lsp-def:4:{server_key(session)}:{self._shas.get(pair[0], '')}:{pair[1]}:{sites}"
+        return f"lsp-def:5:{server_key(session)}:{self._shas.get(pair[0], '')}:{pair[1]}:{sites}"
 
     async def resolve(self, session: LspSession, documents: Documents, pair: Pair, sites: Sites) -> None:
         """Ask ``session`` where the uses at ``sites`` of ``pair`` point; record the answer."""
@@ -158,10 +160,12 @@ class DefinitionResolver:
                 answered = True
                 rel = self._relative(location_uri)
                 if rel is not None:  # None: outside the repository (stdlib, dependencies)
-                    targets.add(rel)
                     dispatches = dispatches or self._interface_member(rel, target_line, name)
-                    if rel.endswith(_HEADER_SUFFIXES) and self._declared_function(rel, target_line, name):
-                        targets |= self._function_files.get(name, set())
+                    defined_in = self._function_files.get(name, set()) if rel.endswith(_HEADER_SUFFIXES) \
+                        and self._declared_function(rel, target_line, name) else set()
+                    # A header prototype stands for the function: the edge goes where it is defined
+                    # (the header keeps it only when no source file defines it, e.g. a library's).
+                    targets |= defined_in or {rel}
             if dispatches and session.supports("implementation_provider"):
                 targets |= await self._implementations(session, uri, line, character)
         session.note_answer(answered)
