@@ -105,3 +105,27 @@ def test_generic_single_definer_names_are_checked(git_repo, tmp_path: Path) -> N
     assert static.get(("app.py", "registry.py", "get")) == "name-match"
     assert ("app.py", "registry.py", "get") not in hybrid  # the dict's get, resolved outside
     assert hybrid.get(("user.py", "registry.py", "get")) == "lsp"
+
+
+def test_a_type_named_in_a_prototype_is_not_its_definition(git_repo, tmp_path: Path) -> None:
+    """clangd lists ``struct ctx`` of ``struct ctx *ctx_get(void);`` as a struct symbol of that
+    header; added to the map, every user of ``ctx`` would point at the header (seen on jq,
+    where ``jv_dtoa_tsd.h`` then outranked the code)."""
+    require("clangd")
+    root = git_repo({
+        "ctx.h": "#ifndef CTX_H\n#define CTX_H\nstruct ctx {\n    int depth;\n};\n#endif\n",
+        "getter.h": "#ifndef GETTER_H\n#define GETTER_H\nstruct ctx *ctx_get(void);\n#endif\n",
+        "getter.c": '#include "ctx.h"\n#include "getter.h"\nstatic struct ctx one;\n'
+                    "struct ctx *ctx_get(void) {\n    return &one;\n}\n",
+        "user.c": '#include "ctx.h"\n#include "getter.h"\nint depth(void) {\n'
+                  "    struct ctx *c = ctx_get();\n    return c->depth;\n}\n",
+    })
+    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+        hybrid = repo.map(mode="hybrid", server_wait=60, tokens=1024)
+        found = edges(repo)
+        symbols = shown(repo.map(mode="hybrid", tokens=1024, chat_files=["user.c"]))
+    assert hybrid.servers["c"].state is ServerState.READY, hybrid.servers
+    assert hybrid.stats["lsp_symbol_files"] + hybrid.stats["lsp_symbol_cache_hits"] >= 4
+    assert ("user.c", "ctx.h", "ctx") in found, found
+    assert not [edge for edge in found if edge[1] == "getter.h" and edge[2] == "ctx"], found
+    assert ("getter.h", "ctx_get") in symbols and ("getter.h", "ctx") not in symbols

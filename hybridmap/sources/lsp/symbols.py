@@ -12,8 +12,10 @@ What is dropped on purpose: anything nested in something other than a class,
 interface, struct, enum or module (parameters and locals, which basedpyright
 lists; object-literal properties and arrow-function locals, which tsgo lists
 under variables), symbols starting on an import line (tsgo and pylsp list
-imported names as if defined there), and kinds that are not definitions (JSON
-keys, strings, type parameters...). Server symbols add definers to the graph,
+imported names as if defined there), C/C++ type names that a declaration only
+mentions (clangd lists ``struct ctx`` of ``struct ctx *ctx_get(void);`` as a
+struct: it would make every user of ``ctx`` point at that header), and kinds
+that are not definitions (JSON keys, strings, type parameters...). Server symbols add definers to the graph,
 so every wrong one would become wrong name-matched edges.
 """
 
@@ -49,6 +51,10 @@ _IMPORT_LINE = re.compile(rb"^\s*(?:import\b|from\s+\S+\s+import\b|export\s+(?:\
                           rb"|#\s*include\b|use\s)|\brequire\s*\(")
 #: ``(Runner).Run`` (gopls), ``Store::load`` (clangd), ``Runner.run`` (some servers): keep the last part.
 _QUALIFIED = re.compile(r"(?:^\(\*?[\w.]+\)\s*\.?\s*|^.*(?:::|\.))(?=[\w$]+$)")
+#: A type symbol whose whole range is ``struct NAME`` (or class, union, enum): an elaborated type
+#: or forward declaration, not the type's definition (which has a body).
+_TYPE_MENTION = re.compile(rb"\s*(?:struct|class|union|enum(?:\s+class)?)\s+[\w:]+\s*;?\s*")
+_TYPE_KINDS = frozenset({T.SymbolKind.Class, T.SymbolKind.Struct, T.SymbolKind.Enum, T.SymbolKind.Interface})
 #: What a definition's name looks like; tsserver also lists ``describe('x') callback`` and such.
 _IDENTIFIER = re.compile(r"[\w$]+")
 
@@ -133,7 +139,7 @@ def _walk_hierarchy(items: Sequence[T.DocumentSymbol], parent: int, lines: Seque
         name = plain_name(item.name)
         index = parent
         if kind is not None and _IDENTIFIER.fullmatch(name) and \
-                not _IMPORT_LINE.search(_line(lines, item.range.start.line)):
+                not _IMPORT_LINE.search(_line(lines, item.range.start.line)) and not _mentions_type(item, lines):
             rng, sel = item.range, item.selection_range
             out.append(Symbol(
                 name=name, kind=kind,
@@ -148,6 +154,15 @@ def _walk_hierarchy(items: Sequence[T.DocumentSymbol], parent: int, lines: Seque
             index = len(out) - 1
         if item.children and item.kind in _CONTAINERS:
             _walk_hierarchy(item.children, index, lines, encoding, out, max_signature_lines, detail_chars)
+
+
+def _mentions_type(item: T.DocumentSymbol, lines: Sequence[bytes]) -> bool:
+    """Whether ``item`` is a type only named on its line (see ``_TYPE_MENTION``)."""
+    start, end = item.range.start, item.range.end
+    if item.kind not in _TYPE_KINDS or start.line != end.line or item.children:
+        return False
+    # Columns may be UTF-16 units; the text is ASCII whenever this can match, so units = bytes.
+    return bool(_TYPE_MENTION.fullmatch(_line(lines, start.line)[start.character:end.character]))
 
 
 _FENCE = re.compile(r"```[\w+-]*\n(.*?)```", re.S)
