@@ -111,3 +111,10 @@ def test_signature_stops_at_the_body(registry: LanguageRegistry) -> None:
     f = next(s for s in tags.symbols if s.name == "f")
     assert f.signature == "    def f(self,\n          x: int) -> int:  # trailing"
     assert tags.symbols[f.parent].name == "A"
+    # A C macro is its own lines only (preproc_def ends at column 0 of the next line).
+    source = b"#define GUARD_H\n#define MAX_DEPTH 7\n#define SQUARE(x) \\\n  ((x) * (x))\nint after;\n"
+    tags = extract_tags(registry.compiled("c"), source)
+    signatures = {s.name: s.signature for s in tags.symbols}
+    assert signatures["GUARD_H"] == "#define GUARD_H"
+    assert signatures["MAX_DEPTH"] == "#define MAX_DEPTH 7"
+    assert signatures["SQUARE"] == "#define SQUARE(x) \\\n  ((x) * (x))"

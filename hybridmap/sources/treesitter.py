@@ -33,6 +33,11 @@ from ..model import REFERENCE_KIND_CODES, FileTags, Span, Symbol
 from ..settings import Settings
 
 
+#: Bumped when extraction gives other tags for the same bytes, options and queries
+#: (2: a macro's signature no longer takes the next line).
+EXTRACTOR_VERSION = 2
+
+
 @dataclass(frozen=True, slots=True)
 class ParseOptions:
     """Everything a parse depends on besides the bytes and the grammar (part of its cache key)."""
@@ -50,7 +55,8 @@ class ParseOptions:
 
     @property
     def key(self) -> str:
-        return (f"sig{self.max_signature_lines}-ml{self.match_limit}"
+        # EXTRACTOR_VERSION: what the same options extract changed (cached tags are stale).
+        return (f"x{EXTRACTOR_VERSION}-sig{self.max_signature_lines}-ml{self.match_limit}"
                 f"-to{self.timeout_seconds:g}-se{self.syntax_error_lines}")
 
 
@@ -125,7 +131,9 @@ def _signature(lines: list[bytes], node: Any, kind: str, name_node: Any, max_lin
             prev = prev.prev_sibling
         end = prev.end_point[0] if prev is not None else body.start_point[0]
     elif kind in _CALLABLE_KINDS:
-        end = node.end_point[0]
+        end_line, end_col = node.end_point
+        # A node that ends at column 0 (C's preproc_def keeps its newline) has nothing on that line.
+        end = end_line - 1 if end_col == 0 and end_line > start else end_line
     else:
         end = max(name_line, start)
     end = min(end, start + max_lines - 1, len(lines) - 1)
