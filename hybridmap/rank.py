@@ -141,6 +141,12 @@ def rank(graph: RepoGraph, tags: Mapping[str, FileTags], *, chat_files: Sequence
             for di in set(graph.edge_dst[rows].tolist()) - chat:
                 multipliers[di] += settings.chat_neighbor_boost
                 because(di, "referenced by a chat file")
+    if chat and settings.chat_dependent_boost:
+        # The other direction: files that use a chat file (an edit to it may have to reach them).
+        into_chat = np.isin(graph.edge_dst, list(chat)) & ~np.isin(graph.edge_src, list(chat))
+        for si in set(graph.edge_src[into_chat].tolist()):
+            multipliers[si] += settings.chat_dependent_boost
+            because(si, "references a chat file")
     file_score = x * multipliers
 
     # Rank flows from each file along its out-edges to the definitions it uses.

@@ -140,6 +140,11 @@ class Settings:
     so without this a file that *uses* the chat file gets no rank from it (0 = off)."""
     chat_neighbor_boost: float = 1.0
     """Added to the rank multiplier of files that a chat file references directly."""
+    chat_dependent_boost: float = 1.0
+    """Added to the rank multiplier of files that reference a chat file directly (its callers,
+    importers and tests): the reverse of ``chat_neighbor_boost``. PageRank follows references
+    forward only, and the files that use the one being edited are often edited with it
+    (docs/evaluation.md: co-edit recall up or equal on all corpora; 0 = off)."""
     test_path_weight: float = 0.4
     """Rank multiplier for test files (``tests/``, ``test_*.py``, ``*_test.go``, ``*.spec.ts``...)."""
     vendor_path_weight: float = 0.5

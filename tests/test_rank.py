@@ -76,6 +76,22 @@ def test_chat_file_pulls_its_dependencies_up() -> None:
     assert "referenced by a chat file" in chat.reasons["app.py"]
 
 
+def test_chat_file_lifts_the_files_that_use_it() -> None:
+    """Editing store/disk.py: app.py and the test call it, and may have to change with it."""
+    tags = _corpus()
+    graph = build_graph(tags, Settings())
+    ask = {"chat_files": ["store/disk.py"], "mentioned_files": [], "mentioned_idents": []}
+    off = rank(graph, tags, **ask, settings=Settings(chat_dependent_boost=0.0))
+    on = rank(graph, tags, **ask, settings=Settings())
+    assert Settings().chat_dependent_boost == 1.0
+    # The boost adds 1 to a user's path multiplier (entry point 1.5, test path 0.4).
+    for user, multiplier in (("app.py", 1.5), ("tests/test_disk.py", 0.4)):
+        assert on.file_scores[user] == pytest.approx(off.file_scores[user] * (multiplier + 1) / multiplier)
+        assert "references a chat file" in on.reasons[user]
+    assert on.file_scores["lonely.py"] == pytest.approx(off.file_scores["lonely.py"])
+    assert "references a chat file" not in on.reasons.get("store/memory.py", [])
+
+
 def test_mentioned_identifier_ranks_its_definition_first() -> None:
     tags = _corpus()
     graph = build_graph(tags, Settings())
