@@ -133,7 +133,7 @@ class Settings:
     uniform_personalization_share: float = 0.1
     """Share of the personalization spread evenly over all files when a request has chat or
     mentioned files: PageRank otherwise gives nothing to files they cannot reach, and a large
-    budget digs into few files (docs/evaluation.md: +0.1 to +0.4 file recall at 4,096 tokens)."""
+    budget digs into few files (docs/evaluation.md, "What the evaluation changed")."""
     chat_dependent_personalization: float = 0.0
     """Personalization of each file that references a chat file (its callers and importers: what
     an edit to the chat file may have to change too). PageRank only follows references forward,
