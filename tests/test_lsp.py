@@ -98,35 +98,25 @@ def test_hybrid_resolves_name_collisions(language: str, tmp_path: Path) -> None:
         assert hybrid.edges["lsp"] >= len(right)
 
 
-@pytest.mark.parametrize("server", ["ty", "basedpyright", "pylsp"])
-def test_each_python_server(server: str, tmp_path: Path) -> None:
-    command = {"ty": "ty", "basedpyright": "basedpyright-langserver", "pylsp": "pylsp"}[server]
+#: Every candidate server of a language, with the command that must be installed.
+EACH_SERVER = [("python", "ty", "ty"), ("python", "basedpyright", "basedpyright-langserver"),
+               ("python", "pylsp", "pylsp"),
+               ("typescript", "typescript-language-server", "typescript-language-server"),
+               ("typescript", "tsgo", "tsgo")]
+
+
+@pytest.mark.parametrize(("language", "server", "command"), EACH_SERVER,
+                         ids=[f"{lang}-{server}" for lang, server, _ in EACH_SERVER])
+def test_each_server_resolves_the_collisions(language: str, server: str, command: str, tmp_path: Path) -> None:
     require(command)
-    registry = registry_with_only(tmp_path, "python", server)
-    root = fixture_repo(tmp_path, "python")
-    _, _, right, wrong = CASES["python"]
+    registry = registry_with_only(tmp_path, language, server)
+    fixture, _, right, wrong = CASES[language]
+    root = fixture_repo(tmp_path, fixture)
     with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
         result = repo.map(mode="hybrid", server_wait=60, tokens=512)
         found = edges(repo)
-    assert result.servers["python"].server == server
-    assert result.servers["python"].state is ServerState.READY
-    for edge in right:
-        assert found.get(edge) == "lsp", (server, edge, found)
-    for edge in wrong:
-        assert edge not in found, (server, edge)
-
-
-@pytest.mark.parametrize("server", ["typescript-language-server", "tsgo"])
-def test_each_typescript_server(server: str, tmp_path: Path) -> None:
-    require(server)  # the command has the server's name
-    registry = registry_with_only(tmp_path, "typescript", server)
-    root = fixture_repo(tmp_path, "typescript")
-    _, _, right, wrong = CASES["typescript"]
-    with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
-        result = repo.map(mode="hybrid", server_wait=60, tokens=512)
-        found = edges(repo)
-    assert result.servers["typescript"].server == server
-    assert result.servers["typescript"].state is ServerState.READY
+    assert result.servers[language].server == server
+    assert result.servers[language].state is ServerState.READY
     for edge in right:
         assert found.get(edge) == "lsp", (server, edge, found)
     for edge in wrong:
