@@ -76,7 +76,7 @@ class OutlineFetcher:
         if not self.needs_symbols(path) or not session.supports("document_symbol_provider"):
             return
         sha = self._shas.get(path, "")
-        key = f"lsp-sym:1:{server_key(session)}:{self._settings.max_signature_lines}:{sha}"
+        key = f"lsp-sym:2:{server_key(session)}:{self._settings.max_signature_lines}:{sha}"
         hit = self._cache.get_many([key]).get(key)
         if isinstance(hit, FileTags):
             self.stats["symbol_cache_hits"] += 1

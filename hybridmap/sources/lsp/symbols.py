@@ -15,8 +15,9 @@ under variables), symbols starting on an import line (tsgo and pylsp list
 imported names as if defined there), C/C++ type names that a declaration only
 mentions (clangd lists ``struct ctx`` of ``struct ctx *ctx_get(void);`` as a
 struct: it would make every user of ``ctx`` point at that header), and kinds
-that are not definitions (JSON keys, strings, type parameters...). Server symbols add definers to the graph,
-so every wrong one would become wrong name-matched edges.
+that are not definitions (JSON keys, strings, type parameters...). Server
+symbols add definers to the graph, so every wrong one would become wrong
+name-matched edges.
 """
 
 from __future__ import annotations
@@ -139,7 +140,8 @@ def _walk_hierarchy(items: Sequence[T.DocumentSymbol], parent: int, lines: Seque
         name = plain_name(item.name)
         index = parent
         if kind is not None and _IDENTIFIER.fullmatch(name) and \
-                not _IMPORT_LINE.search(_line(lines, item.range.start.line)) and not _mentions_type(item, lines):
+                not _IMPORT_LINE.search(_line(lines, item.range.start.line)) and \
+                not _mentions_type(item, lines, encoding):
             rng, sel = item.range, item.selection_range
             out.append(Symbol(
                 name=name, kind=kind,
@@ -156,13 +158,14 @@ def _walk_hierarchy(items: Sequence[T.DocumentSymbol], parent: int, lines: Seque
             _walk_hierarchy(item.children, index, lines, encoding, out, max_signature_lines, detail_chars)
 
 
-def _mentions_type(item: T.DocumentSymbol, lines: Sequence[bytes]) -> bool:
+def _mentions_type(item: T.DocumentSymbol, lines: Sequence[bytes], encoding: str) -> bool:
     """Whether ``item`` is a type only named on its line (see ``_TYPE_MENTION``)."""
     start, end = item.range.start, item.range.end
     if item.kind not in _TYPE_KINDS or start.line != end.line or item.children:
         return False
-    # Columns may be UTF-16 units; the text is ASCII whenever this can match, so units = bytes.
-    return bool(_TYPE_MENTION.fullmatch(_line(lines, start.line)[start.character:end.character]))
+    line = _line(lines, start.line)
+    text = line[utf8_col(line, start.character, encoding):utf8_col(line, end.character, encoding)]
+    return bool(_TYPE_MENTION.fullmatch(text))
 
 
 _FENCE = re.compile(r"```[\w+-]*\n(.*?)```", re.S)
