@@ -98,6 +98,29 @@ def test_hybrid_resolves_name_collisions(language: str, tmp_path: Path) -> None:
         assert hybrid.edges["lsp"] >= len(right)
 
 
+def test_header_prototypes_point_at_the_defining_file(git_repo, tmp_path: Path) -> None:
+    """clangd answers definition with the header's prototype. Another file's call goes to the
+    file that defines the function; the defining file's own call goes to the header that declares
+    it (its interface: clangd answers that call with the body in the same file)."""
+    require("clangd")
+    root = git_repo({
+        "lexer.h": "#ifndef LEXER_H\n#define LEXER_H\nint lex_next(int state);\n#endif\n",
+        "lexer.c": '#include "lexer.h"\nint lex_next(int state) {\n    return state + 1;\n}\n'
+                   "int lex_all(void) {\n    return lex_next(0) + lex_next(1);\n}\n",
+        "parser.c": '#include "lexer.h"\nint parse(void) {\n    return lex_next(2);\n}\n',
+    })
+    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+        static = repo.map(mode="static", tokens=512)
+        static_edges = edges(repo)
+        hybrid = repo.map(mode="hybrid", server_wait=60, tokens=512)
+        found = edges(repo)
+    assert not static.servers and hybrid.servers["c"].state is ServerState.READY, hybrid.servers
+    assert static_edges.get(("parser.c", "lexer.h", "lex_next")) == "name-match"  # the prototype
+    assert found.get(("parser.c", "lexer.c", "lex_next")) == "lsp", found
+    assert ("parser.c", "lexer.h", "lex_next") not in found, found
+    assert found.get(("lexer.c", "lexer.h", "lex_next")) == "lsp", found
+
+
 #: Every candidate server of a language, with the command that must be installed.
 EACH_SERVER = [("python", "ty", "ty"), ("python", "basedpyright", "basedpyright-langserver"),
                ("python", "pylsp", "pylsp"),

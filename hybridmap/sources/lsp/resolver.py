@@ -22,7 +22,10 @@ background index stops at the prototype), the edge goes to the files that define
 that function with a body instead: an edge to ``jv.h`` would starve ``jv.c``,
 where the function lives and where the edits go, and rank headers above the code
 (measured in docs/evaluation.md); the header keeps the edge only when no
-repository file defines the function. In C a function name is one
+repository file defines the function. Conversely, a call to the file's own
+function (clangd answers with the body in the same file) gets an edge to the
+headers that declare it: the file's interface, which is edited with it
+(``lexer.c`` → ``lexer.h``). In C a function name is one
 function, so this is exact; with C++ overloads it is an over-approximation
 restricted to same-named functions.
 
@@ -89,6 +92,8 @@ class DefinitionResolver:
         self._tags: Mapping[str, FileTags] = {}
         self._function_files: dict[str, set[str]] = {}
         """Function/method name → non-header files that define one (for header declarations)."""
+        self._function_headers: dict[str, set[str]] = {}
+        """Free function name → headers that declare one (a defining file's own interface)."""
         self.stats = {"asked": 0, "resolved": 0, "external": 0, "empty": 0, "errors": 0, "cache_hits": 0,
                       "implementations": 0}
         self.errors: deque[str] = deque(maxlen=20)
@@ -102,6 +107,7 @@ class DefinitionResolver:
         if tags is not None and tags is not self._tags:
             self._tags = tags
             self._function_files = _function_definers(tags)
+            self._function_headers = _function_declarers(tags)
         self._unknown = {pair: sha for pair, sha in self._unknown.items() if shas.get(pair[0]) == sha}
         for pair, res in list(self._resolved.items()):
             if shas.get(pair[0]) != res.src_sha or any(shas.get(p) != s for p, s in res.target_shas):
@@ -118,7 +124,7 @@ class DefinitionResolver:
         return {pair: res.targets for pair, res in self._resolved.items() if res.complete or res.targets}
 
     def _cache_key(self, session: LspSession, pair: Pair, sites: Sites) -> str:
-        return f"lsp-def:5:{server_key(session)}:{self._shas.get(pair[0], '')}:{pair[1]}:{sites}"
+        return f"lsp-def:6:{server_key(session)}:{self._shas.get(pair[0], '')}:{pair[1]}:{sites}"
 
     async def resolve(self, session: LspSession, documents: Documents, pair: Pair, sites: Sites) -> None:
         """Ask ``session`` where the uses at ``sites`` of ``pair`` point; record the answer."""
@@ -166,6 +172,10 @@ class DefinitionResolver:
                     # A header prototype stands for the function: the edge goes where it is defined
                     # (the header keeps it only when no source file defines it, e.g. a library's).
                     targets |= defined_in or {rel}
+                    if rel == path and path in self._function_files.get(name, ()):
+                        # The file's own function (clangd answers with its body here): the headers
+                        # declaring it are this file's interface, the relation the static map saw.
+                        targets |= self._function_headers.get(name, set())
             if dispatches and session.supports("implementation_provider"):
                 targets |= await self._implementations(session, uri, line, character)
         session.note_answer(answered)
@@ -277,6 +287,16 @@ def _function_definers(tags: Mapping[str, FileTags]) -> dict[str, set[str]]:
         for sym in file_tags.symbols:
             if sym.kind in _FUNCTION_KINDS:
                 out.setdefault(sym.name, set()).add(path)
+    return out
+
+
+def _function_declarers(tags: Mapping[str, FileTags]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for path, file_tags in tags.items():
+        if path.endswith(_HEADER_SUFFIXES):
+            for sym in file_tags.symbols:
+                if sym.kind == "function":
+                    out.setdefault(sym.name, set()).add(path)
     return out
 
 
