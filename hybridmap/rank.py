@@ -105,10 +105,11 @@ def rank(graph: RepoGraph, tags: Mapping[str, FileTags], *, chat_files: Sequence
         for fi in graph.definers.get(ident, ()):
             personal[fi] += settings.mentioned_ident_definer_personalization
             because(fi, f"defines mentioned '{ident}'")
-    if chat and settings.chat_dependent_personalization:
-        # Files with an edge *into* a chat file (callers, importers, tests of it).
-        into_chat = np.isin(graph.edge_dst, list(chat)) & ~np.isin(graph.edge_src, list(chat))
-        for fi in set(graph.edge_src[into_chat].tolist()):
+    # Files with an edge *into* a chat file: its callers, importers and tests.
+    chat_users = _chat_users(graph, chat) \
+        if chat and (settings.chat_dependent_personalization or settings.chat_dependent_boost) else []
+    if settings.chat_dependent_personalization:
+        for fi in chat_users:
             personal[fi] += settings.chat_dependent_personalization
             because(fi, "references a chat file")
     if idents_lower:
@@ -141,10 +142,9 @@ def rank(graph: RepoGraph, tags: Mapping[str, FileTags], *, chat_files: Sequence
             for di in set(graph.edge_dst[rows].tolist()) - chat:
                 multipliers[di] += settings.chat_neighbor_boost
                 because(di, "referenced by a chat file")
-    if chat and settings.chat_dependent_boost:
+    if settings.chat_dependent_boost:
         # The other direction: files that use a chat file (an edit to it may have to reach them).
-        into_chat = np.isin(graph.edge_dst, list(chat)) & ~np.isin(graph.edge_src, list(chat))
-        for si in set(graph.edge_src[into_chat].tolist()):
+        for si in chat_users:
             multipliers[si] += settings.chat_dependent_boost
             because(si, "references a chat file")
     file_score = x * multipliers
@@ -211,6 +211,13 @@ def rank(graph: RepoGraph, tags: Mapping[str, FileTags], *, chat_files: Sequence
         file_scores=dict(zip(graph.files, file_score.tolist(), strict=True)),
         reasons=why, total_items=total,
     )
+
+
+def _chat_users(graph: RepoGraph, chat: set[int]) -> list[int]:
+    """Files (not chat files) with at least one edge into a chat file, in index order."""
+    chat_ids = list(chat)
+    into_chat = np.isin(graph.edge_dst, chat_ids) & ~np.isin(graph.edge_src, chat_ids)
+    return sorted(set(graph.edge_src[into_chat].tolist()))
 
 
 def _decay_within_files(scores: np.ndarray, symbol_file: np.ndarray, decay: float) -> np.ndarray:
