@@ -121,6 +121,25 @@ def test_header_prototypes_point_at_the_defining_file(git_repo, tmp_path: Path) 
     assert found.get(("lexer.c", "lexer.h", "lex_next")) == "lsp", found
 
 
+def test_own_function_rule_stays_in_c(git_repo, tmp_path: Path) -> None:
+    """A Python file's call to its own ``load`` resolves to itself; a C header that happens to
+    declare a ``load`` is not its interface (mixed repositories: Python with C extensions)."""
+    require("ty")
+    root = git_repo({
+        "store.py": "def load(key: str) -> str:\n    return key\n\n\ndef load_all() -> list[str]:\n"
+                    "    return [load('a'), load('b')]\n",
+        "native/load.h": "#ifndef LOAD_H\n#define LOAD_H\nint load(void);\n#endif\n",
+    })
+    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+        repo.map(mode="static", tokens=512)
+        static_edges = edges(repo)
+        hybrid = repo.map(mode="hybrid", server_wait=60, tokens=512)
+        found = edges(repo)
+    assert hybrid.servers["python"].state is ServerState.READY, hybrid.servers
+    assert static_edges.get(("store.py", "native/load.h", "load")) == "name-match"  # the guess
+    assert ("store.py", "native/load.h", "load") not in found, found
+
+
 #: Every candidate server of a language, with the command that must be installed.
 EACH_SERVER = [("python", "ty", "ty"), ("python", "basedpyright", "basedpyright-langserver"),
                ("python", "pylsp", "pylsp"),

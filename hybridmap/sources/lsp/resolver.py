@@ -23,9 +23,9 @@ that function with a body instead: an edge to ``jv.h`` would starve ``jv.c``,
 where the function lives and where the edits go, and rank headers above the code
 (measured in docs/evaluation.md); the header keeps the edge only when no
 repository file defines the function. Conversely, a call to the file's own
-function (clangd answers with the body in the same file) gets an edge to the
-headers that declare it: the file's interface, which is edited with it
-(``lexer.c`` → ``lexer.h``). In C a function name is one
+function in a C-family source (clangd answers with the body in the same file)
+gets an edge to the headers that declare it: the file's interface, which is
+edited with it (``lexer.c`` → ``lexer.h``). In C a function name is one
 function, so this is exact; with C++ overloads it is an over-approximation
 restricted to same-named functions.
 
@@ -106,8 +106,7 @@ class DefinitionResolver:
         self._shas = shas
         if tags is not None and tags is not self._tags:
             self._tags = tags
-            self._function_files = _function_definers(tags)
-            self._function_headers = _function_declarers(tags)
+            self._function_files, self._function_headers = _function_index(tags)
         self._unknown = {pair: sha for pair, sha in self._unknown.items() if shas.get(pair[0]) == sha}
         for pair, res in list(self._resolved.items()):
             if shas.get(pair[0]) != res.src_sha or any(shas.get(p) != s for p, s in res.target_shas):
@@ -124,7 +123,7 @@ class DefinitionResolver:
         return {pair: res.targets for pair, res in self._resolved.items() if res.complete or res.targets}
 
     def _cache_key(self, session: LspSession, pair: Pair, sites: Sites) -> str:
-        return f"lsp-def:6:{server_key(session)}:{self._shas.get(pair[0], '')}:{pair[1]}:{sites}"
+        return f"lsp-def:7:{server_key(session)}:{self._shas.get(pair[0], '')}:{pair[1]}:{sites}"
 
     async def resolve(self, session: LspSession, documents: Documents, pair: Pair, sites: Sites) -> None:
         """Ask ``session`` where the uses at ``sites`` of ``pair`` point; record the answer."""
@@ -172,7 +171,8 @@ class DefinitionResolver:
                     # A header prototype stands for the function: the edge goes where it is defined
                     # (the header keeps it only when no source file defines it, e.g. a library's).
                     targets |= defined_in or {rel}
-                    if rel == path and path in self._function_files.get(name, ()):
+                    if rel == path and path.endswith(_C_SOURCE_SUFFIXES) \
+                            and path in self._function_files.get(name, ()):
                         # The file's own function (clangd answers with its body here): the headers
                         # declaring it are this file's interface, the relation the static map saw.
                         targets |= self._function_headers.get(name, set())
@@ -275,29 +275,25 @@ def candidate_pairs(tags: Mapping[str, FileTags], languages: Mapping[str, str],
 
 
 #: C/C++ headers: a function found there is usually a declaration, defined in a source file.
-_HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".h++", ".inc")
+_HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".h++", ".inc", ".cuh")
+#: Files whose functions a header declares (C, C++, Objective-C, CUDA sources).
+_C_SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".c++", ".m", ".mm", ".cu")
 _FUNCTION_KINDS = frozenset({"function", "method"})
 
 
-def _function_definers(tags: Mapping[str, FileTags]) -> dict[str, set[str]]:
-    out: dict[str, set[str]] = {}
+def _function_index(tags: Mapping[str, FileTags]) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """(function/method name → non-header files defining one, free function name → headers
+    declaring one), in one pass over the tags."""
+    definers: dict[str, set[str]] = {}
+    declarers: dict[str, set[str]] = {}
     for path, file_tags in tags.items():
-        if path.endswith(_HEADER_SUFFIXES):
-            continue
+        header = path.endswith(_HEADER_SUFFIXES)
         for sym in file_tags.symbols:
-            if sym.kind in _FUNCTION_KINDS:
-                out.setdefault(sym.name, set()).add(path)
-    return out
-
-
-def _function_declarers(tags: Mapping[str, FileTags]) -> dict[str, set[str]]:
-    out: dict[str, set[str]] = {}
-    for path, file_tags in tags.items():
-        if path.endswith(_HEADER_SUFFIXES):
-            for sym in file_tags.symbols:
-                if sym.kind == "function":
-                    out.setdefault(sym.name, set()).add(path)
-    return out
+            if header and sym.kind == "function":
+                declarers.setdefault(sym.name, set()).add(path)
+            elif not header and sym.kind in _FUNCTION_KINDS:
+                definers.setdefault(sym.name, set()).add(path)
+    return definers, declarers
 
 
 #: Symbol kinds whose members are called through dynamic dispatch.
