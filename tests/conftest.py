@@ -11,6 +11,7 @@ import subprocess
 import sys
 import sysconfig
 import termios
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -35,6 +36,11 @@ def run_on_pty(args: list[str], *, stream: str, columns: int | None = None,
         proc = subprocess.Popen([sys.executable, "-m", "hybridmap", *args], env=env,
                                 **{piped: subprocess.PIPE}, **on_tty)  # type: ignore[call-overload]
         os.close(follower)
+        # The piped stream is drained alongside, so a long output cannot fill the pipe and stall
+        # the child while we wait for the terminal to close.
+        piped_out: list[bytes] = []
+        drain = threading.Thread(target=lambda: piped_out.append(getattr(proc, piped).read()), daemon=True)
+        drain.start()
         chunks = []
         while True:  # read until the child closes the terminal (EIO on Linux)
             try:
@@ -44,11 +50,11 @@ def run_on_pty(args: list[str], *, stream: str, columns: int | None = None,
             if not data:
                 break
             chunks.append(data)
-        other = getattr(proc, piped).read()
         code = proc.wait(timeout=timeout)
+        drain.join(timeout)
     finally:
         os.close(leader)
-    return code, b"".join(chunks).decode().replace("\r\n", "\n"), other.decode()
+    return code, b"".join(chunks).decode().replace("\r\n", "\n"), b"".join(piped_out).decode()
 
 
 def git(root: Path, *args: str) -> str:
