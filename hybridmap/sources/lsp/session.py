@@ -73,6 +73,7 @@ INSTALL_DIRS = (
     _PROJECT_DIR / ".venv" / "bin",
     _PROJECT_DIR / ".servers" / "node" / "node_modules" / ".bin",
     _PROJECT_DIR / ".servers" / "bin",  # links with our own names (tsgo → TypeScript 7's tsc)
+    _PROJECT_DIR / ".servers" / "go" / "bin",  # gopls built with the machine's Go
 )
 
 
