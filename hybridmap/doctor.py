@@ -20,7 +20,7 @@ from .languages import LanguageRegistry
 from .model import ServerReport, ServerState
 from .settings import Settings
 from .sources.lsp.documents import Documents
-from .sources.lsp.pool import ServerPool
+from .sources.lsp.pool import ServerPool, root_patterns_present
 from .sources.lsp.session import command_problem, find_command
 from .walk import list_files
 
@@ -54,11 +54,14 @@ class LanguageCheck:
     """The first usable candidate: what a map would start."""
     report: ServerReport | None
     """The chosen server's state after a real start (None when not started)."""
+    config_problem: str = ""
+    """Why the repository's own ``.hybridmap/lsp_configs`` file for this language was ignored."""
 
     def to_json(self) -> dict[str, object]:
         return {"language": self.language, "files": self.files, "chosen": self.chosen,
                 "candidates": [c.to_json() for c in self.candidates],
-                "report": self.report.to_json() if self.report is not None else None}
+                "report": self.report.to_json() if self.report is not None else None,
+                "config_problem": self.config_problem}
 
 
 async def check_servers(root: Path, registry: LanguageRegistry, settings: Settings, *, start: bool,
@@ -73,8 +76,7 @@ async def check_servers(root: Path, registry: LanguageRegistry, settings: Settin
         for language in languages:
             candidates = []
             for config in pool.candidates(language):
-                patterns_ok = not config.required_root_patterns or any(
-                    any(root.glob(p)) for p in config.required_root_patterns)
+                patterns_ok = root_patterns_present(root, config.required_root_patterns)
                 executable = find_command(config.command, environ=environ)
                 problem = ("untrusted: a repository config; opt in with trust_repository_servers"
                            if not config.trusted else
@@ -90,11 +92,13 @@ async def check_servers(root: Path, registry: LanguageRegistry, settings: Settin
                 first = next((p for p in listing.paths if registry.language_for(p) == language), None)
                 pool.ensure_started(language, None if first is None else
                                     lambda session, first=first: documents.ensure_open(session, first))
-            checks.append(LanguageCheck(language, counts[language], tuple(candidates), chosen, None))
+            checks.append(LanguageCheck(language, counts[language], tuple(candidates), chosen, None,
+                                        pool.config_problems.get(language, "")))
         if start:
             await pool.wait_ready([c.language for c in checks if c.chosen], wait)
             checks = [LanguageCheck(c.language, c.files, c.candidates, c.chosen,
-                                    pool.report(c.language) if c.chosen else None) for c in checks]
+                                    pool.report(c.language) if c.chosen else None, c.config_problem)
+                      for c in checks]
     finally:
         await pool.aclose()
     return checks
@@ -113,6 +117,8 @@ def render_checks(checks: list[LanguageCheck]) -> str:
             lines.append(f"  {mark} {cand.name}: {where}" + (f" — {cand.problem}" if cand.problem else ""))
             if cand.problem and cand.executable is None and cand.trusted and cand.install:
                 lines.append(f"      install: {cand.install}")
+        if check.config_problem:
+            lines.append(f"  ✗ {check.config_problem}")
         report = check.report
         if report is not None:
             ready = f", ready in {report.seconds_to_ready:.2f}s" if report.seconds_to_ready is not None else ""

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +38,16 @@ from typing import Any
 from ...errors import ConfigError
 
 READY_MODES = ("initialized", "progress", "first-answer")
+
+#: Bounds on what a config file may declare: a repository's own file is read (and shown by
+#: ``hybridmap servers``) even when it is never trusted, so none of its values may crash,
+#: hang or reach outside the root.
+MAX_TIMEOUT = 3600.0
+"""Seconds: the largest ``timeout`` / ``ready-timeout`` accepted."""
+MAX_PATTERNS = 32
+"""How many ``required-root-patterns`` one server may list."""
+MAX_TEXT = 4096
+"""Characters: the longest string field (a pattern, a regex, an install hint)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +85,46 @@ def _table(value: Any, key: str, source: Path) -> dict[str, Any]:
     return value
 
 
+def _seconds(data: Mapping[str, Any], key: str, default: float, where: str) -> float:
+    value = data.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{where}.{key} must be a number of seconds, not {type(value).__name__}")
+    if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT):
+        raise ConfigError(f"{where}.{key} must be in (0, {MAX_TIMEOUT:g}] seconds, not {value!r}")
+    return float(value)
+
+
+def _text(value: Any, key: str, where: str) -> str:
+    if not isinstance(value, str) or len(value) > MAX_TEXT:
+        raise ConfigError(f"{where}.{key} must be a string of at most {MAX_TEXT} characters")
+    return value
+
+
+def root_pattern_problem(pattern: str) -> str:
+    """Why ``pattern`` cannot be a root pattern ("" when it can): it must stay inside ROOT."""
+    if not pattern or pattern.startswith(("/", "~", "\\")) or "\0" in pattern:
+        return f"{pattern!r} is not a relative glob"
+    if ".." in pattern.replace("\\", "/").split("/"):
+        return f"{pattern!r} leaves the root ('..')"
+    return ""
+
+
+def _patterns(value: Any, where: str) -> tuple[str, ...]:
+    key = "required-root-patterns"
+    if not isinstance(value, list) or len(value) > MAX_PATTERNS:
+        raise ConfigError(f"{where}.{key} must be a list of at most {MAX_PATTERNS} globs")
+    out = tuple(_text(p, key, where) for p in value)
+    for pattern in out:
+        problem = root_pattern_problem(pattern)
+        if problem:
+            raise ConfigError(f"{where}.{key}: {problem}")
+    return out
+
+
 def parse_server(name: str, data: Mapping[str, Any], source: Path, trusted: bool) -> ServerConfig:
+    where = f"{source}: language-server.{name}"
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{where} must be a table")
     command = data.get("command")
     if isinstance(command, list):  # OpenCode / Neovim style: command = ["ty", "server"]
         if not command or not all(isinstance(c, str) for c in command):
@@ -82,13 +132,13 @@ def parse_server(name: str, data: Mapping[str, Any], source: Path, trusted: bool
         command, extra = command[0], command[1:]
     else:
         extra = []
-    if not isinstance(command, str) or not command:
+    if not isinstance(command, str) or not command or len(command) > MAX_TEXT or "\0" in command:
         raise ConfigError(f"{source}: language-server.{name} needs a 'command'")
     args = data.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise ConfigError(f"{source}: language-server.{name}.args must be a list of strings")
     ready = data.get("ready", "initialized")
-    if not isinstance(ready, str) or not (ready in READY_MODES or ready.startswith("log:")):
+    if not isinstance(ready, str) or len(ready) > MAX_TEXT or not (ready in READY_MODES or ready.startswith("log:")):
         raise ConfigError(f"{source}: language-server.{name}.ready must be one of {READY_MODES} or 'log:<regex>'")
     if ready.startswith("log:"):
         try:
@@ -96,23 +146,16 @@ def parse_server(name: str, data: Mapping[str, Any], source: Path, trusted: bool
         except re.error as exc:
             raise ConfigError(f"{source}: language-server.{name}.ready has a bad regex: {exc}") from exc
     env = _table(data.get("environment"), "environment", source)
-    if not all(isinstance(v, str) for v in env.values()):
+    if not all(isinstance(v, str) and "\0" not in v and "\0" not in k for k, v in env.items()):
         raise ConfigError(f"{source}: language-server.{name}.environment values must be strings")
-    patterns = data.get("required-root-patterns", [])
-    if not isinstance(patterns, list):
-        raise ConfigError(f"{source}: language-server.{name}.required-root-patterns must be a list")
-    try:
-        timeout = float(data.get("timeout", 20))
-        ready_timeout = float(data.get("ready-timeout", 60))
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{source}: language-server.{name}: timeouts must be numbers") from exc
     return ServerConfig(
         name=name, command=command, args=tuple(extra) + tuple(args),
         init_options=_table(data.get("config"), "config", source),
         settings=_table(data.get("settings"), "settings", source),
-        environment=env, timeout=timeout, ready=ready, ready_timeout=ready_timeout,
-        required_root_patterns=tuple(str(p) for p in patterns),
-        install=str(data.get("install", "")), source=source, trusted=trusted,
+        environment=env, timeout=_seconds(data, "timeout", 20.0, where), ready=ready,
+        ready_timeout=_seconds(data, "ready-timeout", 60.0, where),
+        required_root_patterns=_patterns(data.get("required-root-patterns", []), where),
+        install=_text(data.get("install", ""), "install", where), source=source, trusted=trusted,
     )
 
 
@@ -121,6 +164,8 @@ def servers_for_language(raw: Mapping[str, Any], source: Path, trusted: bool = T
     """The ordered server candidates a language TOML declares."""
     language = raw.get("language", {})
     names = language.get("language-servers", []) if isinstance(language, dict) else []
+    if not isinstance(names, list):
+        raise ConfigError(f"{source}: language.language-servers must be a list")
     tables = _table(raw.get("language-server"), "language-server", source)
     out: list[ServerConfig] = []
     for entry in names:

@@ -18,7 +18,8 @@ from pathlib import Path
 from ...languages import LanguageRegistry
 from ...model import ServerReport, ServerState
 from ...settings import Settings
-from .config import ServerConfig, merge_candidates, servers_for_language
+from ...errors import ConfigError
+from .config import ServerConfig, merge_candidates, root_pattern_problem, servers_for_language
 from .session import LspSession, command_problem, find_command
 
 
@@ -45,6 +46,8 @@ class ServerPool:
         self._environ = environ
         self._slots: dict[str, _Slot] = {}
         self._closed = False
+        self.config_problems: dict[str, str] = {}
+        """Language → why the repository's own server config for it was ignored."""
 
     def candidates(self, language: str) -> tuple[ServerConfig, ...]:
         lang = self._registry.get(language)
@@ -57,10 +60,15 @@ class ServerPool:
                 with repo_file.open("rb") as fh:
                     raw = tomllib.load(fh)
                 repo = servers_for_language(raw, repo_file, trusted=self._settings.trust_repository_servers)
-            except Exception:  # a broken repository file must not break the map
+            except (ConfigError, OSError, ValueError, RecursionError) as exc:
+                # A broken repository file must not break the map; it is ignored, and said so.
+                self.config_problems[language] = f"repository config ignored: {exc}"[:500]
                 repo = ()
             return merge_candidates(builtin, repo)
         return builtin
+
+    def root_patterns_ok(self, config: ServerConfig) -> bool:
+        return root_patterns_present(self._root, config.required_root_patterns)
 
     def languages_with_servers(self, languages: set[str]) -> list[str]:
         return sorted(lang for lang in languages if self.candidates(lang))
@@ -111,8 +119,7 @@ class ServerPool:
                     slot.skipped.append(f"{config.name}: untrusted (repository config; opt in with "
                                         f"trust_repository_servers)")
                     continue
-                if config.required_root_patterns and not any(
-                        any(self._root.glob(p)) for p in config.required_root_patterns):
+                if not self.root_patterns_ok(config):
                     slot.skipped.append(f"{config.name}: none of {list(config.required_root_patterns)} in root")
                     continue
                 if find_command(config.command, environ=self._environ) is None:
@@ -165,6 +172,14 @@ class ServerPool:
                 await slot.session.wait_ready(max(0.0, deadline - time.monotonic()))
 
     def report(self, language: str) -> ServerReport:
+        report = self._report(language)
+        problem = self.config_problems.get(language)
+        if problem:
+            return ServerReport(report.state, report.server, report.seconds_to_ready,
+                                "; ".join(p for p in (report.detail, problem) if p))
+        return report
+
+    def _report(self, language: str) -> ServerReport:
         slot = self._slots.get(language)
         if slot is None:
             return ServerReport(ServerState.DISABLED, None, None, "not started")
@@ -205,3 +220,18 @@ class ServerPool:
                 except (asyncio.TimeoutError, Exception):
                     slot.starting.cancel()
         await asyncio.gather(*(s.aclose() for s in self.sessions()), return_exceptions=True)
+
+
+def root_patterns_present(root: Path, patterns: tuple[str, ...]) -> bool:
+    """Does one of ``patterns`` (relative globs, checked by the config parser) match in ``root``?"""
+    if not patterns:
+        return True
+    for pattern in patterns:
+        if root_pattern_problem(pattern):
+            continue  # never glob outside the root, whatever built the config
+        try:
+            if any(root.glob(pattern)):
+                return True
+        except (OSError, ValueError, NotImplementedError):
+            continue
+    return False
