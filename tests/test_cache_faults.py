@@ -1,5 +1,6 @@
 """A broken, shared, locked, foreign or read-only cache never stops a map, never makes it
 wrong, and heals: the map equals one made with a fresh cache, and a later run hits.
+(Entries and directories planted by someone else: tests/hostile/test_cache.py.)
 
 Caches here are real diskcache/SQLite databases damaged the way disks and people damage
 them; the other writers are real processes.
@@ -24,7 +25,8 @@ import diskcache
 import pytest
 
 from hybridmap import RepoMap
-from hybridmap.cache import Cache, tags_key
+from hybridmap import codec
+from hybridmap.cache import Cache, disk_key, tags_key
 from hybridmap.languages import LanguageRegistry
 from hybridmap.model import FileTags, MapResult
 from hybridmap.sources.treesitter import ParseOptions, ParseOutcome, extract_tags
@@ -123,16 +125,18 @@ def test_corrupt_entries_are_dropped_and_parsed_again(tmp_path: Path, registry: 
     map_with(root, cache, registry)
     checkpoint(cache)
     with sqlite3.connect(cache / "cache.db") as db:
-        rows = db.execute("SELECT rowid, filename FROM Cache WHERE key LIKE 'tags:%' ORDER BY rowid").fetchall()
+        rows = db.execute("SELECT rowid, filename FROM Cache WHERE key LIKE ? ORDER BY rowid",
+                          (disk_key("tags:%"),)).fetchall()
         in_row = next(rowid for rowid, filename in rows if filename is None)
-        db.execute("UPDATE Cache SET value = ? WHERE rowid = ?", (b"\x80\x05garbage, not a pickle", in_row))
+        value = db.execute("SELECT value FROM Cache WHERE rowid = ?", (in_row,)).fetchone()[0]
+        db.execute("UPDATE Cache SET value = ? WHERE rowid = ?", (value[:len(value) // 2], in_row))  # cut short
         value_file = next(filename for _, filename in rows if filename is not None)
-    (cache / value_file).write_bytes(b"\x80\x05also garbage")
+    (cache / value_file).write_bytes(b"hmc\x01\x01garbage")  # our header, then no record
     result = map_with(root, cache, registry)
     assert result.stats["files_parsed"] == 2
     assert result.text == fresh_map(root, tmp_path, registry).text
-    assert cache_kinds(result) == [("cache_corrupt", "2 cached entries unusable (do not unpickle); "
-                                                     "dropped and parsed again")]
+    assert cache_kinds(result) == [("cache_corrupt", "2 cached entries unusable (not in hybridmap's cache "
+                                                     "encoding); dropped and parsed again")]
     assert_heals(root, cache, registry, result)
 
 
@@ -194,21 +198,10 @@ def test_a_cache_written_by_the_previous_version(tmp_path: Path, registry: Langu
         assert map_with_old_version(old, root, cache)["files_parsed"] == 0
 
 
-class _FileTagsOfCommit423fd3c:
-    """Pickles as FileTags did at commit 423fd3c: (symbols, references, line_count, complete).
-    b3a5b35 made references columnar without bumping CACHE_SCHEMA: such an entry was a hit."""
-
-    def __init__(self, tags: FileTags) -> None:
-        self.state = [tags.symbols, tags.references, tags.line_count, tags.complete]
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (object.__new__, (FileTags,), self.state)  # unpickles as a FileTags, given this state
-
-
-def test_entries_of_an_older_shape_under_todays_keys_are_dropped(tmp_path: Path,
-                                                               registry: LanguageRegistry) -> None:
-    """A version that changes a record and forgets to bump the schema must not crash or
-    mislead a newer one: such entries unpickle into records with fields missing."""
+def test_entries_of_another_kind_under_todays_keys_are_dropped(tmp_path: Path,
+                                                              registry: LanguageRegistry) -> None:
+    """A version that changes what it stores and forgets to bump the schema must not crash or
+    mislead a newer one: such entries decode, into values the reader cannot use."""
     root = sample_repo(tmp_path / "repo", files=6)
     cache = tmp_path / "cache"
     options = ParseOptions.from_settings(Settings())
@@ -217,8 +210,8 @@ def test_entries_of_an_older_shape_under_todays_keys_are_dropped(tmp_path: Path,
             data = path.read_bytes()
             key = tags_key(registry.fingerprint("python"), hashlib.sha256(data).hexdigest(), options.key)
             tags = extract_tags(registry.compiled("python"), data)
-            old_shape = _FileTagsOfCommit423fd3c(tags)
-            disk.set(key, (ParseOutcome(old_shape, ()), tags, {"not": "ours"})[n % 3])  # type: ignore[arg-type]
+            other = (tags, "hover text", (("pkg/mod0.py",), (("pkg/mod0.py", "0" * 64),)))[n % 3]
+            disk.set(disk_key(key), codec.encode(other))  # bare FileTags (as schema 1), a str, a tuple
     result = map_with(root, cache, registry)
     assert result.text == fresh_map(root, tmp_path, registry).text and result.stats["files_parsed"] == 6
     assert cache_kinds(result) == [("cache_corrupt", "6 cached entries unusable (written by another "
@@ -245,7 +238,8 @@ def test_read_only_cache_directory(public_tmp: Path, registry: LanguageRegistry)
     result = json.loads(proc.stdout)
     assert result["text"] == expected.text
     assert {d["kind"] for d in result["diagnostics"]} == {"cache_unavailable"}
-    assert "readonly" in result["diagnostics"][0]["message"]
+    # Another user's directory is not used at all: that user could plant entries in it.
+    assert "owned by another user (uid 0)" in result["diagnostics"][0]["message"]
     # Someone else's cache is left exactly as it was: not rebuilt, not deleted.
     assert {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in cache.iterdir()} == before
 

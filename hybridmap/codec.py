@@ -1,0 +1,185 @@
+"""hybridmap's own encoding of cached values: data only, decoded strictly, never executed.
+
+The disk cache holds nothing else (see :mod:`hybridmap.cache`): unlike pickle, decoding these
+bytes can only build the records below, so whoever could write a cache entry can at worst make
+it unusable, never run code. Exactly the values the cache's callers store are supported:
+
+* :class:`ParseOutcome` (the tree-sitter source), :class:`FileTags` (server outlines),
+* ``str`` (hover text),
+* ``(tuple[str, ...], tuple[tuple[str, str], ...])`` (resolved definition targets and their shas).
+
+Layout: ``MAGIC`` + format version byte + kind byte + body. A record's body is
+``struct "<II"`` (lengths of ``ref_positions`` and ``ref_kinds``), those two byte strings, then
+compact JSON of flat lists (one list of 12 scalars per symbol: flat lists decode several times
+faster than nested objects). Text is UTF-8 with ``surrogatepass``; the resolution is JSON.
+Anything else (other magic, version or kind, bad JSON, a field of the wrong type or count, a
+reference kind out of range) raises :class:`CodecError`.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from typing import Any
+
+from .model import REFERENCE_KIND_CODES, FileTags, Provenance, Span, Symbol
+from .sources.treesitter import ParseOutcome
+
+MAGIC = b"hmc"
+#: Bump when the layout changes; the cache puts it in every key, so older entries simply miss.
+FORMAT = 1
+
+_OUTCOME, _OUTCOME_EMPTY, _TAGS, _TEXT, _RESOLUTION = 1, 2, 3, 4, 5
+_HEADER = struct.Struct("<3sBB")
+_LENGTHS = struct.Struct("<II")
+_PROVENANCE = {p.value: p for p in Provenance}
+#: The type of each of a symbol's 12 flat fields, in order (JSON gives exactly these back).
+_SYMBOL_TYPES = (str, str, int, int, int, int, int, int, str, int, str, str)
+_dumps = json.JSONEncoder(separators=(",", ":"), check_circular=False, allow_nan=False).encode
+_loads = json.loads
+#: What a malformed body raises while being decoded; all turned into CodecError.
+_DECODE_ERRORS = (ValueError, TypeError, KeyError, IndexError, struct.error, RecursionError, OverflowError)
+
+
+class CodecError(ValueError):
+    """Bytes that are not a value of ours, or a value we do not store."""
+
+
+# --- encoding ----------------------------------------------------------------------------------
+
+
+def encode(value: object) -> bytes:
+    """The bytes of one cached value; :class:`CodecError` for a type the cache does not store."""
+    if isinstance(value, ParseOutcome):
+        problems = [[kind, message] for kind, message in value.problems]
+        if value.tags is None:
+            return _header(_OUTCOME_EMPTY) + _dumps(problems).encode()
+        return _header(_OUTCOME) + _tags_body(value.tags, problems)
+    if isinstance(value, FileTags):
+        return _header(_TAGS) + _tags_body(value, [])
+    if type(value) is str:
+        return _header(_TEXT) + value.encode("utf-8", "surrogatepass")
+    if _is_resolution(value):
+        targets, shas = value  # type: ignore[misc]
+        return _header(_RESOLUTION) + _dumps([list(targets), [list(pair) for pair in shas]]).encode()
+    raise CodecError(f"the cache does not store {type(value).__name__} values")
+
+
+def _header(kind: int) -> bytes:
+    return _HEADER.pack(MAGIC, FORMAT, kind)
+
+
+def _tags_body(tags: FileTags, problems: list[list[str]]) -> bytes:
+    symbols = [[s.name, s.kind, s.span.start_line, s.span.start_col, s.span.end_line, s.span.end_col,
+                s.name_line, s.name_col, s.signature, s.parent, s.provenance.value, s.detail]
+               for s in tags.symbols]
+    rest = _dumps([symbols, tags.ref_names, tags.line_count, tags.complete, problems]).encode()
+    return b"".join((_LENGTHS.pack(len(tags.ref_positions), len(tags.ref_kinds)),
+                     tags.ref_positions, tags.ref_kinds, rest))
+
+
+def _is_resolution(value: object) -> bool:
+    if type(value) is not tuple or len(value) != 2:
+        return False
+    targets, shas = value
+    return (type(targets) is tuple and all(type(t) is str for t in targets) and type(shas) is tuple
+            and all(type(p) is tuple and len(p) == 2 and type(p[0]) is str and type(p[1]) is str
+                    for p in shas))
+
+
+# --- decoding ----------------------------------------------------------------------------------
+
+
+def decode(data: bytes) -> Any:
+    """The value ``data`` encodes; :class:`CodecError` for anything :func:`encode` did not write."""
+    if type(data) is not bytes:
+        raise CodecError(f"a cached value is bytes, not {type(data).__name__}")
+    if len(data) < _HEADER.size:
+        raise CodecError("not a hybridmap cache value (too short)")
+    magic, version, kind = _HEADER.unpack_from(data)
+    if magic != MAGIC:
+        raise CodecError("not a hybridmap cache value (unknown header)")
+    if version != FORMAT:
+        raise CodecError(f"cache value format {version}, expected {FORMAT}")
+    decoder = _DECODERS.get(kind)
+    if decoder is None:
+        raise CodecError(f"unknown cache value kind {kind}")
+    try:
+        return decoder(data[_HEADER.size:])
+    except CodecError:
+        raise
+    except _DECODE_ERRORS as exc:
+        raise CodecError(f"malformed cache value (kind {kind}): {type(exc).__name__}: {exc}") from None
+
+
+def _decode_outcome(body: bytes) -> ParseOutcome:
+    tags, problems = _decode_tags(body)
+    return ParseOutcome(tags, problems)
+
+
+def _decode_outcome_empty(body: bytes) -> ParseOutcome:
+    return ParseOutcome(None, _problems(_loads(body)))
+
+
+def _decode_file_tags(body: bytes) -> FileTags:
+    tags, problems = _decode_tags(body)
+    _check(problems == (), "file tags with problems")
+    return tags
+
+
+def _decode_text(body: bytes) -> str:
+    return body.decode("utf-8", "surrogatepass")
+
+
+def _decode_resolution(body: bytes) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    targets, shas = _loads(body)
+    _check(type(targets) is list and _all_str(targets), "resolution targets")
+    _check(type(shas) is list and all(type(p) is list and len(p) == 2 and _all_str(p) for p in shas),
+           "resolution shas")
+    return tuple(targets), tuple((p[0], p[1]) for p in shas)
+
+
+def _decode_tags(body: bytes) -> tuple[FileTags, tuple[tuple[str, str], ...]]:
+    n_positions, n_kinds = _LENGTHS.unpack_from(body)
+    start = _LENGTHS.size
+    positions = body[start:start + n_positions]
+    kinds = body[start + n_positions:start + n_positions + n_kinds]
+    symbols, names, line_count, complete, problems = _loads(body[start + n_positions + n_kinds:])
+    _check(type(names) is list and _all_str(names), "reference names")
+    _check(len(positions) == n_positions == 8 * len(names) and len(kinds) == n_kinds == len(names),
+           "reference columns")
+    _check(not kinds or max(kinds) < len(REFERENCE_KIND_CODES), "reference kind")
+    _check(type(line_count) is int and type(complete) is bool and type(symbols) is list, "file fields")
+    return FileTags(tuple(map(_symbol, symbols)), tuple(names), positions, kinds, line_count,
+                    complete), _problems(problems)
+
+
+def _symbol(t: list[Any]) -> Symbol:
+    # One C-level type comparison per symbol checks all 12 fields (bool is not int here).
+    _check(type(t) is list and tuple(map(type, t)) == _SYMBOL_TYPES, "symbol")
+    return Symbol(t[0], t[1], Span(t[2], t[3], t[4], t[5]), t[6], t[7], t[8], t[9], _PROVENANCE[t[10]],
+                  t[11])
+
+
+def _problems(items: Any) -> tuple[tuple[str, str], ...]:
+    _check(type(items) is list and all(type(p) is list and len(p) == 2 and _all_str(p) for p in items),
+           "problems")
+    return tuple((p[0], p[1]) for p in items)
+
+
+def _all_str(items: list[Any]) -> bool:
+    return set(map(type, items)) <= {str}
+
+
+def _check(ok: bool, what: str) -> None:
+    if not ok:
+        raise CodecError(f"malformed cache value: {what}")
+
+
+_DECODERS = {
+    _OUTCOME: _decode_outcome,
+    _OUTCOME_EMPTY: _decode_outcome_empty,
+    _TAGS: _decode_file_tags,
+    _TEXT: _decode_text,
+    _RESOLUTION: _decode_resolution,
+}
