@@ -17,12 +17,12 @@ import errno
 import hashlib
 import os
 import stat
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import pathspec
 
+from . import git
 from .errors import RootError
 from .model import Diagnostic, FileStatus
 from .settings import Settings
@@ -82,33 +82,25 @@ def resolve_root(root: str | os.PathLike[str]) -> Path:
 
 
 def _git_ls_files(root: Path) -> tuple[list[str] | None, Diagnostic | None]:
-    """Paths from git, relative to ``root``; None when git cannot list them.
+    """Paths from git, relative to ``root``; None when git cannot or may not list them.
 
-    The diagnostic says why when root is in a work tree that git would not list
-    (e.g. one owned by another user: "dubious ownership"); outside a work tree
-    there is nothing to say. git's own message is not echoed: it names paths
-    that may lie outside the root.
+    git is asked only through the hardened runner of :mod:`hybridmap.git`, and only
+    when :func:`hybridmap.git.locate` finds the root inside a work tree that is safe to
+    ask about. The diagnostic says why a repository was not used (outside a work tree
+    there is nothing to say). git's own messages are not echoed: they name paths that
+    may lie outside the root.
     """
-    try:
-        proc = subprocess.run(
-            ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others",
-             "--exclude-standard"],
-            capture_output=True, timeout=60, check=False,
-            env={**os.environ, "LC_ALL": "C"},  # untranslated messages, matched below
-        )
-    except OSError:
-        return None, None
-    except subprocess.TimeoutExpired:
-        return None, Diagnostic(".", "git_unavailable",
-                                "git ls-files took over 60 s; files were listed by walking the directory")
-    if proc.returncode != 0:
-        if b"not a git repository" in proc.stderr:
+    where = git.locate(root)
+    if isinstance(where, git.Refusal):
+        if where.expected:
             return None, None
-        why = ("git refuses this repository because another user owns it ('dubious ownership')"
-               if b"dubious ownership" in proc.stderr else f"git ls-files failed (exit {proc.returncode})")
-        return None, Diagnostic(".", "git_unavailable",
-                                f"{why}; files were listed by walking the directory (.gitignore files "
-                                "honoured, .git/info/exclude and global excludes not)")
+        return None, Diagnostic(".", "git_unavailable", f"{where.reason}; {_WALKED}")
+    try:
+        proc = git.run_git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    except git.GitUnavailable as exc:
+        return None, Diagnostic(".", "git_unavailable", f"{exc}; {_WALKED}")
+    if not proc.ok:
+        return None, Diagnostic(".", "git_unavailable", f"git ls-files failed (exit {proc.returncode}); {_WALKED}")
     seen: set[str] = set()
     out: list[str] = []
     for raw in proc.stdout.split(b"\0"):
@@ -119,6 +111,10 @@ def _git_ls_files(root: Path) -> tuple[list[str] | None, Diagnostic | None]:
             seen.add(rel)
             out.append(rel)
     return out, None
+
+
+_WALKED = ("files were listed by walking the directory (.gitignore files honoured, .git/info/exclude "
+           "and global excludes not)")
 
 
 def _ignore_spec(directory: Path) -> pathspec.PathSpec | None:

@@ -1,23 +1,26 @@
-"""The eval's only door to git: run a git command in a repository, fail with one clear line.
+"""The eval's use of git: through the one hardened runner of :mod:`hybridmap.git`.
 
-Every call sets a fixed, minimal environment for the output formats we parse
-(no pager, no colour, no user diff drivers) and never writes to the user's
-work tree or index: the eval reads history and checks commits out only in a
-scratch worktree of its own (see :mod:`.worktree`).
+The runner overrides every configuration key that could make git run a command
+(hooks, fsmonitor, filters, external diffs, signature programs, pagers) and
+refuses embedded bare repositories; this module adds the output formats we parse
+(no colour, renames on) and fails with one clear line. The eval never writes to
+the user's work tree or index: it checks commits out only in a scratch worktree
+of its own (see :mod:`.worktree`).
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import RequestError, RootError
+from ..git import GitUnavailable, Location, locate
+from ..git import run_git as run_hardened
 
 #: Options that make git's output independent of the user's configuration.
-_STABLE = ("-c", "core.quotepath=off", "-c", "color.ui=never", "-c", "diff.renames=true",
-           "-c", "core.pager=cat")
+_STABLE = ("diff.renames=true",)
+#: A bare repository is read only when the user names its git directory as ROOT.
+_EXPLICIT_BARE = ("safe.bareRepository=all",)
 
 
 class GitError(RequestError):
@@ -32,52 +35,59 @@ class Repository:
     prefix: str
     """ROOT relative to ``top`` ('' when ROOT is the top): only files under it are evaluated."""
     bare: bool
+    config: tuple[str, ...] = ()
+    """``-c`` items every call on this repository adds (a bare repository the user named)."""
 
-    def git(self, *args: str, check: bool = True, timeout: float = 120) -> str:
-        return run_git(self.top, *args, check=check, timeout=timeout)
+    def git(self, *args: str, check: bool = True, timeout: float = 120,
+            extra_config: tuple[str, ...] = ()) -> str:
+        return run_git(self.top, *args, check=check, timeout=timeout,
+                       extra_config=(*self.config, *extra_config))
 
 
 def run_git(cwd: Path, *args: str, check: bool = True, timeout: float = 120,
-            input_text: str | None = None) -> str:
-    env = {**os.environ, "GIT_PAGER": "cat", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
+            input_text: str | None = None, extra_config: tuple[str, ...] = ()) -> str:
     try:
-        proc = subprocess.run(["git", *_STABLE, *args], cwd=cwd, capture_output=True, text=True,
-                              errors="surrogateescape", timeout=timeout, env=env, input=input_text,
-                              check=False)
-    except FileNotFoundError as exc:
-        raise GitError("git is not installed (it is needed to read the history)") from exc
-    except subprocess.TimeoutExpired as exc:
-        raise GitError(f"'git {' '.join(args[:3])}' took longer than {timeout:.0f} s") from exc
-    if check and proc.returncode != 0:
-        reason = (proc.stderr.strip().splitlines() or ["exit code " + str(proc.returncode)])[-1]
-        raise GitError(f"'git {' '.join(args[:3])}' failed: {reason}")
-    return proc.stdout
+        result = run_hardened(cwd, *args, timeout=timeout, extra_config=(*_STABLE, *extra_config),
+                              input_bytes=None if input_text is None else input_text.encode())
+    except GitUnavailable as exc:
+        raise GitError(f"{exc} (git is needed to read the history)") from exc
+    if check and not result.ok:
+        raise GitError(f"'git {' '.join(args[:3])}' failed: {result.reason()}")
+    return result.text()
 
 
 def read_blob(repo: Repository, sha: str, path: str) -> bytes:
-    """The bytes of ``path`` (relative to ROOT) at ``sha``."""
+    """The bytes of ``path`` (relative to ROOT) at ``sha`` (no filters, no textconv)."""
     prefix = f"{repo.prefix}/" if repo.prefix else ""
     try:
-        proc = subprocess.run(["git", *_STABLE, "cat-file", "blob", f"{sha}:{prefix}{path}"], cwd=repo.top,
-                              capture_output=True, timeout=120, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        result = run_hardened(repo.top, "cat-file", "blob", f"{sha}:{prefix}{path}", timeout=120,
+                              extra_config=repo.config)
+    except GitUnavailable as exc:
         raise GitError(f"cannot read {path} at {sha[:10]}: {exc}") from exc
-    if proc.returncode != 0:
-        raise GitError(f"cannot read {path} at {sha[:10]}: {proc.stderr.decode(errors='replace').strip()}")
-    return proc.stdout
+    if not result.ok:
+        raise GitError(f"cannot read {path} at {sha[:10]}: {result.reason()}")
+    return result.stdout
 
 
 def open_repository(root: Path) -> Repository:
-    """The repository ROOT belongs to; :class:`RootError` when ROOT is not in one."""
+    """The repository ROOT belongs to; :class:`RootError` when ROOT is not in one, or when
+    git may not be asked about it (see :func:`hybridmap.git.locate`).
+
+    A bare repository is used only when ROOT *is* its git directory, named by the user;
+    ROOT inside a bare repository (one embedded in a clone) is refused like everywhere.
+    """
     if not root.is_dir():
         raise RootError(f"root '{root}' is not a directory")
-    inside = run_git(root, "rev-parse", "--is-inside-work-tree", "--is-bare-repository",
-                     check=False).split()
-    if len(inside) < 2:
+    root = root.resolve()
+    where = locate(root)
+    if isinstance(where, Location):
+        return Repository(where.top, where.prefix, False)
+    explicit = run_git(root, "rev-parse", "--absolute-git-dir", check=False,
+                       extra_config=_EXPLICIT_BARE).strip()
+    if (explicit and Path(explicit).resolve() == root
+            and run_git(root, "rev-parse", "--is-bare-repository", check=False,
+                        extra_config=_EXPLICIT_BARE).strip() == "true"):
+        return Repository(root, "", True, _EXPLICIT_BARE)
+    if where.expected:
         raise RootError(f"root '{root}' is not a git repository (eval replays its history)")
-    if inside[1] == "true":
-        top = Path(run_git(root, "rev-parse", "--absolute-git-dir").strip())
-        return Repository(top, "", True)
-    top = Path(run_git(root, "rev-parse", "--show-toplevel").strip())
-    prefix = run_git(root, "rev-parse", "--show-prefix").strip().rstrip("/")
-    return Repository(top, prefix, False)
+    raise RootError(f"root '{root}': {where.reason}")

@@ -6,8 +6,9 @@ removed when the block ends, however it ends: normally, on an exception, on
 Ctrl-C (SIGINT) and on SIGTERM, which is turned into the same
 ``KeyboardInterrupt`` while the worktree exists. A Ctrl-C during removal is held
 until removal is done, then raised, so it can neither leave a half-removed
-worktree behind nor be lost. The user's hooks
-do not run for these checkouts (``core.hooksPath`` is pointed at nothing).
+worktree behind nor be lost. Checkouts run no hooks (the hardened runner of
+:mod:`hybridmap.git`) and no filter driver: every driver any configuration defines
+is emptied for them, so the files are the committed blobs.
 """
 
 from __future__ import annotations
@@ -20,9 +21,8 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
+from ..git import filter_overrides
 from .git import Repository, run_git
-
-_NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -41,6 +41,7 @@ class ScratchWorktree:
         self.path: Path | None = None
         self._created = False
         self._previous_sigterm: Any = None
+        self._no_filters: tuple[str, ...] | None = None
 
     def __enter__(self) -> ScratchWorktree:
         self.directory = Path(tempfile.mkdtemp(prefix="hybridmap-eval-", dir=self._temp_parent))
@@ -56,12 +57,15 @@ class ScratchWorktree:
     def checkout(self, sha: str) -> Path:
         """Check ``sha`` out (detached) and return the evaluated root inside the worktree."""
         assert self.path is not None, "use ScratchWorktree as a context manager"
+        if self._no_filters is None:
+            self._no_filters = (*self._repo.config, *filter_overrides(self._repo.top, self._repo.config))
         if not self._created:
             self._created = True  # set first: a Ctrl-C inside 'worktree add' must still clean up
-            self._repo.git(*_NO_HOOKS, "worktree", "add", "--detach", "--force", "--quiet",
-                           str(self.path), sha, timeout=600)
+            self._repo.git("worktree", "add", "--detach", "--force", "--quiet", str(self.path), sha,
+                           timeout=600, extra_config=self._no_filters)
         else:
-            run_git(self.path, *_NO_HOOKS, "checkout", "--detach", "--force", "--quiet", sha, timeout=600)
+            run_git(self.path, "checkout", "--detach", "--force", "--quiet", sha, timeout=600,
+                    extra_config=self._no_filters)
             run_git(self.path, "clean", "-ffdq", timeout=600)
         return self.path / self._repo.prefix if self._repo.prefix else self.path
 
