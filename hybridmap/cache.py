@@ -104,11 +104,27 @@ class SafeDisk(diskcache.Disk):
         if len(value) < self.min_file_size:
             return 0, diskcache.core.MODE_RAW, None, sqlite3.Binary(value)
         filename, full_path = self.filename(key, value)
-        os.makedirs(os.path.dirname(full_path), mode=0o700, exist_ok=True)
-        fd = os.open(full_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        with open(fd, "wb") as fh:
+        with open(self._create(full_path), "wb") as fh:
             fh.write(value)
         return len(value), diskcache.core.MODE_BINARY, filename, None
+
+    @staticmethod
+    def _create(full_path: str) -> int:
+        """A new value file, 0o600, in 0o700 directories (os.makedirs would give the upper one the
+        umask's mode). Retried like diskcache: another process may remove an emptied directory."""
+        sub = os.path.dirname(full_path)
+        for attempt in range(10):
+            for directory in (os.path.dirname(sub), sub):
+                try:
+                    os.mkdir(directory, 0o700)
+                except FileExistsError:
+                    pass
+            try:
+                return os.open(full_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            except FileNotFoundError:
+                if attempt == 9:
+                    raise
+        raise AssertionError("unreachable")
 
     def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> bytes:
         if read:
@@ -319,7 +335,7 @@ class Cache:
             if value is not None:
                 found[key] = value
         if refused:
-            self.drop(refused, "pickled, refused unread")
+            self.drop(refused, "pickled or foreign, refused unread")
         if undecodable:
             self.drop(undecodable, "not in hybridmap's cache encoding")
         return found
