@@ -19,7 +19,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Future
+from concurrent.futures import CancelledError, Future
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -469,6 +469,10 @@ class RepoMap:
     def __init__(self, root: str | os.PathLike[str], **kwargs: Any) -> None:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="hybridmap-loop", daemon=True)
+        self._calls: set[Future[Any]] = set()
+        """Calls other threads are waiting on; close() ends them (see :meth:`close`)."""
+        self._calls_lock = threading.Lock()
+        self._closing = False
         self._thread.start()
         try:
             self._async = self._call(self._create(root, kwargs))
@@ -480,8 +484,21 @@ class RepoMap:
         return AsyncRepoMap(root, **kwargs)
 
     def _call(self, coro: Any) -> Any:
-        future: Future[Any] = asyncio.run_coroutine_threadsafe(coro, self._loop)
-        return future.result()
+        with self._calls_lock:
+            if self._closing or self._loop.is_closed():
+                coro.close()
+                raise RequestError("this map is closed")
+            future: Future[Any] = asyncio.run_coroutine_threadsafe(coro, self._loop)
+            self._calls.add(future)
+        try:
+            return future.result()
+        except CancelledError:
+            if self._closing:  # close() from another thread ended this call
+                raise RequestError("this map was closed while the call was running") from None
+            raise
+        finally:
+            with self._calls_lock:
+                self._calls.discard(future)
 
     @property
     def root(self) -> Path:
@@ -501,10 +518,19 @@ class RepoMap:
         return self._async.graph()
 
     def close(self) -> None:
-        if self._loop.is_closed():
-            return
+        """Shut down; a call another thread is waiting on ends at once with :class:`RequestError`
+        (it is cancelled first, so it neither waits for servers being killed nor uses the closed
+        cache), and close itself takes the servers' shutdown and nothing more."""
+        with self._calls_lock:
+            if self._closing or self._loop.is_closed():
+                return
+            self._closing = True
+            running = list(self._calls)
+        for future in running:
+            future.cancel()
         try:
-            self._call(self._async.aclose())
+            future = asyncio.run_coroutine_threadsafe(self._async.aclose(), self._loop)
+            future.result()
         finally:
             self._stop_loop()
 

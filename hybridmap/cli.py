@@ -103,7 +103,24 @@ def _one_shot(root: str, overrides: dict[str, Any], server_wait: float, ask: Cal
         progress.clear()
 
 
-@click.group()
+EXIT_INTERRUPTED = 130
+"""128 + SIGINT, what shells report for a program stopped by Ctrl-C."""
+
+
+class _Main(click.Group):
+    """The command group, with Ctrl-C as one line and exit 130 instead of click's ``Aborted!``
+    (exit 1). The map being made is closed on the way out (its ``with`` block), so the
+    servers are stopped first; a second Ctrl-C during that is caught by the servers' exit hook."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("hybridmap: interrupted", err=True)
+            ctx.exit(EXIT_INTERRUPTED)
+
+
+@click.group(cls=_Main)
 @click.version_option(package_name="hybridmap")
 def main() -> None:
     """A ranked, token-budgeted map of a repository for LLM coding agents."""

@@ -95,3 +95,208 @@ def test_doctor_cli_with_absolute_root_pattern_has_no_traceback(tmp_path: Path) 
                               capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
         assert "repository config ignored" in proc.stdout and "not a relative glob" in proc.stdout
+
+
+# --- finding 10: servers that never initialize, daemons, close racing a map -----------------
+
+from hybridmap import MapResult, RepoMap, ServerState  # noqa: E402
+from hybridmap.errors import RequestError  # noqa: E402
+from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR  # noqa: E402
+
+from ..test_fault_servers import FAULT_SERVER, alive, read_pids  # noqa: E402
+from ..test_lsp import fixture_repo  # noqa: E402
+
+CLOSE_BOUND = 2.0
+"""Seconds ``close()`` may take beyond the servers' shutdown grace; a server that never
+initialized is owed no grace at all."""
+
+
+def fault_config(directory: Path, mode: str, pid_file: Path, ready_timeout: float = 30.0) -> Path:
+    """A user config dir whose only Python server is the fault server in ``mode``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "python.toml").write_text(f"""
+[language]
+name = "python"
+grammar = "python"
+file-types = ["py"]
+language-servers = ["fault"]
+
+[language-server.fault]
+command = {json.dumps(sys.executable)}
+args = {json.dumps([str(FAULT_SERVER), mode, "--pid-file", str(pid_file)])}
+timeout = 1
+ready-timeout = {ready_timeout}
+""")
+    return directory
+
+
+def fault_registry(tmp_path: Path, mode: str, pid_file: Path, ready_timeout: float = 30.0) -> LanguageRegistry:
+    user = fault_config(tmp_path / "user_configs", mode, pid_file, ready_timeout)
+    return LanguageRegistry.load([BUILTIN_CONFIG_DIR, user], [BUILTIN_QUERY_DIR])
+
+
+def kill_leftovers(pids: list[int]) -> list[int]:
+    """Kill (and return) the pids still alive: a failing test must not leak a daemon."""
+    import os
+    import signal
+
+    left = [pid for pid in pids if alive(pid)]
+    for pid in left:
+        with __import__("contextlib").suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return left
+
+
+def wait_gone(pids: list[int], within: float) -> list[int]:
+    import time
+
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not any(alive(pid) for pid in pids):
+            return []
+        time.sleep(0.05)
+    return kill_leftovers(pids)
+
+
+def test_server_that_never_initializes_says_why_and_closes_at_once(tmp_path: Path) -> None:
+    import time
+
+    root = fixture_repo(tmp_path, "python")
+    pid_file = tmp_path / "pids"
+    registry = fault_registry(tmp_path, "never-initialize", pid_file)
+    repo = RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "cache")})
+    try:
+        result = repo.map(mode="hybrid", server_wait=1.0, tokens=256)
+        report = result.servers["python"]
+        assert report.state is ServerState.STARTING, report
+        assert "initialize" in report.detail and "ready-timeout 30s" in report.detail, report
+    finally:
+        start = time.monotonic()
+        repo.close()
+        elapsed = time.monotonic() - start
+    assert not wait_gone(read_pids(pid_file), 1.0)
+    assert elapsed <= CLOSE_BOUND, f"close took {elapsed:.2f}s"
+
+
+def test_one_shot_cli_with_a_server_that_never_initializes_is_bounded(tmp_path: Path) -> None:
+    import os
+    import time
+
+    root = fixture_repo(tmp_path, "python")
+    pid_file = tmp_path / "pids"
+    fault_config(tmp_path / "xdg" / "hybridmap" / "lsp_configs", "never-initialize", pid_file)
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "XDG_CACHE_HOME": str(tmp_path / "c")}
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "hybridmap", "map", str(root), "--server-wait", "2",
+                           "--format", "json"], capture_output=True, text=True, timeout=60, env=env)
+    elapsed = time.monotonic() - start
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)["servers"]["python"]
+    assert report["state"] == "starting" and "initialize" in report["detail"], report
+    assert not wait_gone(read_pids(pid_file), 1.0)
+    # 2 s of server wait, the interpreter's start and the static map (about 1 s here), and close.
+    assert elapsed <= 2.0 + 2.0 + CLOSE_BOUND, f"took {elapsed:.1f}s"
+
+
+def test_setsid_daemon_of_a_server_does_not_survive_close(tmp_path: Path) -> None:
+    root = fixture_repo(tmp_path, "python")
+    pid_file = tmp_path / "pids"
+    registry = fault_registry(tmp_path, "setsid-daemon", pid_file)
+    try:
+        with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+            result = repo.map(mode="hybrid", server_wait=3.0, tokens=256)
+            assert result.servers["python"].state is ServerState.READY
+        pids = read_pids(pid_file)
+        assert len(pids) == 2, pids  # the server and its daemon
+        assert not wait_gone(pids, 2.0), "the setsid daemon survived close()"
+    finally:
+        kill_leftovers(read_pids(pid_file))
+
+
+EXIT_WITHOUT_CLOSE = """
+import sys
+from pathlib import Path
+from hybridmap import RepoMap
+from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
+registry = LanguageRegistry.load([BUILTIN_CONFIG_DIR, Path(sys.argv[2])], [BUILTIN_QUERY_DIR])
+repo = RepoMap(sys.argv[1], registry=registry, overrides={"cache_dir": sys.argv[3]})
+print(repo.map(mode="hybrid", server_wait=3, tokens=256).servers["python"].state)
+# no close(): the interpreter just exits
+"""
+
+
+def test_setsid_daemon_does_not_survive_an_exit_without_close(tmp_path: Path) -> None:
+    root = fixture_repo(tmp_path, "python")
+    pid_file = tmp_path / "pids"
+    user = fault_config(tmp_path / "user_configs", "setsid-daemon", pid_file)
+    try:
+        proc = subprocess.run([sys.executable, "-c", EXIT_WITHOUT_CLOSE, str(root), str(user),
+                               str(tmp_path / "cache")], capture_output=True, text=True, timeout=60)
+        assert proc.stdout.strip() == "ready", proc.stderr
+        pids = read_pids(pid_file)
+        assert len(pids) == 2, pids
+        assert not wait_gone(pids, 2.0), "a server's daemon survived our exit"
+    finally:
+        kill_leftovers(read_pids(pid_file))
+
+
+def test_close_from_another_thread_ends_a_waiting_map_with_a_documented_outcome(tmp_path: Path) -> None:
+    import threading
+    import time
+
+    root = fixture_repo(tmp_path, "python")
+    pid_file = tmp_path / "pids"
+    registry = fault_registry(tmp_path, "never-initialize", pid_file)
+    repo = RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "cache")})
+    outcome: list[Any] = []
+
+    def make_map() -> None:
+        try:
+            outcome.append(repo.map(mode="hybrid", server_wait=20.0, tokens=256))
+        except BaseException as exc:  # what the caller would see, whatever it is
+            outcome.append(exc)
+
+    waiter = threading.Thread(target=make_map)
+    waiter.start()
+    time.sleep(1.0)  # the map is waiting for the server
+    start = time.monotonic()
+    repo.close()
+    close_elapsed = time.monotonic() - start
+    waiter.join(5.0)
+    map_elapsed = time.monotonic() - start
+    assert not waiter.is_alive(), "the map never returned after close()"
+    assert len(outcome) == 1 and isinstance(outcome[0], (MapResult, RequestError)), repr(outcome[0])
+    assert close_elapsed <= CLOSE_BOUND and map_elapsed <= CLOSE_BOUND + 0.5, (close_elapsed, map_elapsed)
+    assert not wait_gone(read_pids(pid_file), 1.0)
+
+
+def test_ctrl_c_exits_130_with_one_line_and_leaves_nothing(tmp_path: Path) -> None:
+    """SIGINT while a one-shot map waits for a server: exit 130, one line on stderr, no traceback,
+    no ``Aborted!``, and the server (which never initialized) is gone."""
+    import os
+    import signal
+    import time
+
+    root = fixture_repo(tmp_path, "python")
+    pid_file = tmp_path / "pids"
+    fault_config(tmp_path / "xdg" / "hybridmap" / "lsp_configs", "never-initialize", pid_file)
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "XDG_CACHE_HOME": str(tmp_path / "c")}
+    proc = subprocess.Popen([sys.executable, "-m", "hybridmap", "map", str(root), "--server-wait", "30"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 20
+        while not read_pids(pid_file) and time.monotonic() < deadline:
+            time.sleep(0.05)  # the map is waiting once the server is up
+        time.sleep(0.3)
+        start = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        elapsed = time.monotonic() - start
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, (proc.returncode, err)
+    assert err == "hybridmap: interrupted\n", err
+    assert elapsed <= CLOSE_BOUND, f"exit took {elapsed:.2f}s after SIGINT"
+    assert not wait_gone(read_pids(pid_file), 1.0)

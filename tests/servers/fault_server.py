@@ -36,6 +36,10 @@ spawn-child            ``ok --child``
 content-modified       answers each distinct request (method and params) first with the
                        error ContentModified (-32801), as servers do when a file changes under
                        a request, and properly when it is asked again
+never-initialize       reads every message and answers none (``initialize`` included)
+setsid-daemon          ``ok``, after double-forking a daemon that calls ``setsid`` (a new
+                       session and group, reparented away from us) and sleeps; its pid goes
+                       to ``--pid-file`` too
 =====================  ===================================================================
 """
 
@@ -54,7 +58,7 @@ MODES = (
     "ok", "exit-now", "crash-on-initialize", "crash-on-request", "crash-mid-reply", "hang",
     "hang-symbols", "hang-shutdown", "progress-forever", "flood-stderr", "flood-stderr-line",
     "invalid-json", "short-length", "long-length", "huge-response", "unknown-ids", "unknown-request",
-    "stdout-noise", "spawn-child", "content-modified",
+    "stdout-noise", "spawn-child", "content-modified", "never-initialize", "setsid-daemon",
 )
 HUGE_BYTES = 40 * 2**20
 
@@ -121,7 +125,7 @@ class Server:
                 if self.mode == "hang-shutdown":
                     continue
                 return
-            elif self.silent:
+            elif self.silent or self.mode == "never-initialize":
                 continue
             elif "id" in msg:
                 self.on_request(msg)
@@ -232,6 +236,27 @@ class Server:
         write(frame(reply))
 
 
+def daemonize(pid_file: str | None) -> None:
+    """Double fork + setsid, as daemons do: the grandchild leaves our session, our process
+    group and our ancestry (its parent exits, so it is reparented to init or a subreaper)."""
+    if os.fork() > 0:
+        os.wait()  # the intermediate child exits at once
+        return
+    os.setsid()
+    if os.fork() > 0:
+        os._exit(0)
+    if pid_file:
+        with open(pid_file, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # only SIGKILL ends it
+    import time
+    time.sleep(600)
+    os._exit(0)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("mode", choices=MODES)
@@ -251,6 +276,8 @@ def main() -> None:
             json.dump(dict(os.environ), fh)
     if args.mode == "exit-now":
         sys.exit(3)
+    if args.mode == "setsid-daemon":
+        daemonize(args.pid_file)
     if args.mode == "hang-shutdown":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if args.mode == "flood-stderr":

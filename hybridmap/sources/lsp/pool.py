@@ -153,22 +153,16 @@ class ServerPool:
     async def wait_started(self, languages: list[str]) -> None:
         """Wait until each language's start attempt is over (initialized, missing or failed)."""
         for language in languages:
-            task = self._slot(language).starting
-            if task is not None:
-                await asyncio.shield(task)
+            await _start_over(self._slot(language).starting, None)
 
     async def wait_ready(self, languages: list[str], timeout: float) -> None:
         """Wait until each language's server is ready, failed or missing, or ``timeout``."""
         deadline = time.monotonic() + timeout
         for language in languages:
             slot = self._slot(language)
-            if slot.starting is not None:
-                remaining = max(0.0, deadline - time.monotonic())
-                try:
-                    await asyncio.wait_for(asyncio.shield(slot.starting), remaining)
-                except asyncio.TimeoutError:
-                    continue
-            if slot.session is not None:
+            if not await _start_over(slot.starting, max(0.0, deadline - time.monotonic())):
+                continue
+            if slot.session is not None and not self._closed:
                 await slot.session.wait_ready(max(0.0, deadline - time.monotonic()))
 
     def report(self, language: str) -> ServerReport:
@@ -212,14 +206,31 @@ class ServerPool:
         return list(unique.values())
 
     async def aclose(self) -> None:
+        """Stop every server now. A start still under way (a server that has not answered
+        initialize) is cancelled, not waited for: its process is killed with the rest."""
         self._closed = True
-        for slot in self._slots.values():
-            if slot.starting is not None and not slot.starting.done():
-                try:
-                    await asyncio.wait_for(asyncio.shield(slot.starting), 10)
-                except (asyncio.TimeoutError, Exception):
-                    slot.starting.cancel()
+        starting = [slot.starting for slot in self._slots.values()
+                    if slot.starting is not None and not slot.starting.done()]
+        for task in starting:
+            task.cancel()
+        await asyncio.gather(*starting, return_exceptions=True)
         await asyncio.gather(*(s.aclose() for s in self.sessions()), return_exceptions=True)
+
+
+async def _start_over(task: asyncio.Task[None] | None, timeout: float | None) -> bool:
+    """Wait for a start attempt; False on timeout. A start cancelled by ``aclose`` is over too:
+    a map waiting on it goes on (degraded) instead of receiving the start's CancelledError."""
+    if task is None:
+        return True
+    try:
+        await asyncio.wait_for(asyncio.shield(task), timeout)
+    except asyncio.TimeoutError:
+        return False
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if not task.cancelled() or (current is not None and current.cancelling()):
+            raise  # we are the one being cancelled
+    return True
 
 
 def root_patterns_present(root: Path, patterns: tuple[str, ...]) -> bool:

@@ -16,6 +16,7 @@ Every pygls/OS error is translated here into :class:`~hybridmap.errors.ServerErr
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import ctypes
 import json
@@ -102,13 +103,21 @@ def command_problem(command: str) -> str:
     return f"'{command}' cannot be run"
 
 
+#: Set in every server's environment to a token of its own session. Every process the server
+#: starts inherits it, also one that double-forks and calls setsid (leaving our process group,
+#: session and ancestry): at stop, processes carrying the token are found in /proc and killed.
+TOKEN_VARIABLE = "HYBRIDMAP_SERVER_TOKEN"
+
+
 def server_environment(config: ServerConfig, environ: Mapping[str, str] | None = None,
-                       extra_dirs: Sequence[Path] = INSTALL_DIRS) -> dict[str, str]:
+                       extra_dirs: Sequence[Path] = INSTALL_DIRS, token: str = "") -> dict[str, str]:
     env = os.environ if environ is None else environ
     out = {k: env[k] for k in ENV_ALLOWLIST if k in env}
     # Node wrappers installed by our setup need to find `node` and each other.
     out["PATH"] = os.pathsep.join([*(str(d) for d in extra_dirs), out.get("PATH", os.defpath)])
     out.update(config.environment)
+    if token:
+        out[TOKEN_VARIABLE] = token  # after the config's table: a config cannot hide a process
     return out
 
 
@@ -236,6 +245,7 @@ class LspSession:
         self.started_at = 0.0
         self.ready_at: float | None = None
         self._environ = environ
+        self._token = f"{os.getpid()}-{os.urandom(8).hex()}"
         self._memory_limit = memory_limit_mb
         self._client: _Client | None = None
         self._process: asyncio.subprocess.Process | None = None
@@ -281,6 +291,13 @@ class LspSession:
         """What a report adds to a live server's state: a readiness that never came, the last trouble."""
         notes = []
         waited = time.monotonic() - self.started_at
+        if self.state is ServerState.STARTING and self.started_at:
+            notes.append(f"waiting for its answer to initialize ({waited:.0f}s so far, "
+                         f"ready-timeout {self.config.ready_timeout:g}s)")
+        elif self.state is ServerState.INDEXING and waited <= self.config.ready_timeout:
+            notes.append(f"waiting for its readiness signal (ready = {self.config.ready}"
+                         + (f", {len(self._progress_open)} progress report(s) open)" if self._progress_open
+                            else ")"))
         if self.state is ServerState.INDEXING and self.started_at and waited > self.config.ready_timeout:
             why = (f"{len(self._progress_open)} progress report(s) never ended" if self._progress_open
                    else "no readiness signal")
@@ -331,12 +348,14 @@ class LspSession:
         try:
             await client.start_io(
                 executable, *self.config.args, cwd=str(self.root),
-                env=server_environment(self.config, self._environ),
+                env=server_environment(self.config, self._environ, token=self._token),
                 start_new_session=True, preexec_fn=_set_pdeathsig,
             )
         except OSError as exc:  # not executable, exec format error...
             self._fail(f"cannot start '{executable}': {exc.strerror or exc}")
             return
+        finally:
+            _LIVE.add(self)  # from here on something may run: killed at exit even without aclose
         self._process = client._server
         assert self._process is not None and self._process.stderr is not None
         self._tasks.append(asyncio.create_task(self._drain_stderr(self._process.stderr)))
@@ -748,8 +767,10 @@ class LspSession:
         self._closing = True
         client, process = self._client, self._process
         # A failed server gets no polite shutdown, and one that did not answer shutdown is not
-        # waited for again: both go straight to the signals.
-        if client is not None and process is not None and process.returncode is None and self.alive:
+        # waited for again: both go straight to the signals. Nor does one that never answered
+        # initialize: it owes us nothing, and would only make close wait the grace for nothing.
+        initialized = self.state in (ServerState.INDEXING, ServerState.READY)
+        if client is not None and process is not None and process.returncode is None and initialized:
             exit_sent = False
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(client.shutdown_async(None), grace)
@@ -760,6 +781,7 @@ class LspSession:
                 while process.returncode is None and time.monotonic() < deadline:
                     await asyncio.sleep(0.05)
         await self._kill_tree()
+        _LIVE.discard(self)
         if client is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(client.stop(), grace)
@@ -773,25 +795,39 @@ class LspSession:
 
     async def _kill_tree(self) -> None:
         process = self._process
+        if process is None and self._client is not None:
+            process = self._client._server  # cancelled between spawn and bookkeeping
         if process is None:
             return
-        pids = descendants(process.pid)
         for sig in (signal.SIGTERM, signal.SIGKILL):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, sig)  # the server leads its own session/group
-            for pid in pids:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, sig)  # children that left the group (setsid) too
+            pids = await asyncio.to_thread(self._tree, process.pid)
+            _signal_all(process.pid, pids, sig)
             # Not process.wait(): it also waits for the pipes, which a surviving child holds.
             deadline = time.monotonic() + 1.0
             while True:
                 gone = (process.returncode is not None and not group_alive(process.pid)
                         and not any(_alive(p) for p in pids))
                 if gone:
-                    return
+                    break
                 if time.monotonic() > deadline:
                     break
                 await asyncio.sleep(0.05)
+            if gone:
+                break
+
+    def _tree(self, pid: int) -> set[int]:
+        """Every process this server started: its descendants, its session and group (a child
+        that left the group keeps the session), and whatever carries our token (a daemon that
+        double-forked and called setsid keeps only that)."""
+        return set(descendants(pid)) | processes_of(pid, self._token)
+
+    def kill_now(self) -> None:
+        """At interpreter exit (no loop to wait on): SIGKILL everything this server started."""
+        process = self._process
+        if process is not None:
+            _signal_all(process.pid, self._tree(process.pid), signal.SIGKILL)
+        else:
+            _signal_all(None, processes_of(None, self._token), signal.SIGKILL)
 
 
 #: LSP languageId per hybridmap language name, where they differ.
@@ -838,6 +874,51 @@ def group_alive(pgid: int) -> bool:
             if os.getpgid(proc.pid) == pgid:
                 return True
     return False
+
+
+#: Sessions that may have processes running; what is left of them is killed at exit.
+_LIVE: set[LspSession] = set()
+
+
+@atexit.register
+def _kill_leftovers() -> None:
+    # A caller that never closed its map (or was interrupted) still leaves nothing behind:
+    # PR_SET_PDEATHSIG covers the server itself, not the daemons it started.
+    for session in list(_LIVE):
+        with contextlib.suppress(Exception):
+            session.kill_now()
+
+
+def _signal_all(leader: int | None, pids: set[int] | list[int], sig: int) -> None:
+    if leader is not None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(leader, sig)  # the server leads its own session/group
+    for pid in pids:
+        if pid != os.getpid():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, sig)
+
+
+def processes_of(leader: int | None, token: str) -> set[int]:
+    """Pids in session or group ``leader``, or whose environment holds ``token`` (a /proc scan:
+    only our own user's processes are readable, which is all a server can start)."""
+    found: set[int] = set()
+    needle = f"{TOKEN_VARIABLE}={token}".encode() + b"\0"
+    me = os.getpid()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        pid = int(entry.name)
+        try:
+            if leader is not None and leader in (os.getsid(pid), os.getpgid(pid)):
+                found.add(pid)
+                continue
+            with open(f"/proc/{pid}/environ", "rb") as fh:
+                if needle in fh.read() + b"\0":
+                    found.add(pid)
+        except (OSError, ValueError):
+            continue  # gone, or not ours
+    return found
 
 
 def descendants(pid: int) -> list[int]:
