@@ -41,7 +41,7 @@ import stat
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import diskcache
 
@@ -88,7 +88,7 @@ class SafeDisk(diskcache.Disk):
     (keys, when listing), and every value file it deletes through :meth:`remove`.
     """
 
-    def put(self, key: Any) -> tuple[Any, bool]:
+    def put(self, key: Any) -> tuple[Any, bool]:  # pyright: ignore[reportIncompatibleMethodOverride]
         if type(key) is not str:  # diskcache would pickle it
             raise TypeError(f"cache keys are str, not {type(key).__name__}")
         return key, True
@@ -98,12 +98,13 @@ class SafeDisk(diskcache.Disk):
             raise RefusedEntry("a pickled cache key (refused unread)")
         return key
 
-    def store(self, value: Any, read: bool, key: Any = diskcache.UNKNOWN) -> tuple[int, int, str | None, Any]:
+    def store(self, value: Any, read: bool,  # pyright: ignore[reportIncompatibleMethodOverride]
+              key: Any = diskcache.UNKNOWN) -> tuple[int, int, str | None, Any]:
         if type(value) is not bytes or read:
             raise TypeError(f"the disk cache stores bytes, not {type(value).__name__}")
         if len(value) < self.min_file_size:
             return 0, diskcache.core.MODE_RAW, None, sqlite3.Binary(value)
-        filename, full_path = self.filename(key, value)
+        filename, full_path = self.filename()  # random names: key and value are not used
         with open(self._create(full_path), "wb") as fh:
             fh.write(value)
         return len(value), diskcache.core.MODE_BINARY, filename, None
@@ -144,7 +145,7 @@ class SafeDisk(diskcache.Disk):
             super().remove(file_path)
 
     @staticmethod
-    def _ours(filename: object) -> bool:
+    def _ours(filename: object) -> TypeGuard[str]:
         return isinstance(filename, str) and _VALUE_FILE.fullmatch(filename) is not None
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import struct
-from typing import Any
+from typing import Any, TypeGuard, cast
 
 from .model import REFERENCE_KIND_CODES, FileTags, Provenance, Span, Symbol
 from .sources.treesitter import ParseOutcome
@@ -60,7 +60,7 @@ def encode(value: object) -> bytes:
     if type(value) is str:
         return _header(_TEXT) + value.encode("utf-8", "surrogatepass")
     if _is_resolution(value):
-        targets, shas = value  # type: ignore[misc]
+        targets, shas = value
         return _header(_RESOLUTION) + _dumps([list(targets), [list(pair) for pair in shas]]).encode()
     raise CodecError(f"the cache does not store {type(value).__name__} values")
 
@@ -78,7 +78,10 @@ def _tags_body(tags: FileTags, problems: list[list[str]]) -> bytes:
                      tags.ref_positions, tags.ref_kinds, rest))
 
 
-def _is_resolution(value: object) -> bool:
+Resolution = tuple[tuple[str, ...], tuple[tuple[str, str], ...]]
+
+
+def _is_resolution(value: object) -> TypeGuard[Resolution]:
     if type(value) is not tuple or len(value) != 2:
         return False
     targets, shas = value
@@ -131,12 +134,12 @@ def _decode_text(body: bytes) -> str:
     return body.decode("utf-8", "surrogatepass")
 
 
-def _decode_resolution(body: bytes) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+def _decode_resolution(body: bytes) -> Resolution:
     targets, shas = _loads(body)
     _check(type(targets) is list and _all_str(targets), "resolution targets")
     _check(type(shas) is list and all(type(p) is list and len(p) == 2 and _all_str(p) for p in shas),
            "resolution shas")
-    return tuple(targets), tuple((p[0], p[1]) for p in shas)
+    return tuple(targets), _pairs(shas)
 
 
 def _decode_tags(body: bytes) -> tuple[FileTags, tuple[tuple[str, str], ...]]:
@@ -164,7 +167,12 @@ def _symbol(t: list[Any]) -> Symbol:
 def _problems(items: Any) -> tuple[tuple[str, str], ...]:
     _check(type(items) is list and all(type(p) is list and len(p) == 2 and _all_str(p) for p in items),
            "problems")
-    return tuple((p[0], p[1]) for p in items)
+    return _pairs(items)
+
+
+def _pairs(items: object) -> tuple[tuple[str, str], ...]:
+    """Checked lists of two str, as tuples."""
+    return tuple((first, second) for first, second in cast("list[list[str]]", items))
 
 
 def _all_str(items: list[Any]) -> bool:
