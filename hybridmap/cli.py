@@ -12,7 +12,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TypeVar
 
 import click
@@ -22,7 +22,8 @@ from .cache import Cache
 from .compare import DEFAULT_SERVER_WAIT, choose_layout, render_comparison
 from .errors import HybridMapError
 from .evaluate.command import eval_command
-from .model import MapRequest
+from .model import Diagnostic, MapRequest
+from .sanitize import escape_path, json_safe, safe_block, safe_line
 from .settings import load_settings
 
 T = TypeVar("T")
@@ -57,8 +58,21 @@ class _Progress:
 
 
 def _fail(message: str) -> NoReturn:
-    click.echo(f"hybridmap: error: {message}", err=True)
+    click.echo(f"hybridmap: error: {safe_line(message)}", err=True)  # names paths the user gave
     sys.exit(EXIT_ERROR)
+
+
+#: Diagnostics listed on stderr after a text map; the rest are counted (--format json has all).
+DIAGNOSTICS_SHOWN = 10
+
+
+def _echo_diagnostics(diagnostics: Sequence[Diagnostic]) -> None:
+    """One line each, capped; paths and messages come from the repository: made safe."""
+    for diag in diagnostics[:DIAGNOSTICS_SHOWN]:
+        click.echo(f"hybridmap: {escape_path(diag.path)}: {diag.kind}: {safe_line(diag.message)}", err=True)
+    if len(diagnostics) > DIAGNOSTICS_SHOWN:
+        click.echo(f"hybridmap: ... and {len(diagnostics) - DIAGNOSTICS_SHOWN} more diagnostics "
+                   "(--format json lists all)", err=True)
 
 
 def _request_options(command: Any) -> Any:
@@ -144,8 +158,7 @@ def map_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], toke
         click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
     else:
         click.echo(result.text, nl=False)
-        if result.diagnostics and sys.stderr.isatty():
-            click.echo(f"hybridmap: {len(result.diagnostics)} diagnostics (use --format json)", err=True)
+        _echo_diagnostics(result.diagnostics)
 
 
 @main.command("compare")
@@ -198,9 +211,9 @@ def servers_command(root: str, start: bool, server_wait: float, fmt: str) -> Non
     except HybridMapError as exc:
         _fail(str(exc))
     if fmt == "json":
-        click.echo(json.dumps([c.to_json() for c in checks], indent=2, ensure_ascii=False))
+        click.echo(json.dumps(json_safe([c.to_json() for c in checks]), indent=2, ensure_ascii=False))
     else:
-        click.echo(render_checks(checks), nl=False)
+        click.echo(safe_block(render_checks(checks)), nl=False)  # server output and repository names
 
 
 @main.group("cache")

@@ -25,6 +25,7 @@ from typing import Literal, NamedTuple
 
 from .graph import PROVENANCE_CODES, RepoGraph
 from .model import Diagnostic, MapRequest, MapResult, Provenance, ServerReport, ServerState
+from .sanitize import escape_path, json_safe, safe_line
 
 DEFAULT_SERVER_WAIT = 60.0
 """Seconds ``hybridmap compare`` waits for servers by default: a one-shot compare that
@@ -51,7 +52,7 @@ class Edge(NamedTuple):
     ident: str
 
     def to_json(self) -> dict[str, str]:
-        return {"src": self.src, "dst": self.dst, "ident": self.ident}
+        return {"src": escape_path(self.src), "dst": escape_path(self.dst), "ident": self.ident}
 
 
 def graph_edges(graph: RepoGraph) -> dict[Edge, Provenance]:
@@ -89,7 +90,7 @@ class FileMove:
         return _change(self.static, self.hybrid)
 
     def to_json(self) -> dict[str, object]:
-        return {"path": self.path, "static": self.static, "hybrid": self.hybrid,
+        return {"path": escape_path(self.path), "static": self.static, "hybrid": self.hybrid,
                 "change": self.change, "static_rank": self.static_rank, "hybrid_rank": self.hybrid_rank}
 
 
@@ -109,7 +110,7 @@ class SymbolMove:
         return _change(self.static, self.hybrid)
 
     def to_json(self) -> dict[str, object]:
-        return {"path": self.path, "name": self.name, "kind": self.kind, "line": self.line,
+        return {"path": escape_path(self.path), "name": self.name, "kind": self.kind, "line": self.line,
                 "static": self.static, "hybrid": self.hybrid, "change": self.change}
 
 
@@ -178,7 +179,8 @@ class Comparison:
         return tuple(m for m in self.symbols if m.change != "same")
 
     def to_json(self) -> dict[str, object]:
-        return {
+        """JSON-ready, as :meth:`MapResult.to_json` (escaped paths, UTF-8 encodable)."""
+        return json_safe({
             "request": {
                 "chat_files": list(self.request.chat_files),
                 "mentioned_files": list(self.request.mentioned_files),
@@ -204,7 +206,7 @@ class Comparison:
             "servers_ready": self.servers_ready,
             "diagnostics": [d.to_json() for d in self.diagnostics],
             "notes": list(self.notes),
-        }
+        })
 
 
 def compare_maps(request: MapRequest, static: MapResult, static_graph: RepoGraph,
@@ -468,7 +470,7 @@ def render_differences(comparison: Comparison, limit: int = LIST_LIMIT) -> list[
         out += _capped([f"{d.path}: {d.kind}: {d.message}" for d in c.diagnostics], limit, "diagnostics")
     for note in c.notes:
         out.append(f"Note: {note}")
-    return out
+    return [safe_line(line) for line in out]  # paths, names, server details: the repository's
 
 
 def render_comparison(comparison: Comparison, layout: Layout, width: int | None,

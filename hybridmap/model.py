@@ -13,6 +13,8 @@ from array import array
 from collections.abc import Sequence
 from typing import Any, Literal, NamedTuple
 
+from .sanitize import escape_path, json_safe
+
 
 class FileStatus(StrEnum):
     """What the walk concluded about a file. Only ``OK`` files are parsed."""
@@ -187,7 +189,7 @@ class Diagnostic:
     message: str
 
     def to_json(self) -> dict[str, str]:
-        return {"path": self.path, "kind": self.kind, "message": self.message}
+        return {"path": escape_path(self.path), "kind": self.kind, "message": self.message}
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,7 +237,7 @@ class RankedFile:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "path": self.path,
+            "path": escape_path(self.path),
             "rank": self.rank,
             "symbols": [s.to_json() for s in self.symbols],
             "why": list(self.why),
@@ -281,7 +283,9 @@ class MapResult:
         )
 
     def to_json(self) -> dict[str, object]:
-        return {
+        """JSON-ready: paths escaped reversibly (:func:`.sanitize.escape_path`), every string
+        encodable as UTF-8 (:func:`.sanitize.json_safe`)."""
+        return json_safe({
             "text": self.text,
             "tokens": self.tokens,
             "budget": self.budget,
@@ -292,4 +296,4 @@ class MapResult:
             "diagnostics": [d.to_json() for d in self.diagnostics],
             "timings": {k: round(v, 6) for k, v in self.timings.items()},
             "stats": dict(self.stats),
-        }
+        })

@@ -4,7 +4,9 @@ Each file block is its path followed by the signature lines of the chosen
 definitions, in file order, each preceded by the signature of its enclosing
 class/scope, with original indentation; ``⋮`` marks elided code between
 non-adjacent lines. Files chosen by name only are listed bare. Pure: the text
-comes from the signatures stored in the tags, never from disk.
+comes from the signatures stored in the tags, never from disk. Paths and lines
+come from the repository: they pass through :mod:`.sanitize`, so no control,
+bidi or invisible character reaches the text and a name cannot forge a header.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from .model import FileTags
 from .rank import RankItem
+from .sanitize import escape_path, safe_line
 from .settings import Settings
 
 
@@ -26,7 +29,7 @@ class Renderer:
         self._lines: dict[tuple[str, int], tuple[tuple[int, str], ...]] = {}
         self.header = ""
         if special_files and settings.special_files_first:
-            self.header = "Project files: " + ", ".join(special_files) + "\n"
+            self.header = "Project files: " + ", ".join(map(escape_path, special_files)) + "\n"
 
     def _cut(self, text: str) -> str:
         limit = self._settings.max_line_chars
@@ -43,7 +46,7 @@ class Renderer:
                 while index >= 0:  # the symbol, then each enclosing scope
                     sym = symbols[index]
                     for offset, text in enumerate(sym.signature.split("\n")):
-                        out.setdefault(sym.span.start_line + offset, self._cut(text))
+                        out.setdefault(sym.span.start_line + offset, self._cut(safe_line(text)))
                     index = sym.parent
             lines = self._lines[key] = tuple(sorted(out.items()))
         return lines
@@ -57,10 +60,11 @@ class Renderer:
         mark = self._settings.elision_mark
         parts: list[str] = [self.header] if with_header and self.header else []
         for path, block in blocks.items():
+            shown = escape_path(path)
             if not block:
-                parts.append(path + "\n")
+                parts.append(shown + "\n")
                 continue
-            parts.append(path + ":\n")
+            parts.append(shown + ":\n")
             previous = None
             for line_no in sorted(block):
                 if previous is not None and line_no != previous + 1:
