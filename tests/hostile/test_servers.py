@@ -300,3 +300,56 @@ def test_ctrl_c_exits_130_with_one_line_and_leaves_nothing(tmp_path: Path) -> No
     assert err == "hybridmap: interrupted\n", err
     assert elapsed <= CLOSE_BOUND, f"exit took {elapsed:.2f}s after SIGINT"
     assert not wait_gone(read_pids(pid_file), 1.0)
+
+
+# --- finding 3: content from outside the root through servers ------------------------------
+
+from ..test_lsp import registry_with_only, require  # noqa: E402
+
+SECRET = "sk-LEAK-4f1d9c"
+OUTSIDE_SOURCE = f'TOKEN = "{SECRET}"\nPIN = 918273645\n\ndef secret_fn(a: int) -> str:\n    return TOKEN\n'
+MAIN_SOURCE = """from {module} import TOKEN, PIN, secret_fn
+
+KEY = TOKEN
+NUMBER = PIN
+ALIAS = secret_fn
+
+
+def use():
+    return TOKEN
+
+
+def local_fn(x: int) -> int:
+    return x + 1
+"""
+OUTSIDE_CONFIGS = {
+    "ty": ("pyproject.toml", '[project]\nname = "x"\n[tool.ty.environment]\nextra-paths = ["{outside}"]\n'),
+    "basedpyright": ("pyrightconfig.json", '{{"extraPaths": ["{outside}"]}}'),
+}
+
+
+@pytest.mark.parametrize("vector", ["symlink", "config"])
+@pytest.mark.parametrize("server", ["ty", "basedpyright"])
+def test_nothing_from_outside_the_root_reaches_the_map(server: str, vector: str, tmp_path: Path) -> None:
+    require(server if server == "ty" else "basedpyright-langserver")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text(OUTSIDE_SOURCE)
+    root = tmp_path / "repo"
+    root.mkdir()
+    if vector == "symlink":  # the walk refuses it; the server follows it
+        (root / "leak.py").symlink_to(outside / "secret.py")
+        files = {"main.py": MAIN_SOURCE.format(module="leak"), "pyproject.toml": '[project]\nname = "x"\n'}
+    else:  # the repository's own server config points outside
+        name, text = OUTSIDE_CONFIGS[server]
+        files = {"main.py": MAIN_SOURCE.format(module="secret"), name: text.format(outside=outside)}
+    commit_repo(root, files)
+    registry = registry_with_only(tmp_path, "python", server)
+    with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+        result = repo.map(mode="hybrid", server_wait=20, tokens=2048, mentioned_idents=("KEY", "ALIAS"))
+    assert result.servers["python"].state is ServerState.READY, result.servers
+    text = json.dumps(result.to_json())
+    assert SECRET not in text and "918273645" not in text and "a: int) -> str" not in text, text
+    details = {s.name: s.detail for f in result.files for s in f.symbols}
+    assert "KEY" in details and "ALIAS" in details, details
+    assert "x: int" in details.get("local_fn", ""), details  # the file's own hovers still come through

@@ -27,7 +27,7 @@ from ...settings import Settings
 from .documents import Documents
 from .resolver import server_key
 from .session import LspSession
-from .symbols import detail_from_hover, symbols_from_answer, utf16_col
+from .symbols import detail_from_hover, shows_outside_content, symbols_from_answer, utf16_col
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +46,7 @@ class OutlineFetcher:
         self._hovers: dict[HoverKey, tuple[str, str]] = {}  # key → (sha, detail)
         self._shas: Mapping[str, str] = {}
         self.stats = {"symbol_files": 0, "symbol_errors": 0, "symbol_cache_hits": 0,
-                      "hovers": 0, "hover_errors": 0}
+                      "hovers": 0, "hover_errors": 0, "hovers_dropped": 0}
         self.version = 0
 
     def refresh(self, shas: Mapping[str, str]) -> None:
@@ -76,7 +76,7 @@ class OutlineFetcher:
         if not self.needs_symbols(path) or not session.supports("document_symbol_provider"):
             return
         sha = self._shas.get(path, "")
-        key = f"lsp-sym:2:{server_key(session)}:{self._settings.max_signature_lines}:{sha}"
+        key = f"lsp-sym:3:{server_key(session)}:{self._settings.max_signature_lines}:{sha}"
         hit = self._cache.get_many([key]).get(key)
         if isinstance(hit, FileTags):
             self.stats["symbol_cache_hits"] += 1
@@ -110,9 +110,9 @@ class OutlineFetcher:
         if not self.needs_hover(key) or not session.supports("hover_provider"):
             return
         sha = self._shas.get(path, "")
-        cache_key = f"lsp-hover:1:{server_key(session)}:{sha}:{line}:{col}"
+        cache_key = f"lsp-hover:2:{server_key(session)}:{sha}:{line}:{col}"
         hit = self._cache.get_many([cache_key]).get(cache_key)
-        if isinstance(hit, str):
+        if isinstance(hit, str):  # stored after the outside-content check
             self._hovers[key] = (sha, hit)
             return
         lines = documents.ensure_open(session, path)
@@ -128,6 +128,9 @@ class OutlineFetcher:
             self.stats["hover_errors"] += 1
             return
         text = detail_from_hover(result, self._settings.lsp_detail_max_chars)
+        if text and shows_outside_content(text, b"\n".join(lines)):
+            self.stats["hovers_dropped"] += 1  # it would show content from outside the file
+            text = ""
         self.stats["hovers"] += 1
         self._hovers[key] = (sha, text)
         if ready_when_asked and session.is_ready:

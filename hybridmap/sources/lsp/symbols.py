@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from lsprotocol import types as T
@@ -105,6 +106,9 @@ def symbols_from_answer(result: Any, lines: Sequence[bytes], encoding: str, *,
     out: list[Symbol] = []
     if items and all(isinstance(item, T.DocumentSymbol) for item in items):
         _walk_hierarchy(items, -1, lines, encoding, out, max_signature_lines, detail_chars)
+        source = b"\n".join(lines)
+        out = [replace(s, detail="") if s.detail and shows_outside_content(s.detail, source) else s
+               for s in out]
         return FileTags(tuple(out), line_count=len(lines), complete=True)
     for item in items:
         if not isinstance(item, T.SymbolInformation):
@@ -172,6 +176,33 @@ _FENCE = re.compile(r"```[\w+-]*\n(.*?)```", re.S)
 #: pyright/basedpyright and tsserver prefix hover code with the symbol's role.
 _ROLE = re.compile(r"^\((?:function|method|variable|constant|property|field|class|parameter|type|"
                    r"type alias|module|import|enum member|alias|let|const|var)\)\s*")
+
+
+#: Values a server may print in a detail or hover: string literals and numbers (``Literal["…"]``,
+#: ``= 42``, a default argument).
+_VALUE = re.compile(r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`|(?<![\w.])-?\d[\w.]*""")
+#: A declaration a hover displays: ``def load(``, ``class Runner``, ``function run``, ``func Load``.
+_DECLARED = re.compile(r"\b(?:def|class|function|func|fn|struct|interface|enum)\s+([A-Za-z_$][\w$]*)")
+
+
+def shows_outside_content(text: str, source: bytes) -> bool:
+    """Could ``text`` (a server's detail or hover for a symbol of a file whose text is ``source``)
+    show what is written outside that file? A server reads beyond the root (a symlink the walk
+    refused, a repository config's extra paths): ``KEY = TOKEN`` hovers as the value of a
+    ``TOKEN`` defined there, ``ALIAS = secret_fn`` as that function's declaration (basedpyright
+    even renames it ``def ALIAS(a: int) -> str``). So every value shown must be written in the
+    file, and every declaration shown (``def NAME``, ``class NAME``...) must be declared in it."""
+    decoded = source.decode("utf-8", "replace")
+    for match in _VALUE.finditer(text):
+        value = match.group(0)
+        inner = value[1:-1] if value[:1] in "\"'`" else value
+        if inner and inner not in decoded:
+            return True
+    for match in _DECLARED.finditer(text):
+        keyword, name = match.group(0).split()[0], match.group(1)
+        if not re.search(rf"\b{keyword}\s+{re.escape(name)}\b", decoded):
+            return True
+    return False
 
 
 def detail_from_hover(result: Any, limit: int) -> str:
