@@ -353,3 +353,37 @@ def test_nothing_from_outside_the_root_reaches_the_map(server: str, vector: str,
     details = {s.name: s.detail for f in result.files for s in f.symbols}
     assert "KEY" in details and "ALIAS" in details, details
     assert "x: int" in details.get("local_fn", ""), details  # the file's own hovers still come through
+
+
+# --- finding 5 and repository code run by servers: marker files -----------------------------
+
+def _marker_js(marker: Path) -> str:
+    return f"require('fs').writeFileSync({json.dumps(str(marker))}, 'ran');\n"
+
+
+def test_typescript_language_server_runs_our_tsserver_and_no_repository_plugin(tmp_path: Path) -> None:
+    """A repository's node_modules/typescript (tsserver.js) and a tsconfig plugin in its
+    node_modules: neither may run. typescript-language-server prefers the workspace's
+    typescript unless told otherwise (initializationOptions tsserver.path)."""
+    require("typescript-language-server")
+    root = fixture_repo(tmp_path, "typescript")
+    markers = {"tsserver": tmp_path / "tsserver-ran", "plugin": tmp_path / "plugin-ran"}
+    ts = root / "node_modules" / "typescript"
+    (ts / "lib").mkdir(parents=True)
+    (ts / "package.json").write_text('{"name": "typescript", "version": "5.9.3", "main": "lib/typescript.js"}')
+    (ts / "lib" / "tsserver.js").write_text(_marker_js(markers["tsserver"]))
+    (ts / "lib" / "typescript.js").write_text(_marker_js(markers["tsserver"]))
+    plugin = root / "node_modules" / "evil-plugin"
+    plugin.mkdir(parents=True)
+    (plugin / "package.json").write_text('{"name": "evil-plugin", "main": "index.js"}')
+    (plugin / "index.js").write_text(_marker_js(markers["plugin"]) + "module.exports = () => ({create: i => i.languageService});\n")
+    config = json.loads((root / "tsconfig.json").read_text())
+    config.setdefault("compilerOptions", {})["plugins"] = [{"name": "evil-plugin"}]
+    (root / "tsconfig.json").write_text(json.dumps(config))
+    registry = registry_with_only(tmp_path, "typescript", "typescript-language-server")
+    with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+        result = repo.map(mode="hybrid", server_wait=30, tokens=1024)
+    assert not markers["tsserver"].exists(), "the repository's tsserver.js ran"
+    assert not markers["plugin"].exists(), "a repository tsserver plugin ran"
+    assert result.servers["typescript"].state is ServerState.READY, result.servers
+    assert result.edges.get("lsp", 0) > 0, result.edges

@@ -78,6 +78,22 @@ INSTALL_DIRS = (
 )
 
 
+#: In a config's initializationOptions, "{servers}" stands for our own install directory, so a
+#: config can name a file we installed (typescript-language-server's tsserver.path) without the
+#: server looking for it in the repository.
+SERVERS_DIR = _PROJECT_DIR / ".servers"
+
+
+def expand_install_dir(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace("{servers}", str(SERVERS_DIR))
+    if isinstance(value, dict):
+        return {k: expand_install_dir(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [expand_install_dir(v) for v in value]
+    return value
+
+
 def find_command(command: str, extra_dirs: Sequence[Path] = INSTALL_DIRS,
                  environ: Mapping[str, str] | None = None) -> str | None:
     """Absolute path of ``command`` (a name or a path), or None."""
@@ -365,7 +381,7 @@ class LspSession:
             process_id=os.getpid(), root_uri=self.root.as_uri(), root_path=str(self.root),
             workspace_folders=[T.WorkspaceFolder(uri=self.root.as_uri(), name=self.root.name)],
             capabilities=_client_capabilities(),
-            initialization_options=dict(self.config.init_options) or None,
+            initialization_options=expand_install_dir(dict(self.config.init_options)) or None,
             client_info=T.ClientInfo(name="hybridmap", version="0.1"),
         )
         try:
