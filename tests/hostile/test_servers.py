@@ -387,3 +387,32 @@ def test_typescript_language_server_runs_our_tsserver_and_no_repository_plugin(t
     assert not markers["plugin"].exists(), "a repository tsserver plugin ran"
     assert result.servers["typescript"].state is ServerState.READY, result.servers
     assert result.edges.get("lsp", 0) > 0, result.edges
+
+
+# --- finding 9 (server part): file names that are not UTF-8 ----------------------------------
+
+def test_non_utf8_file_name_is_not_sent_and_the_server_survives(tmp_path: Path) -> None:
+    """A tracked file named with byte 0xff: ty, sent its (percent-encoded) URI, panicked and was
+    lost for the whole repository. Now it is not sent, the detail says so, other files resolve."""
+    import os
+
+    require("ty")
+    root = tmp_path / "python"
+    import shutil
+
+    from ..test_lsp import FIXTURES
+
+    shutil.copytree(FIXTURES / "python", root)
+    (root / os.fsdecode(b"bad\xffname.py")).write_text("from store.disk import load\n\ndef bad_user():\n    return load()\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "fixture with a non-UTF-8 name")
+    registry = registry_with_only(tmp_path, "python", "ty")
+    with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+        first = repo.map(mode="hybrid", server_wait=10, tokens=1024)
+        second = repo.map(mode="hybrid", server_wait=10, tokens=1024, mentioned_idents=("bad_user",))
+    for result in (first, second):
+        report = result.servers["python"]
+        assert report.state is ServerState.READY, report
+        assert result.edges.get("lsp", 0) > 0, result.edges
+    assert "not UTF-8 not sent" in second.servers["python"].detail, second.servers

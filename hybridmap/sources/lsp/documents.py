@@ -39,6 +39,7 @@ class Documents:
         self._lines: OrderedDict[str, tuple[str, list[bytes]]] = OrderedDict()
         # (session, path) → sha of the text that session has open; least recently used first.
         self._open: OrderedDict[tuple[LspSession, str], str] = OrderedDict()
+        self._unsendable: set[str] = set()
 
     @property
     def shas(self) -> Mapping[str, str]:
@@ -49,6 +50,20 @@ class Documents:
 
     def uri(self, path: str) -> str:
         return (self._root / path).as_uri()
+
+    def sendable(self, path: str, session: LspSession | None = None) -> bool:
+        """Can ``path`` be named to a server? A name that is not UTF-8 (git lists it with
+        surrogate escapes) percent-encodes to a URI some servers cannot turn back into a path:
+        ty panicked on one and was lost for the whole repository. Such files are not sent."""
+        try:
+            path.encode("utf-8")
+        except UnicodeEncodeError:
+            if session is not None:
+                self._unsendable.add(path)
+                session.troubles["names"] = (f"{len(self._unsendable)} file(s) whose names are not UTF-8 "
+                                             "not sent to the server")
+            return False
+        return True
 
     def refresh(self, shas: Mapping[str, str], languages: Mapping[str, str],
                 sessions: Iterable[LspSession]) -> set[str]:
@@ -73,7 +88,8 @@ class Documents:
             del self._open[key]
             key[0].did_close(self.uri(key[1]))
         if changed:
-            events = [T.FileEvent(uri=self.uri(path), type=kind) for path, kind in sorted(changed.items())]
+            events = [T.FileEvent(uri=self.uri(path), type=kind) for path, kind in sorted(changed.items())
+                      if self.sendable(path)]
             for session in sessions:
                 session.did_change_watched_files(events)
         return set(changed)
@@ -96,6 +112,8 @@ class Documents:
 
     def ensure_open(self, session: LspSession, path: str) -> list[bytes] | None:
         """Make sure ``session`` has the current text of ``path`` open; its lines, or None."""
+        if not self.sendable(path, session):
+            return None
         lines = self.lines(path)
         if lines is None:
             return None
