@@ -416,3 +416,58 @@ def test_non_utf8_file_name_is_not_sent_and_the_server_survives(tmp_path: Path) 
         assert report.state is ServerState.READY, report
         assert result.edges.get("lsp", 0) > 0, result.edges
     assert "not UTF-8 not sent" in second.servers["python"].detail, second.servers
+
+
+# --- repository code run by servers: a fake interpreter / compiler writing a marker ---------
+
+def _evil_program(path: Path, marker: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\necho ran >> {marker}\nexit 1\n")
+    path.chmod(0o755)
+
+
+def _python_attack(root: Path, marker: Path) -> None:
+    for venv in (".venv", "venv", "evil"):  # what pyright, jedi and ty look for, and a configured one
+        _evil_program(root / venv / "bin" / "python", marker)
+        _evil_program(root / venv / "bin" / "python3", marker)
+        (root / venv / "pyvenv.cfg").write_text(f"home = {root / venv / 'bin'}\nversion = 3.11.7\n")
+    (root / "pyrightconfig.json").write_text('{"venvPath": ".", "venv": "evil", "pythonPath": "evil/bin/python"}')
+    (root / "pyproject.toml").write_text('[project]\nname = "x"\n[tool.ty.environment]\npython = "evil"\n'
+                                         '[tool.pyright]\nvenvPath = "."\nvenv = "evil"\n')
+
+
+def _c_attack(root: Path, marker: Path) -> None:
+    _evil_program(root / "evil-cc", marker)
+    files = sorted(p.name for p in root.glob("*.c"))
+    (root / "compile_commands.json").write_text(json.dumps(
+        [{"directory": str(root), "file": f, "command": f"{root}/evil-cc -c {f}"} for f in files]))
+    (root / ".clangd").write_text(f"CompileFlags:\n  Compiler: {root}/evil-cc\n")
+
+
+ATTACKS = {
+    ("python", "ty", "ty"): _python_attack,
+    ("python", "basedpyright", "basedpyright-langserver"): _python_attack,
+    ("python", "pylsp", "pylsp"): _python_attack,
+    ("c", "clangd", "clangd"): _c_attack,
+}
+
+
+@pytest.mark.parametrize("language,server,command", sorted(ATTACKS), ids=lambda v: str(v))
+def test_no_server_runs_a_repository_program(language: str, server: str, command: str, tmp_path: Path) -> None:
+    require(command)
+    marker = tmp_path / "marker"
+    root = tmp_path / language
+    import shutil
+
+    from ..test_lsp import FIXTURES
+
+    shutil.copytree(FIXTURES / language, root)
+    ATTACKS[(language, server, command)](root, marker)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "hostile")
+    registry = registry_with_only(tmp_path, language, server)
+    with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+        result = repo.map(mode="hybrid", server_wait=20, tokens=1024)
+    assert not marker.exists(), f"{server} ran a repository program: {marker.read_text()!r}"
+    assert result.servers[language].state is ServerState.READY, result.servers
