@@ -6,8 +6,15 @@ Load order (later wins), implemented by :func:`load_settings`:
 2. the user's file, ``$XDG_CONFIG_HOME/hybridmap/config.toml`` (``~/.config/...``);
 3. the repository's ``hybridmap.toml`` (or ``[tool.hybridmap]`` in its
    ``pyproject.toml``), restricted to :data:`REPOSITORY_TUNABLE` keys: a
-   repository may tune ranking and budget, never limits that protect the user;
+   repository may tune ranking and budget, never limits that protect the user
+   (:attr:`Rule.protective`);
 4. explicit keyword overrides (the CLI flags and API arguments).
+
+Every value, from any of these and from ``Settings(...)`` itself, passes one validator: the
+field's :class:`Rule` in :data:`RULES` (type and inclusive range; NaN and infinities are never
+in range). A bad value from the user or the arguments is a :class:`ConfigError` naming the key
+and its range; from a repository, a ``repository_config`` diagnostic, and the map goes on with
+the value it had.
 
 ``docs/configuration.md`` lists every field with its default and its effect.
 """
@@ -15,7 +22,10 @@ Load order (later wins), implemented by :func:`load_settings`:
 from __future__ import annotations
 
 import dataclasses
+import errno
+import math
 import os
+import stat
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -83,6 +93,14 @@ class Settings:
     pathological file costs this once, not on every call. The largest legitimate file
     measured (a 100,000-line function, 900 KB) took 1.2 s idle and 4 s on a loaded 2-core
     machine: a file cut off under load stays cut off until it changes or the cache is cleared."""
+    parse_deadline_seconds: float = 120.0
+    """Wall-clock budget for all the parsing one map does, in-process or in workers (0 = none).
+    No file is started after it; files that did not fit have no symbols in this map and are named
+    in one ``parse_deadline`` diagnostic; what was parsed is cached, so the next map goes on with
+    the rest. Smallest files go first. A file started before the deadline runs to its own limit
+    (``parse_timeout_seconds``, at most this), so a map's parse takes at most this plus one file's
+    limit, and every map settles at least one waiting file (without it, 400 pathological files
+    would cost 400 x ``parse_timeout_seconds`` in one map)."""
     syntax_error_report_lines: int = 20
     """A ``syntax_error`` diagnostic is given when tree-sitter could not parse a region of at
     least this many lines (definitions in it may be missing). Smaller error regions, such as
@@ -237,6 +255,21 @@ class Settings:
     """How long to wait for another process's lock on the cache database before running
     on without it (``cache_unavailable``) instead of blocking the map."""
 
+    # --- settings files -------------------------------------------------------
+    config_file_max_bytes: int = 262_144
+    """A settings file (yours, or a repository's ``hybridmap.toml`` / ``pyproject.toml``) larger
+    than this is not read: a ``repository_config`` diagnostic for a repository's, an error for
+    yours. A repository's file is read only if it is a regular file (not a link, FIFO or device)."""
+
+    def __post_init__(self) -> None:
+        # The one validator: every way of making settings (defaults, files, overrides,
+        # ``Settings(...)``, ``replace``) passes every value through its rule.
+        for name in _FIELD_NAMES:
+            value = getattr(self, name)
+            checked = rule_for(name).check(name, value, "settings")
+            if checked is not value:
+                object.__setattr__(self, name, checked)
+
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
 
@@ -248,39 +281,227 @@ class Settings:
         return Path(base) / "hybridmap"
 
 
-#: Keys a repository's own ``hybridmap.toml`` may set (ranking and budget only).
+# --- the validator ---------------------------------------------------------------------------
+
+_MAX_SHOWN = 40
+"""Characters of a rejected value quoted in an error (a value can be a megabyte of text)."""
+
+
+def _shown(value: Any) -> str:
+    # repr escapes control and bidi characters: a repository's value never reaches a terminal raw.
+    text = repr(value)
+    return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 1] + "…"
+
+
+def _number(value: float) -> str:
+    return f"{value:_}" if isinstance(value, int) else f"{value:g}"
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """The type and range of one setting, and whether it protects the user (time, memory, trust):
+    a protective setting is never taken from a repository."""
+
+    kind: str
+    """``int``, ``float``, ``bool``, ``text`` (a string; ``nullable``: or none), ``names`` (a list
+    of file names)."""
+    low: float = 0
+    high: float = 0
+    """Inclusive bounds: of the number, or of the text's length / the list's size."""
+    protective: bool = False
+    nullable: bool = False
+
+    def describe(self) -> str:
+        """The allowed values, as the docs table shows them."""
+        if self.kind in ("int", "float"):
+            what = "an integer" if self.kind == "int" else "a finite number"
+            return f"{what} from {_number(self.low)} to {_number(self.high)}"
+        if self.kind == "bool":
+            return "true or false"
+        if self.kind == "names":
+            return f"a list of at most {_number(self.high)} file names (no '/')"
+        none = " (or none)" if self.nullable else ""
+        return f"a string of {_number(self.low)} to {_number(self.high)} printable characters{none}"
+
+    def check(self, name: str, value: Any, source: str) -> Any:
+        """``value`` as the setting holds it; :class:`ConfigError` naming the key and the range."""
+        checked = _CHECKS[self.kind](self, value)
+        if checked is _BAD:
+            raise ConfigError(f"{source}: '{name}' must be {self.describe()}, got {_shown(value)}")
+        return checked
+
+
+_BAD = object()
+
+
+def _check_int(rule: Rule, value: Any) -> Any:
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)  # TOML's 1e3, or 100.0 from an API caller
+    if isinstance(value, bool) or not isinstance(value, int) or not rule.low <= value <= rule.high:
+        return _BAD
+    return value
+
+
+def _check_float(rule: Rule, value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return _BAD
+    # Compared before float(): an int of 400 digits would overflow it. NaN fails every comparison.
+    if not rule.low <= value <= rule.high:
+        return _BAD
+    return value if isinstance(value, float) else float(value)
+
+
+def _check_bool(rule: Rule, value: Any) -> Any:
+    return value if isinstance(value, bool) else _BAD
+
+
+def _check_text(rule: Rule, value: Any) -> Any:
+    if value is None and rule.nullable:
+        return None
+    if not isinstance(value, str) or not rule.low <= len(value) <= rule.high or not value.isprintable():
+        return _BAD
+    return value
+
+
+def _check_names(rule: Rule, value: Any) -> Any:
+    if not isinstance(value, (list, tuple)) or len(value) > rule.high:
+        return _BAD
+    ok = all(isinstance(v, str) and 0 < len(v) <= 255 and v.isprintable() and "/" not in v
+             and v not in (".", "..") for v in value)
+    return tuple(value) if ok else _BAD
+
+
+_CHECKS = {"int": _check_int, "float": _check_float, "bool": _check_bool, "text": _check_text,
+           "names": _check_names}
+
+
+def _int(low: int, high: int, protective: bool = False) -> Rule:
+    return Rule("int", low, high, protective)
+
+
+def _float(low: float, high: float, protective: bool = False) -> Rule:
+    return Rule("float", low, high, protective)
+
+
+_BOOL = Rule("bool")
+_WEIGHT = _float(0.0, 1e6)
+"""Weights, personalization masses and boosts: products of a few stay far from overflow."""
+_SHARE = _float(0.0, 1.0)
+
+#: Every setting's rule. A field missing here still gets a rule for its type
+#: (:func:`rule_for`), and ``tests/test_settings.py`` fails until it is added.
+RULES: Mapping[str, Rule] = {
+    "map_tokens": _int(1, 1_000_000),
+    "encoding": Rule("text", 1, 64),
+    "max_file_bytes": _int(1, 2**30, protective=True),
+    "minified_avg_line_chars": _int(1, 100_000_000),
+    "minified_max_line_chars": _int(1, 100_000_000),
+    "binary_sniff_bytes": _int(1, 2**24, protective=True),
+    "binary_control_ratio": _SHARE,
+    "binary_nul_ratio": _SHARE,
+    "read_attempts": _int(1, 100, protective=True),
+    "stat_racy_seconds": _float(0.0, 60.0),
+    "walk_exclude_dirs": Rule("names", 0, 10_000),
+    "max_files": _int(1, 10_000_000, protective=True),
+    "parse_workers": _int(0, 256, protective=True),
+    "parallel_parse_min_files": _int(0, 10_000_000),
+    "max_signature_lines": _int(1, 1_000),
+    "query_match_limit": _int(1, 2**32 - 1, protective=True),
+    "parse_timeout_seconds": _float(0.0, 3_600.0, protective=True),
+    "parse_deadline_seconds": _float(0.0, 86_400.0, protective=True),
+    "syntax_error_report_lines": _int(1, 100_000_000),
+    "mentioned_ident_weight": _WEIGHT,
+    "well_named_ident_weight": _WEIGHT,
+    "well_named_min_length": _int(0, 1_000),
+    "private_ident_weight": _WEIGHT,
+    "common_ident_weight": _WEIGHT,
+    "common_ident_definers": _int(0, 1_000_000),
+    # Name-matched edges grow with definers x referencers: 64 keeps a 1,500-file graph small.
+    "max_definers_per_ident": _int(1, 4_096, protective=True),
+    "chat_file_reference_weight": _WEIGHT,
+    "self_reference_weight": _WEIGHT,
+    "pagerank_damping": _SHARE,
+    "pagerank_max_iterations": _int(1, 10_000, protective=True),
+    "pagerank_tolerance": _float(0.0, 1.0, protective=True),
+    "chat_file_personalization": _WEIGHT,
+    "mentioned_file_personalization": _WEIGHT,
+    "mentioned_ident_definer_personalization": _WEIGHT,
+    "path_match_personalization": _WEIGHT,
+    "mentioned_definition_boost": _WEIGHT,
+    "mentioned_file_boost": _WEIGHT,
+    "pin_mentioned_definitions": _BOOL,
+    "uniform_personalization_share": _SHARE,
+    "chat_dependent_personalization": _WEIGHT,
+    "chat_neighbor_boost": _WEIGHT,
+    "chat_dependent_boost": _WEIGHT,
+    "test_path_weight": _WEIGHT,
+    "vendor_path_weight": _WEIGHT,
+    "generated_path_weight": _WEIGHT,
+    "entry_point_weight": _WEIGHT,
+    "file_symbol_decay": _SHARE,
+    "unreferenced_definition_share": _SHARE,
+    "max_line_chars": _int(1, 100_000),
+    "elision_mark": Rule("text", 0, 16),
+    "special_files_first": _BOOL,
+    "fill_attempts": _int(0, 100_000, protective=True),
+    "trust_repository_servers": Rule("bool", protective=True),
+    "server_start_delay": _float(0.0, 60.0),
+    "server_max_restarts": _int(0, 100, protective=True),
+    "server_restart_backoff": _float(0.0, 3_600.0),
+    "server_memory_limit_mb": _float(0.0, 1_048_576.0, protective=True),
+    "server_max_message_bytes": _int(1_024, 2**31, protective=True),
+    "server_max_bad_messages": _int(0, 1_000_000, protective=True),
+    "server_silence_limit": _float(0.0, 86_400.0, protective=True),
+    "lsp_concurrency": _int(1, 1_024, protective=True),
+    "lsp_sites_per_reference": _int(1, 100, protective=True),
+    "lsp_max_pending": _int(0, 10_000_000, protective=True),
+    "lsp_resolve_generic_names": _BOOL,
+    "lsp_symbol_files": _int(0, 10_000_000, protective=True),
+    "lsp_hover_per_map": _int(0, 100_000, protective=True),
+    "lsp_detail_max_chars": _int(1, 100_000),
+    "lsp_max_open_files": _int(1, 100_000, protective=True),
+    "lsp_batch": _int(1, 100_000),
+    "cache_dir": Rule("text", 1, 4_096, nullable=True),
+    "cache_size_limit": _int(0, 2**50, protective=True),
+    "memory_cache_entries": _int(0, 10_000_000, protective=True),
+    "use_cache": _BOOL,
+    "cache_timeout_seconds": _float(0.0, 3_600.0, protective=True),
+    "config_file_max_bytes": _int(1_024, 2**26, protective=True),
+}
+
+_FIELD_NAMES = tuple(f.name for f in dataclasses.fields(Settings))
+_FIELDS = frozenset(_FIELD_NAMES)
+_BY_TYPE = {bool: _BOOL, int: _int(-(2**63), 2**63 - 1), float: _float(-1e300, 1e300),
+            str: Rule("text", 0, 4_096, nullable=True), tuple: Rule("names", 0, 10_000)}
+
+
+def rule_for(name: str) -> Rule:
+    """``name``'s rule; for a field not yet in :data:`RULES`, the loosest rule of its type."""
+    rule = RULES.get(name)
+    if rule is None:
+        default = Settings.__dataclass_fields__[name].default
+        rule = _BY_TYPE.get(type(default), _BY_TYPE[str])
+    return rule
+
+
+#: Keys a repository's own ``hybridmap.toml`` may set: ranking and budget, never a protective one.
 REPOSITORY_TUNABLE = frozenset(
-    {
-        f.name
-        for f in dataclasses.fields(Settings)
-        if f.name.endswith(("_weight", "_personalization", "_boost", "_share"))
-        or f.name.startswith("pagerank_")
-        or f.name in {"map_tokens", "well_named_min_length", "common_ident_definers", "file_symbol_decay",
-                      "pin_mentioned_definitions",
-                      "max_definers_per_ident", "special_files_first"}
-    }
+    name for name in _FIELD_NAMES
+    if not rule_for(name).protective and (
+        name.endswith(("_weight", "_personalization", "_boost", "_share")) or name.startswith("pagerank_")
+        or name in {"map_tokens", "well_named_min_length", "common_ident_definers", "file_symbol_decay",
+                    "pin_mentioned_definitions", "special_files_first"})
 )
 
-_FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
 
-
-def _coerce(name: str, value: Any, source: str) -> Any:
-    default = getattr(Settings(), name)
-    if isinstance(default, bool):
-        if not isinstance(value, bool):
-            raise ConfigError(f"{source}: '{name}' must be true or false")
-        return value
-    if isinstance(default, (int, float)) and not isinstance(default, bool):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{source}: '{name}' must be a number")
-        return type(default)(value) if isinstance(default, float) else int(value)
-    if isinstance(default, tuple):
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{source}: '{name}' must be a list of strings")
-        return tuple(value)
-    if value is not None and not isinstance(value, str):
-        raise ConfigError(f"{source}: '{name}' must be a string")
-    return value
+def check_setting(key: str, value: Any, source: str, allowed: frozenset[str] | None = None) -> tuple[str, Any]:
+    """``(field name, checked value)`` for one ``key = value`` from ``source``; ConfigError otherwise."""
+    name = key.replace("-", "_") if isinstance(key, str) else ""
+    if name not in _FIELDS:
+        raise ConfigError(f"{source}: unknown setting {_shown(key)}")
+    if allowed is not None and name not in allowed:
+        raise ConfigError(f"{source}: '{name}' cannot be set by a repository (only ranking and budget keys)")
+    return name, rule_for(name).check(name, value, source)
 
 
 def settings_from_mapping(
@@ -288,27 +509,78 @@ def settings_from_mapping(
     allowed: frozenset[str] | None = None,
 ) -> Settings:
     """Apply ``data`` (snake_case or kebab-case keys) on top of ``base``."""
-    changes: dict[str, Any] = {}
-    for raw_key, value in data.items():
-        key = raw_key.replace("-", "_")
-        if key not in _FIELDS:
-            raise ConfigError(f"{source}: unknown setting '{raw_key}'")
-        if allowed is not None and key not in allowed:
-            raise ConfigError(
-                f"{source}: '{raw_key}' cannot be set by a repository (only ranking and budget keys)"
-            )
-        changes[key] = _coerce(key, value, source)
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{source}: settings must be a table of key = value, got {_shown(data)}")
+    changes = dict(check_setting(key, value, source, allowed) for key, value in data.items())
     return dataclasses.replace(base or Settings(), **changes)
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def apply_repository_settings(section: Any, source: str, base: Settings) -> tuple[Settings, tuple[str, ...]]:
+    """``base`` with each valid, repository-tunable key of ``section``; one line per key left out
+    (the map goes on with the value it had). Never raises."""
+    if not isinstance(section, Mapping):
+        return base, (f"{source}: settings must be a table of key = value; ignored",)
+    changes: dict[str, Any] = {}
+    problems: list[str] = []
+    for key, value in section.items():
+        try:
+            name, checked = check_setting(key, value, source, REPOSITORY_TUNABLE)
+        except ConfigError as exc:
+            problems.append(f"{exc}; ignored")
+            continue
+        changes[name] = checked
+    return dataclasses.replace(base, **changes), tuple(problems)
+
+
+# --- reading settings files ------------------------------------------------------------------
+
+def _read_bounded(path: Path, limit: int, follow: bool) -> bytes | None:
+    """The bytes of ``path``; None when it does not exist. ConfigError when it is not a regular
+    file (or, without ``follow``, is a link), is larger than ``limit``, or cannot be read."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)  # NONBLOCK: a FIFO must not hang open
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML ({exc})") from exc
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ConfigError(f"{path}: is a symbolic link; not read") from exc
+        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(f"{path}: not a regular file; not read")
+        if info.st_size > limit:
+            raise ConfigError(f"{path}: {info.st_size} bytes > config_file_max_bytes={limit}; not read")
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read(limit + 1)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read ({exc.strerror})") from exc
+    finally:
+        os.close(fd)
+    if len(data) > limit:  # it grew after fstat
+        raise ConfigError(f"{path}: more than config_file_max_bytes={limit} bytes; not read")
+    return data
+
+
+def _parse_toml(path: Path, data: bytes) -> dict[str, Any]:
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: invalid TOML ({_first_line(exc)})") from exc
+    except RecursionError as exc:  # tomllib recurses once per nesting level
+        raise ConfigError(f"{path}: invalid TOML (nested too deeply)") from exc
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+
+
+def _read_toml(path: Path, limit: int | None = None, follow: bool = True) -> dict[str, Any] | None:
+    data = _read_bounded(path, Settings().config_file_max_bytes if limit is None else limit, follow)
+    return None if data is None else _parse_toml(path, data)
 
 
 def user_config_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -330,6 +602,29 @@ def load_settings(
     return load_settings_noting(root, overrides, environ)[0]
 
 
+def _repository_section(root: Path, limit: int) -> tuple[Any, str, tuple[str, ...]]:
+    """(settings section or None, its source name, problems) of the repository's own file. Read
+    only as a regular file inside the root (never through a link), bounded by ``limit``."""
+    repo_file = root / "hybridmap.toml"
+    try:
+        data = _read_toml(repo_file, limit, follow=False)
+    except ConfigError as exc:
+        return None, str(repo_file), (f"{exc}; the file is ignored",)
+    if data is not None:
+        return data.get("settings", data), str(repo_file), ()
+    pyproject = root / "pyproject.toml"
+    source = f"{pyproject} [tool.hybridmap]"
+    try:
+        data = _read_toml(pyproject, limit, follow=False)
+    except ConfigError as exc:
+        # Say why we did not look, but only when it is not just TOML we cannot parse: a broken
+        # pyproject is the repository's problem, and says nothing about our settings.
+        return None, source, () if "invalid TOML" in str(exc) else (f"{exc}; the file is ignored",)
+    tool = data.get("tool") if data is not None else None
+    section = tool.get("hybridmap") if isinstance(tool, dict) else None
+    return section, source, ()
+
+
 def load_settings_noting(
     root: Path | None = None,
     overrides: Mapping[str, Any] | None = None,
@@ -339,42 +634,22 @@ def load_settings_noting(
 
     A repository is input, not configuration the user wrote: a key it may not set, an
     unknown key or a bad value is left out (the rest of its file still applies), and a file
-    that is not valid TOML is left out whole. Each problem is one line in the second element
-    (the map reports them as ``repository_config`` diagnostics).
+    that is not valid TOML, not a regular file or too large is left out whole. Each problem is
+    one line in the second element (the map reports them as ``repository_config`` diagnostics).
     """
     settings = Settings()
-    problems: list[str] = []
     user_file = user_config_dir(environ) / "config.toml"
-    if user_file.is_file():
-        data = _read_toml(user_file)
+    data = _read_toml(user_file) if user_file.exists() else None
+    if data is not None:
         settings = settings_from_mapping(data.get("settings", data), str(user_file), settings)
+    arguments = {k: v for k, v in (overrides or {}).items() if v is not None}
+    # Checked before the repository's file is read: a bad argument fails first, and the user's
+    # own limits (config_file_max_bytes) bound that read.
+    limits = settings_from_mapping(arguments, "arguments", settings)
+    problems: tuple[str, ...] = ()
     if root is not None:
-        repo_file = root / "hybridmap.toml"
-        section: Any = None
-        source = ""
-        if repo_file.is_file():
-            source = str(repo_file)
-            try:
-                data = _read_toml(repo_file)
-                section = data.get("settings", data)
-            except ConfigError as exc:
-                problems.append(f"{exc}; the file is ignored")
-        else:
-            pyproject = root / "pyproject.toml"
-            if pyproject.is_file():
-                source = f"{pyproject} [tool.hybridmap]"
-                try:
-                    section = _read_toml(pyproject).get("tool", {}).get("hybridmap")
-                except ConfigError:
-                    section = None  # a broken pyproject is the repository's problem, not ours
-        if isinstance(section, dict):
-            for key, value in section.items():
-                try:
-                    settings = settings_from_mapping({key: value}, source, settings, REPOSITORY_TUNABLE)
-                except ConfigError as exc:
-                    problems.append(f"{exc}; ignored")
-    if overrides:
-        settings = settings_from_mapping(
-            {k: v for k, v in overrides.items() if v is not None}, "arguments", settings
-        )
-    return settings, tuple(problems)
+        section, source, problems = _repository_section(root, limits.config_file_max_bytes)
+        if section is not None:
+            settings, more = apply_repository_settings(section, source, settings)
+            problems += more
+    return settings_from_mapping(arguments, "arguments", settings), problems

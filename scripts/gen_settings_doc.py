@@ -32,11 +32,22 @@ def rows() -> list[tuple[str, str, str]]:
     return out
 
 
+def allowed(name: str) -> str:
+    """The setting's range (from the one validator) and who may set it."""
+    sys.path.insert(0, str(ROOT))
+    from hybridmap.settings import REPOSITORY_TUNABLE, rule_for
+
+    rule = rule_for(name)
+    who = ("; **protective**: never from a repository" if rule.protective
+           else "; a repository may set it" if name in REPOSITORY_TUNABLE else "")
+    return rule.describe() + who
+
+
 def table() -> str:
-    lines = [BEGIN, "| setting | default | what it does |", "|---|---|---|"]
+    lines = [BEGIN, "| setting | default | allowed | what it does |", "|---|---|---|---|"]
     for name, default, doc in rows():
         default, doc = default.replace("|", r"\|"), doc.replace("|", r"\|")
-        lines.append(f"| `{name}` | `{default}` | {doc} |")
+        lines.append(f"| `{name}` | `{default}` | {allowed(name).replace('|', chr(92) + '|')} | {doc} |")
     lines.append(END)
     return "\n".join(lines)
 

@@ -21,7 +21,8 @@ def test_every_setting_is_documented() -> None:
     doc = (ROOT / "docs" / "configuration.md").read_text()
     for name in Settings.__dataclass_fields__:
         assert f"`{name}`" in doc
-    assert "| `well_named_min_length` | `8` | Minimum length" in doc
+    assert "| `well_named_min_length` | `8` | an integer from 0 to 1_000; a repository may set it | Minimum length" in doc
+    assert "| `max_definers_per_ident` | `64` | an integer from 1 to 4_096; **protective**" in doc
 
 
 def test_load_order_user_then_repo_then_arguments(tmp_path: Path) -> None:
@@ -54,7 +55,8 @@ def test_pyproject_section_and_bad_values(tmp_path: Path) -> None:
     env = {"XDG_CONFIG_HOME": str(tmp_path / "none")}
     assert load_settings(tmp_path, environ=env).entry_point_weight == 3.0
     (tmp_path / "hybridmap.toml").write_text("map_tokens = 'lots'\n")
-    assert "must be a number" in load_settings_noting(tmp_path, environ=env)[1][0]
+    assert "'map_tokens' must be an integer from 1 to 1_000_000, got 'lots'" in \
+        load_settings_noting(tmp_path, environ=env)[1][0]
     (tmp_path / "hybridmap.toml").write_text("no_such_knob = 1\n")
     assert "unknown setting" in load_settings_noting(tmp_path, environ=env)[1][0]
     (tmp_path / "hybridmap.toml").write_text("map_tokens = [\n")
@@ -68,8 +70,39 @@ def test_user_config_problems_still_raise(tmp_path: Path) -> None:
     (config / "config.toml").write_text("no_such_knob = 1\n")
     with pytest.raises(ConfigError, match="unknown setting"):
         load_settings(None, environ={"XDG_CONFIG_HOME": str(tmp_path / "config")})
-    with pytest.raises(ConfigError, match="must be a number"):
+    with pytest.raises(ConfigError, match="must be an integer from 1 to 1_000_000"):
         load_settings(None, {"map_tokens": "lots"}, environ={"XDG_CONFIG_HOME": str(tmp_path / "none")})
+    (config / "config.toml").write_text("pagerank_tolerance = nan\n")
+    with pytest.raises(ConfigError, match=r"'pagerank_tolerance' must be a finite number from 0 to 1, got nan"):
+        load_settings(None, environ={"XDG_CONFIG_HOME": str(tmp_path / "config")})
+    with pytest.raises(ConfigError, match="'max_definers_per_ident' must be an integer from 1 to 4_096"):
+        load_settings(None, {"max_definers_per_ident": 10**9}, environ={"XDG_CONFIG_HOME": str(tmp_path / "none")})
+    with pytest.raises(ConfigError, match="'map_tokens' must be"):
+        Settings(map_tokens=0)  # the API's own Settings(...) goes through the same validator
+
+
+def test_a_bad_argument_fails_before_the_repository_file_is_read(tmp_path: Path) -> None:
+    (tmp_path / "hybridmap.toml").write_text("map_tokens = 3000\n")
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "none")}
+    with pytest.raises(ConfigError, match="arguments: 'parse_deadline_seconds'"):
+        load_settings_noting(tmp_path, {"parse_deadline_seconds": -1}, environ=env)
+    settings, problems = load_settings_noting(tmp_path, {"parse_deadline_seconds": 0}, environ=env)
+    assert settings.map_tokens == 3000 and settings.parse_deadline_seconds == 0 and not problems
+
+
+def test_user_config_may_be_a_link_but_a_repository_file_may_not(tmp_path: Path) -> None:
+    real = tmp_path / "dotfiles" / "hybridmap.toml"
+    real.parent.mkdir()
+    real.write_text("map_tokens = 2000\n")
+    config = tmp_path / "config" / "hybridmap"
+    config.mkdir(parents=True)
+    (config / "config.toml").symlink_to(real)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "hybridmap.toml").symlink_to(real)
+    settings, problems = load_settings_noting(repo, environ={"XDG_CONFIG_HOME": str(tmp_path / "config")})
+    assert settings.map_tokens == 2000  # the user's own, through their link
+    assert len(problems) == 1 and "is a symbolic link; not read" in problems[0]
 
 
 def test_public_api_is_exactly_all() -> None:

@@ -22,9 +22,12 @@ from ..model import Diagnostic, FileStatus, FileTags, Symbol
 from ..settings import Settings
 from ..walk import is_special_file, list_files, read_source, stat_signature
 from .base import SourceResult
-from .treesitter import ParseOptions, ParseOutcome, default_workers, parse_many
+from .treesitter import NO_DEADLINE, ParseOptions, ParseOutcome, default_workers, parse_many
 
 Progress = Callable[[str, int, int], None]
+
+#: Paths named in a ``parse_deadline`` diagnostic; the rest are counted.
+DEFERRED_NAMES_SHOWN = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +59,17 @@ def _well_formed(value: object) -> bool:
                 and all(isinstance(symbol, Symbol) for symbol in tags.symbols[:1]))
     except AttributeError:
         return False
+
+
+def _deadline_diagnostic(deferred: list[str], queued: int, settings: Settings) -> Diagnostic:
+    """One line for every file the parse deadline left out: how many, and the first few by name."""
+    shown = sorted(deferred)[:DEFERRED_NAMES_SHOWN]
+    more = f" and {len(deferred) - len(shown)} more" if len(deferred) > len(shown) else ""
+    return Diagnostic(".", "parse_deadline",
+                      f"{len(deferred)} of {queued} files to parse did not fit in "
+                      f"parse_deadline_seconds={settings.parse_deadline_seconds:g} and have no symbols "
+                      f"in this map: {', '.join(shown)}{more}; what was parsed is cached, and the "
+                      "next map parses the rest")
 
 
 def _entry(rel: str, sig: tuple[int, ...], language: str, outcome: ParseOutcome,
@@ -153,11 +167,15 @@ class TreeSitterSource:
             workers = 1
         outcomes: dict[str, ParseOutcome] = {}
         unsaved: dict[str, ParseOutcome] = {}
+        parse_stats: dict[str, float] = {}
+        # Wall clock: worker processes share it. Files it leaves out are parsed by the next map.
+        deadline = (time.time() + settings.parse_deadline_seconds if settings.parse_deadline_seconds > 0
+                    else NO_DEADLINE)
         for done, (rel, outcome) in enumerate(
             parse_many(to_parse, self._registry, workers=workers,
                        config_dirs=[str(d) for d in self._registry.config_dirs],
                        query_dirs=[str(d) for d in self._registry.query_dirs],
-                       options=self._options),
+                       options=self._options, deadline=deadline, stats=parse_stats),
             start=1,
         ):
             key = pending[rel][0]
@@ -174,8 +192,16 @@ class TreeSitterSource:
         self._cache.set_many(unsaved)
         t_store = time.perf_counter()
         no_result = ParseOutcome(None, (("parse_error", "no result from the parser"),))
+        deferred: list[str] = []
         for rel, (key, sha, language, sig, notes) in pending.items():
-            entries[rel] = _entry(rel, sig, language, outcomes.get(key, no_result), notes, sha)
+            outcome = outcomes.get(key, no_result)
+            if outcome.deferred:  # no symbols this map; never remembered, so the next map parses it
+                deferred.append(rel)
+                entries[rel] = _Entry((), language, None, ())
+                continue
+            entries[rel] = _entry(rel, sig, language, outcome, notes, sha)
+        if deferred:
+            diagnostics.append(_deadline_diagnostic(deferred, len(to_parse), settings))
         self._entries = entries
 
         tags: dict[str, FileTags] = {}
@@ -195,5 +221,6 @@ class TreeSitterSource:
             "files_listed": float(len(listing.paths)), "files_read": float(read_count),
             "files_reused": float(reused), "files_parsed": float(len(to_parse)),
             "cache_hits": float(len(hits) - len(unusable)), "parse_workers": float(workers),
+            "files_deferred": float(len(deferred)), **parse_stats,
         }
         return SourceResult(tags, languages, tuple(diagnostics), stats, tuple(special), shas)

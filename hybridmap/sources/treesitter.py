@@ -14,6 +14,7 @@ while its parse took 0.27 s).
 
 from __future__ import annotations
 
+import math
 import os
 import pickle
 import queue
@@ -26,6 +27,7 @@ import warnings
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any
 
 from ..languages import CompiledLanguage, LanguageRegistry
@@ -50,8 +52,13 @@ class ParseOptions:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ParseOptions:
-        return cls(settings.max_signature_lines, settings.query_match_limit,
-                   settings.parse_timeout_seconds, settings.syntax_error_report_lines)
+        # A file's own limit is at most the map's parse deadline, so a map overruns its deadline
+        # by at most that much (a file started just before it runs to its own limit).
+        timeout, deadline = settings.parse_timeout_seconds, settings.parse_deadline_seconds
+        if deadline > 0:
+            timeout = min(timeout, deadline) if timeout > 0 else deadline
+        return cls(settings.max_signature_lines, settings.query_match_limit, timeout,
+                   settings.syntax_error_report_lines)
 
     @property
     def key(self) -> str:
@@ -71,8 +78,18 @@ class ParseOutcome:
 
     @property
     def cacheable(self) -> bool:
-        # An exception may be the machine's (memory), not the content's: try again next time.
-        return not any(kind == "parse_error" for kind, _ in self.problems)
+        # An exception may be the machine's (memory), not the content's; a deferred file was cut
+        # by the map's deadline, not by its own limit: both are parsed again next time.
+        return not any(kind in ("parse_error", DEFERRED_KIND) for kind, _ in self.problems)
+
+    @property
+    def deferred(self) -> bool:
+        return any(kind == DEFERRED_KIND for kind, _ in self.problems)
+
+
+#: Problem kind of a file the map's parse deadline left unparsed (never cached).
+DEFERRED_KIND = "parse_deferred"
+DEFERRED = ParseOutcome(None, ((DEFERRED_KIND, "not parsed within parse_deadline_seconds; parsed next map"),))
 
 
 class ParseTimeout(Exception):
@@ -302,10 +319,29 @@ def _span(node: Any) -> Span:
 
 # --- parallel cold parse ------------------------------------------------------------
 
+#: Seconds a worker is waited for past the parse deadline plus one file's limit before it is
+#: killed: workers start no file after the deadline and stop each at its limit; this only covers
+#: the last frame's trip through the pipe.
+WORKER_DEADLINE_GRACE = 1.0
+
+NO_DEADLINE = math.inf
+
 
 def parse_serial(jobs: Sequence[tuple[str, str, bytes]], registry: LanguageRegistry,
-                 options: ParseOptions) -> Iterator[tuple[str, ParseOutcome]]:
-    for path, language, data in jobs:
+                 options: ParseOptions, deadline: float = NO_DEADLINE,
+                 first_in_full: bool = True) -> Iterator[tuple[str, ParseOutcome]]:
+    """Parse in order; a file not started by ``deadline`` (``time.time()``) is :data:`DEFERRED`.
+
+    A file started before the deadline runs to its own limit (at most the deadline's length, see
+    :meth:`ParseOptions.from_settings`): its outcome is the file's, so it is cached, and every map
+    settles at least one waiting file. Cutting it at the deadline instead would leave a
+    pathological file waiting forever behind the small files an agent edits between maps. With
+    ``first_in_full`` the first file is parsed even past the deadline (a worker slow to start).
+    """
+    for index, (path, language, data) in enumerate(jobs):
+        if time.time() >= deadline and not (index == 0 and first_in_full):
+            yield path, DEFERRED
+            continue
         try:
             yield path, parse_file(registry.compiled(language), data, options)
         except Exception as exc:  # one bad file must not take the others down
@@ -326,6 +362,27 @@ def _read_frames(stream: IO[bytes], sink: queue.Queue[Any]) -> None:
         sink.put(None)
 
 
+def worker_command() -> tuple[list[str], str]:
+    """The argv and cwd of a parse worker.
+
+    Isolated (``-I``: no cwd, no ``PYTHON*`` variables, no user site on ``sys.path``) and started
+    in our own directory, so a repository mapped from inside (``cd repo && hybridmap map``) cannot
+    shadow our package or the standard library. The caller's ``sys.path`` is passed on explicitly,
+    minus the cwd and relative entries, plus our package's parent last, so an editable install, a
+    normal install and a checkout on ``PYTHONPATH`` all import the same hybridmap as the caller.
+    """
+    here = str(Path(__file__).resolve().parents[2])
+    try:
+        cwd = os.getcwd()
+    except OSError:  # the cwd was deleted: nothing to drop
+        cwd = ""
+    path = [p for p in sys.path if os.path.isabs(p) and p != cwd]
+    if here not in path:
+        path.append(here)  # last: never ahead of the standard library
+    boot = "import sys; sys.path[:] = sys.argv[1:]; from hybridmap.sources.parse_worker import main; main()"
+    return [sys.executable, "-I", "-c", boot, *path], here
+
+
 def parse_many(
     jobs: Sequence[tuple[str, str, bytes]],
     registry: LanguageRegistry,
@@ -334,48 +391,66 @@ def parse_many(
     config_dirs: Sequence[str],
     query_dirs: Sequence[str],
     options: ParseOptions,
+    deadline: float = NO_DEADLINE,
+    stats: dict[str, float] | None = None,
 ) -> Iterator[tuple[str, ParseOutcome]]:
     """Parse ``(path, language, bytes)`` jobs; yields ``(path, outcome)``.
 
-    With ``workers <= 1`` everything runs in-process. Otherwise jobs are dealt to
-    worker processes by size; anything a worker fails to return (it crashed, or
-    could not start) is parsed in-process afterwards, so no file is lost.
+    Smallest files first, so a ``deadline`` (``time.time()``) leaves out the fewest files; what it
+    leaves out comes back :data:`DEFERRED`. With ``workers <= 1`` everything runs in-process.
+    Otherwise jobs are dealt to worker processes by size; anything a worker fails to return (it
+    crashed, or could not start) is parsed in-process afterwards (counted in
+    ``stats["parse_fallback_files"]``), so no file is lost.
     """
+    counts = stats if stats is not None else {}
+    counts["parse_fallback_files"] = 0.0
     if workers <= 1 or len(jobs) < 2:
-        yield from parse_serial(jobs, registry, options)
+        yield from parse_serial(sorted(jobs, key=lambda j: len(j[2])), registry, options, deadline)
         return
+    done: set[str] = set()
+    for item in _parse_in_workers(jobs, workers, config_dirs, query_dirs, options, deadline):
+        done.add(item[0])
+        yield item
+    missing = sorted((job for job in jobs if job[0] not in done), key=lambda j: len(j[2]))
+    if time.time() < deadline:
+        counts["parse_fallback_files"] = float(len(missing))
+    yield from parse_serial(missing, registry, options, deadline, first_in_full=False)
+
+
+def _parse_in_workers(jobs: Sequence[tuple[str, str, bytes]], workers: int, config_dirs: Sequence[str],
+                      query_dirs: Sequence[str], options: ParseOptions,
+                      deadline: float) -> Iterator[tuple[str, ParseOutcome]]:
+    # Dealt largest first, so the shares' totals are even; each share is parsed smallest first.
     ordered = sorted(jobs, key=lambda j: len(j[2]), reverse=True)
-    shares = [ordered[i::workers] for i in range(workers)]
+    shares = [ordered[i::workers][::-1] for i in range(workers)]
     results: queue.Queue[Any] = queue.Queue()
     procs: list[subprocess.Popen[bytes]] = []
-    readers: list[threading.Thread] = []
-    done: set[str] = set()
+    argv, cwd = worker_command()
+    # A file started just before the deadline may run its whole limit past it (see parse_serial).
+    hard_stop = deadline + options.timeout_seconds + WORKER_DEADLINE_GRACE
     try:
         for share in shares:
             payload = pickle.dumps({
                 "jobs": share, "config_dirs": list(config_dirs), "query_dirs": list(query_dirs),
-                "options": options,
+                "options": options, "deadline": deadline,
             }, protocol=pickle.HIGHEST_PROTOCOL)
             try:
-                proc = subprocess.Popen(
-                    [sys.executable, "-m", "hybridmap.sources.parse_worker"],
-                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                )
+                proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL)
             except OSError:
                 continue
             procs.append(proc)
-            reader = threading.Thread(target=_read_frames, args=(proc.stdout, results), daemon=True)
-            reader.start()
-            readers.append(reader)
-            writer = threading.Thread(target=_feed, args=(proc, payload), daemon=True)
-            writer.start()
+            threading.Thread(target=_read_frames, args=(proc.stdout, results), daemon=True).start()
+            threading.Thread(target=_feed, args=(proc, payload), daemon=True).start()
         open_streams = len(procs)
         while open_streams:
-            item = results.get()
+            try:
+                item = results.get(timeout=None if hard_stop == NO_DEADLINE else max(0.0, hard_stop - time.time()))
+            except queue.Empty:  # past the deadline, a first file's limit and the grace: deferred
+                return
             if item is None:
                 open_streams -= 1
             elif isinstance(item, tuple):
-                done.add(item[0])
                 yield item
     finally:
         for proc in procs:
@@ -384,8 +459,6 @@ def parse_many(
             proc.wait()
             if proc.stdout is not None:
                 proc.stdout.close()
-    missing = [job for job in jobs if job[0] not in done]
-    yield from parse_serial(missing, registry, options)
 
 
 def _feed(proc: subprocess.Popen[bytes], payload: bytes) -> None:
