@@ -12,9 +12,10 @@ write.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..cache import Cache, tags_key
 from ..languages import LanguageRegistry
@@ -165,29 +166,8 @@ class TreeSitterSource:
         workers = default_workers(settings.parse_workers)
         if len(to_parse) < settings.parallel_parse_min_files:
             workers = 1
-        outcomes: dict[str, ParseOutcome] = {}
-        unsaved: dict[str, ParseOutcome] = {}
         parse_stats: dict[str, float] = {}
-        # Wall clock: worker processes share it. Files it leaves out are parsed by the next map.
-        deadline = (time.time() + settings.parse_deadline_seconds if settings.parse_deadline_seconds > 0
-                    else NO_DEADLINE)
-        for done, (rel, outcome) in enumerate(
-            parse_many(to_parse, self._registry, workers=workers,
-                       config_dirs=[str(d) for d in self._registry.config_dirs],
-                       query_dirs=[str(d) for d in self._registry.query_dirs],
-                       options=self._options, deadline=deadline, stats=parse_stats),
-            start=1,
-        ):
-            key = pending[rel][0]
-            outcomes[key] = outcome
-            if outcome.cacheable:
-                unsaved[key] = outcome
-            if len(unsaved) >= self.STORE_BATCH:
-                # Stored while workers still parse: this process is otherwise idle.
-                self._cache.set_many(unsaved)
-                unsaved = {}
-            if progress is not None:
-                progress("parsing", done, len(to_parse))
+        outcomes, unsaved = self._parse(to_parse, pending, workers, parse_stats, progress)
         t_parse = time.perf_counter()
         self._cache.set_many(unsaved)
         t_store = time.perf_counter()
@@ -224,3 +204,33 @@ class TreeSitterSource:
             "files_deferred": float(len(deferred)), **parse_stats,
         }
         return SourceResult(tags, languages, tuple(diagnostics), stats, tuple(special), shas)
+
+    def _parse(self, to_parse: list[tuple[str, str, bytes]], pending: Mapping[str, tuple[Any, ...]],
+               workers: int, parse_stats: dict[str, float],
+               progress: Progress | None) -> tuple[dict[str, ParseOutcome], dict[str, ParseOutcome]]:
+        """Parse within ``parse_deadline_seconds``: (cache key -> outcome, cacheable outcomes not
+        stored yet). Full batches are stored while workers still parse (this process is otherwise
+        idle)."""
+        settings = self._settings
+        outcomes: dict[str, ParseOutcome] = {}
+        unsaved: dict[str, ParseOutcome] = {}
+        # Wall clock: worker processes share it. Files it leaves out are parsed by the next map.
+        deadline = (time.time() + settings.parse_deadline_seconds if settings.parse_deadline_seconds > 0
+                    else NO_DEADLINE)
+        for done, (rel, outcome) in enumerate(
+            parse_many(to_parse, self._registry, workers=workers,
+                       config_dirs=[str(d) for d in self._registry.config_dirs],
+                       query_dirs=[str(d) for d in self._registry.query_dirs],
+                       options=self._options, deadline=deadline, stats=parse_stats),
+            start=1,
+        ):
+            key = pending[rel][0]
+            outcomes[key] = outcome
+            if outcome.cacheable:
+                unsaved[key] = outcome
+            if len(unsaved) >= self.STORE_BATCH:
+                self._cache.set_many(unsaved)
+                unsaved = {}
+            if progress is not None:
+                progress("parsing", done, len(to_parse))
+        return outcomes, unsaved
