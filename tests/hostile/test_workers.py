@@ -4,7 +4,8 @@ import its code.
 A cold parse of enough files (``parallel_parse_min_files``) starts worker processes. Each test
 builds a real git repository whose top level shadows our package (``hybridmap/__init__.py``) or
 the standard library modules a worker imports (``pickle.py``, ``struct.py``, ``typing.py``...),
-each writing a marker when imported, and runs the real CLI from inside it.
+each writing a marker when imported, and runs the real CLI from inside it. The eval's Aider
+runner, the other Python process we start with a repository as its cwd, is checked the same way.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from hybridmap.settings import Settings
 
@@ -94,3 +97,25 @@ def test_workers_find_hybridmap_when_it_is_only_on_pythonpath(tmp_path: Path) ->
     assert data["stats"]["parse_fallback_files"] == 0
     assert not [d for d in data["diagnostics"] if d["kind"] == "parse_error"]
     assert time.monotonic() - started < DEADLINE
+
+
+def test_the_aider_runner_started_inside_a_repository_does_not_import_its_modules(tmp_path: Path) -> None:
+    """The eval's other Python child: Aider's runner is started with the checkout as its cwd. It runs
+    as a script (``sys.path[0]`` is its own directory, never the cwd) with ``-s`` and no ``PYTHON*``
+    variables (``-I`` would drop the ``PYTHONHASHSEED`` its reproducibility needs)."""
+    import asyncio
+
+    from hybridmap.evaluate.peer import DEFAULT_PYTHON, _communicate
+
+    if not DEFAULT_PYTHON.exists():
+        pytest.skip("no Aider environment (benchmarks/setup_aider_env.sh)")
+    marker = tmp_path / "imported.txt"
+    root = hostile_repo(tmp_path / "repo", marker, 3)
+    for name in ("aider", "tiktoken", "os", "time"):
+        target = root / name / "__init__.py" if name in ("aider", "tiktoken") else root / f"{name}.py"
+        target.parent.mkdir(exist_ok=True)
+        target.write_text(f"open({str(marker)!r}, 'a').write(__name__ + '\\n')\n")
+    code, out, err = asyncio.run(_communicate(DEFAULT_PYTHON, ["--version"], b"", 120, cwd=root))
+    assert code == 0, err.decode()
+    assert not marker.exists(), f"repository code ran: {marker.read_text()!r}"
+    assert json.loads(out)["aider_version"]
