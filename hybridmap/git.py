@@ -122,6 +122,17 @@ def git_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     return out
 
 
+def git_config_environment() -> dict[str, str]:
+    """:data:`HARDENED_CONFIG` as environment variables, for git run by programs we start
+    (language servers): ``GIT_CONFIG_COUNT`` entries rank with ``-c`` above every file."""
+    out = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_COUNT": str(len(HARDENED_CONFIG))}
+    for index, item in enumerate(HARDENED_CONFIG):
+        key, _, value = item.partition("=")
+        out[f"GIT_CONFIG_KEY_{index}"] = key
+        out[f"GIT_CONFIG_VALUE_{index}"] = value
+    return out
+
+
 def hardened_args(extra_config: Sequence[str] = ()) -> list[str]:
     args: list[str] = []
     for item in (*HARDENED_CONFIG, *extra_config):

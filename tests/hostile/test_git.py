@@ -199,3 +199,37 @@ def test_eval_checkouts_run_no_repository_command(tmp_path: Path, attack: str) -
     assert proc.returncode == 0, proc.stderr
     assert not marker.exists(), f"the repository's {attack} ran during the eval"
     assert json.loads(proc.stdout)["commits_evaluated"] == 2, "the eval still replayed the commits"
+
+
+def test_git_run_by_a_language_server_obeys_our_overrides(tmp_path: Path) -> None:
+    """Servers may run git (gopls through the go command); their environment carries the same
+    overrides, which rank above the repository's config. A real git, with a server's env."""
+    from hybridmap.sources.lsp.config import ServerConfig
+    from hybridmap.sources.lsp.session import server_environment
+
+    marker = tmp_path / "ran"
+    root = repository(tmp_path)
+    git(root, "config", "core.fsmonitor", command_writing(marker))
+    env = server_environment(ServerConfig(name="any", command="any"),
+                             environ={**os.environ, "PATH": f".:{os.environ['PATH']}"})
+    assert "." not in env["PATH"].split(os.pathsep)
+    subprocess.run(["git", "status", "--porcelain"], cwd=root, env=env, check=True, capture_output=True)
+    assert not marker.exists()
+    subprocess.run(["git", "status", "--porcelain"], cwd=root, check=True, capture_output=True)
+    assert marker.exists()  # the control: without the overrides, the repository's command runs
+
+
+def test_a_server_the_repository_ships_is_never_found_on_a_relative_path(tmp_path: Path) -> None:
+    from hybridmap.sources.lsp.session import find_command
+
+    root = repository(tmp_path)
+    fake = root / "ty-fake-server"
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    cwd = os.getcwd()
+    try:
+        os.chdir(root)
+        assert find_command("ty-fake-server", extra_dirs=(), environ={"PATH": f".:{os.defpath}"}) is None
+        assert find_command("ty-fake-server", extra_dirs=(), environ={"PATH": f"{root}:{os.defpath}"})
+    finally:
+        os.chdir(cwd)

@@ -47,6 +47,7 @@ from pygls.protocol.json_rpc import JsonRPCResponseMessage
 from ...errors import ServerError
 from ...model import ServerState
 from ...settings import Settings
+from ...git import git_config_environment
 from .config import ServerConfig
 from .framing import SAMPLE_BYTES, Frame, FrameReader, ids_in_sample
 
@@ -101,8 +102,9 @@ def find_command(command: str, extra_dirs: Sequence[Path] = INSTALL_DIRS,
     if os.sep in command:
         path = Path(command).expanduser()
         return str(path) if path.is_file() and os.access(path, os.X_OK) else None
-    search = os.pathsep.join([*(str(d) for d in extra_dirs), env.get("PATH", os.defpath)])
-    return shutil.which(command, path=search)
+    # Absolute PATH entries only: '.' would find a program the repository ships when we run in it.
+    user_path = [p for p in env.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(p)]
+    return shutil.which(command, path=os.pathsep.join([*(str(d) for d in extra_dirs), *user_path]))
 
 
 def command_problem(command: str) -> str:
@@ -129,9 +131,14 @@ def server_environment(config: ServerConfig, environ: Mapping[str, str] | None =
                        extra_dirs: Sequence[Path] = INSTALL_DIRS, token: str = "") -> dict[str, str]:
     env = os.environ if environ is None else environ
     out = {k: env[k] for k in ENV_ALLOWLIST if k in env}
-    # Node wrappers installed by our setup need to find `node` and each other.
-    out["PATH"] = os.pathsep.join([*(str(d) for d in extra_dirs), out.get("PATH", os.defpath)])
+    # Node wrappers installed by our setup need to find `node` and each other. Relative entries
+    # ('.', '') are dropped: a server runs in the repository, where they would find its programs.
+    user_path = [p for p in out.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(p)]
+    out["PATH"] = os.pathsep.join([*(str(d) for d in extra_dirs), *user_path])
     out.update(config.environment)
+    # A server may run git itself (gopls through the go command): the same overrides as ours,
+    # as command-line-level configuration, so the repository's hooks and fsmonitor never run.
+    out.update(git_config_environment())
     if token:
         out[TOKEN_VARIABLE] = token  # after the config's table: a config cannot hide a process
     return out
