@@ -7,7 +7,6 @@ fix and exit non-zero; a degraded map still exits 0 with diagnostics.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -23,7 +22,7 @@ from .compare import DEFAULT_SERVER_WAIT, choose_layout, render_comparison
 from .errors import HybridMapError
 from .evaluate.command import eval_command
 from .model import Diagnostic, MapRequest
-from .sanitize import escape_path, json_safe, safe_block, safe_line
+from .sanitize import escape_path, json_dumps, safe_block, safe_line
 from .settings import load_settings
 
 T = TypeVar("T")
@@ -155,7 +154,7 @@ def map_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], toke
                          server_wait=server_wait)
     result = _one_shot(root, _cache_overrides(cache_dir, no_cache), server_wait, lambda repo: repo.map(request))
     if fmt == "json":
-        click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        click.echo(json_dumps(result.to_json()))
     else:
         click.echo(result.text, nl=False)
         _echo_diagnostics(result.diagnostics)
@@ -180,7 +179,7 @@ def compare_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], 
     comparison = _one_shot(root, _cache_overrides(cache_dir, no_cache), server_wait,
                            lambda repo: repo.compare(request))
     if fmt == "json":
-        click.echo(json.dumps(comparison.to_json(), indent=2, ensure_ascii=False))
+        click.echo(json_dumps(comparison.to_json()))
         return
     terminal = sys.stdout.isatty()
     if width is None and (terminal or "COLUMNS" in os.environ):
@@ -211,7 +210,7 @@ def servers_command(root: str, start: bool, server_wait: float, fmt: str) -> Non
     except HybridMapError as exc:
         _fail(str(exc))
     if fmt == "json":
-        click.echo(json.dumps(json_safe([c.to_json() for c in checks]), indent=2, ensure_ascii=False))
+        click.echo(json_dumps([c.to_json() for c in checks]))
     else:
         click.echo(safe_block(render_checks(checks)), nl=False)  # server output and repository names
 

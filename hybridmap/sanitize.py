@@ -25,6 +25,7 @@ interpreter's tables.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -38,6 +39,8 @@ _UNSAFE_CLASS = (
 _UNSAFE = re.compile(f"[{_UNSAFE_CLASS}]")
 _UNSAFE_OR_BACKSLASH = re.compile(f"[{_UNSAFE_CLASS}\\\\]")
 _SURROGATES = re.compile("[\ud800-\udfff]")
+#: In JSON text, newlines outside strings are layout (json escapes every C0 inside strings).
+_UNSAFE_IN_JSON = re.compile("[" + _UNSAFE_CLASS.replace("\x0a-\x1f", "\x0b-\x1f", 1) + "]")
 _ESCAPE = re.compile(r"\\(\\|x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8})")
 
 
@@ -85,6 +88,22 @@ def unescape_path(text: str) -> str:
     """The path :func:`escape_path` was given (with surrogate escapes for non-UTF-8 bytes:
     ``os.fsencode`` of the result gives the file name's bytes)."""
     return _ESCAPE.sub(_unescape_one, text)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # a surrogate pair, as JSON spells characters beyond the BMP
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def json_dumps(value: Any, indent: int | None = 2) -> str:
+    """JSON text of ``value`` that parses to the same value (after :func:`json_safe`) but
+    carries no unsafe character raw: DEL, C1, bidi, invisible and separator characters are
+    written as ``\\uXXXX`` escapes (json itself escapes C0), so printing it is harmless."""
+    text = json.dumps(json_safe(value), indent=indent, ensure_ascii=False)
+    return _UNSAFE_IN_JSON.sub(_json_escape, text)
 
 
 def json_safe(value: Any) -> Any:

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ..errors import HybridMapError
-from ..sanitize import json_safe, safe_block, safe_line
+from ..sanitize import json_dumps, json_safe, safe_block, safe_line
 from .progress import ProgressBar
 from .report import render_markdown, to_json, to_markdown, with_summaries
 from .run import MODES, PEERS, EvalOptions, parse_budgets, parse_names, run_eval
@@ -76,9 +76,9 @@ def eval_command(root: str, commits: int, rev: str, tokens: str, modes: str, pee
         click.echo(f"hybridmap: warning: {report.selection.shortfall}", err=True)
     document = json_safe(to_json(report))  # paths and commit messages are the repository's
     if json_out:
-        Path(json_out).write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        Path(json_out).write_text(json_dumps(document) + "\n", encoding="utf-8")
     if fmt == "json":
-        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        click.echo(json_dumps(document))
     else:
         click.echo(safe_block(to_markdown(report)), nl=False)
 
@@ -87,7 +87,7 @@ def _render_saved(path: str, fmt: str) -> None:
     try:
         document = json.loads(Path(path).read_text(encoding="utf-8"))
         document = with_summaries(document)
-        text = (json.dumps(json_safe(document), indent=2, ensure_ascii=False) if fmt == "json"
+        text = (json_dumps(document) if fmt == "json"
                 else safe_block(render_markdown(document)))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         _fail(f"cannot render '{path}' as an eval report: {exc}")

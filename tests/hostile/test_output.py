@@ -76,8 +76,10 @@ def test_text_output_carries_no_control_bidi_or_invisible_character(tmp_path: Pa
     assert "\\x1b]52;c;" in text and "access_\\u202elevel" in text and "\\U000e0041" in text
     assert "bin\\x1b[2J\\x1b[31m.py: binary" in proc.stderr.decode()  # diagnostics listed, made safe
     # Structure: every header line is a real file of the map; the forged one is one escaped line.
-    data = json.loads(hybridmap("map", str(root), "--mode", "static", "--no-cache", "--tokens", "2048",
-                                "--format", "json").stdout)
+    as_json = hybridmap("map", str(root), "--mode", "static", "--no-cache", "--tokens", "2048", "--format", "json")
+    assert not FORBIDDEN.search(as_json.stdout)  # JSON escapes them: the same strings, nothing raw
+    data = json.loads(as_json.stdout)
+    assert f"admin{RLO}yp.txt.py" in {unescape_path(f["path"]) for f in data["files"]}
     lines = text.splitlines()
     assert all(f"{f['path']}:" in lines for f in data["files"] if f["symbols"])
     assert "secret.py:" not in lines and "def injected():" not in lines
