@@ -30,7 +30,6 @@ import pytest
 
 from hybridmap import MapResult, RepoMap, ServerState
 from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
-from hybridmap.sources.lsp.session import ENV_ALLOWLIST
 
 from .test_lsp import fixture_repo
 
@@ -125,11 +124,11 @@ def case_id(case: Case) -> str:
             + ("-with-child" if case.child else ""))
 
 
-def user_registry(tmp_path: Path, command: str, args: list[str], *, ready: str = "initialized",
-                  environment: dict[str, str] | None = None) -> LanguageRegistry:
-    """A registry whose only Python server is ``command``, configured as a user would."""
-    user = tmp_path / "user_configs"
-    user.mkdir(exist_ok=True)
+def write_user_config(user: Path, command: str, args: list[str], *, ready: str = "initialized",
+                      environment: dict[str, str] | None = None, timeout: float = TIMEOUT,
+                      ready_timeout: float = READY_TIMEOUT) -> Path:
+    """A user config directory whose only Python server is ``command``."""
+    user.mkdir(parents=True, exist_ok=True)
     env = ", ".join(f'{k} = "{v}"' for k, v in (environment or {}).items())
     (user / "python.toml").write_text(f"""
 [language]
@@ -141,11 +140,18 @@ language-servers = ["fault"]
 [language-server.fault]
 command = {json.dumps(command)}
 args = {json.dumps(args)}
-timeout = {TIMEOUT}
+timeout = {timeout}
 ready = "{ready}"
-ready-timeout = {READY_TIMEOUT}
+ready-timeout = {ready_timeout}
 environment = {{ {env} }}
 """)
+    return user
+
+
+def user_registry(tmp_path: Path, command: str, args: list[str], *, ready: str = "initialized",
+                  environment: dict[str, str] | None = None) -> LanguageRegistry:
+    """A registry whose only Python server is ``command``, configured as a user would."""
+    user = write_user_config(tmp_path / "user_configs", command, args, ready=ready, environment=environment)
     return LanguageRegistry.load([BUILTIN_CONFIG_DIR, user], [BUILTIN_QUERY_DIR])
 
 

@@ -141,7 +141,7 @@ def check_paths(root: Path, paths: list[str]) -> None:
         assert os.path.lexists(os.fsencode(root) + b"/" + os.fsencode(unescape_path(shown))), shown
 
 
-@settings(max_examples=int(os.environ.get("HYBRIDMAP_PROPERTY_EXAMPLES", "15")), deadline=None,
+@settings(max_examples=int(os.environ.get("HYBRIDMAP_PROPERTY_EXAMPLES", "30")), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                                  HealthCheck.data_too_large])
 @given(hostile=hostile_repositories(), tokens=st.integers(1, 3000), as_json=st.booleans())
@@ -160,7 +160,7 @@ def test_cli_keeps_its_contract_on_random_hostile_repositories(tmp_path: Path, h
         assert not FORBIDDEN.search(data["text"].encode("utf-8"))
 
 
-@settings(max_examples=int(os.environ.get("HYBRIDMAP_PROPERTY_EXAMPLES", "15")) * 3, deadline=None,
+@settings(max_examples=int(os.environ.get("HYBRIDMAP_PROPERTY_EXAMPLES", "30")) * 3, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                                  HealthCheck.data_too_large])
 @given(hostile=hostile_repositories(), tokens=st.integers(-5, 3000),

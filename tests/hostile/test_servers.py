@@ -103,7 +103,7 @@ from hybridmap import MapResult, RepoMap, ServerState  # noqa: E402
 from hybridmap.errors import RequestError  # noqa: E402
 from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR  # noqa: E402
 
-from ..test_fault_servers import FAULT_SERVER, alive, read_pids  # noqa: E402
+from ..test_fault_servers import FAULT_SERVER, alive, read_pids, write_user_config  # noqa: E402
 from ..test_lsp import fixture_repo  # noqa: E402
 
 CLOSE_BOUND = 2.0
@@ -113,21 +113,8 @@ initialized is owed no grace at all."""
 
 def fault_config(directory: Path, mode: str, pid_file: Path, ready_timeout: float = 30.0) -> Path:
     """A user config dir whose only Python server is the fault server in ``mode``."""
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "python.toml").write_text(f"""
-[language]
-name = "python"
-grammar = "python"
-file-types = ["py"]
-language-servers = ["fault"]
-
-[language-server.fault]
-command = {json.dumps(sys.executable)}
-args = {json.dumps([str(FAULT_SERVER), mode, "--pid-file", str(pid_file)])}
-timeout = 1
-ready-timeout = {ready_timeout}
-""")
-    return directory
+    return write_user_config(directory, sys.executable, [str(FAULT_SERVER), mode, "--pid-file", str(pid_file)],
+                             timeout=1, ready_timeout=ready_timeout)
 
 
 def fault_registry(tmp_path: Path, mode: str, pid_file: Path, ready_timeout: float = 30.0) -> LanguageRegistry:
