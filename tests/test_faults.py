@@ -17,7 +17,8 @@ import pytest
 
 from hybridmap import RepoMap, ServerState
 from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
-from hybridmap.sources.lsp.session import ENV_ALLOWLIST, INSTALL_DIRS
+from hybridmap.git import git_config_environment
+from hybridmap.sources.lsp.session import ENV_ALLOWLIST, INSTALL_DIRS, TOKEN_VARIABLE
 
 from .test_lsp import fixture_repo
 
@@ -191,11 +192,16 @@ def test_server_environment_is_the_allowlist_plus_its_config(tmp_path: Path,
     assert "HYBRIDMAP_TEST_SECRET" not in seen and "AWS_SECRET_ACCESS_KEY" not in seen
     assert seen["HYBRIDMAP_TEST_EXTRA"] == "from-config"
     assert seen["LANG"] == "C.UTF-8" and seen["HOME"] == os.environ["HOME"]
-    # PATH: our install directories first, then the user's PATH, unchanged.
+    # PATH: our install directories first, then the user's absolute PATH entries, in order.
     path = seen["PATH"].split(os.pathsep)
     assert path[:len(INSTALL_DIRS)] == [str(d) for d in INSTALL_DIRS]
-    assert os.pathsep.join(path[len(INSTALL_DIRS):]) == os.environ["PATH"]
-    assert set(seen) <= set(ENV_ALLOWLIST) | {"HYBRIDMAP_TEST_EXTRA"}, set(seen) - set(ENV_ALLOWLIST)
+    assert path[len(INSTALL_DIRS):] == [p for p in os.environ["PATH"].split(os.pathsep) if os.path.isabs(p)]
+    # Besides: our git overrides (for git the server runs) and the token that finds its processes.
+    git_overrides = git_config_environment()
+    assert {k: seen[k] for k in git_overrides} == git_overrides
+    assert seen[TOKEN_VARIABLE]
+    allowed = set(ENV_ALLOWLIST) | {"HYBRIDMAP_TEST_EXTRA", TOKEN_VARIABLE} | set(git_overrides)
+    assert set(seen) <= allowed, set(seen) - allowed
 
 
 def test_a_ready_server_that_times_out_is_a_diagnostic(tmp_path: Path) -> None:
