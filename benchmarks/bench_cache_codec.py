@@ -63,8 +63,11 @@ def baseline_tree(commit: str) -> Path:
     target = WORK / f"hybridmap-{commit}"
     if not target.exists():
         target.mkdir(parents=True)
-        archive = subprocess.run(["git", "-C", str(PROJECT), "archive", commit, "hybridmap", "lsp_configs",
-                                  "queries"], capture_output=True, check=True).stdout
+        # Before the package data moved into hybridmap/, lsp_configs/ and queries/ sat beside it.
+        data = subprocess.run(["git", "-C", str(PROJECT), "ls-tree", "--name-only", commit, "lsp_configs",
+                               "queries"], capture_output=True, text=True, check=True).stdout.split()
+        archive = subprocess.run(["git", "-C", str(PROJECT), "archive", commit, "hybridmap", *data],
+                                 capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
     return target
 

@@ -80,7 +80,10 @@ def pinned_source(rev: str) -> tuple[str, Path]:
         part = dest.with_suffix(".part")
         shutil.rmtree(part, ignore_errors=True)
         part.mkdir(parents=True)
-        archive = subprocess.run(["git", "-C", str(top), "archive", sha, "hybridmap", "lsp_configs", "queries"],
+        # Before the package data moved into hybridmap/, lsp_configs/ and queries/ sat beside it.
+        data = subprocess.run(["git", "-C", str(top), "ls-tree", "--name-only", sha, "lsp_configs", "queries"],
+                              check=True, capture_output=True, text=True).stdout.split()
+        archive = subprocess.run(["git", "-C", str(top), "archive", sha, "hybridmap", *data],
                                  check=True, capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", str(part)], input=archive, check=True)
         (part / ".servers").symlink_to(top / ".servers")  # install dirs are found beside the package

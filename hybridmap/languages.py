@@ -6,14 +6,15 @@ tag query at most once, on first use. Nothing here is module-global: two
 registries never share state.
 
 Directories are read in order, later ones overriding earlier ones file by file:
-the built-in ``lsp_configs/`` and ``queries/`` of this project, then the user's
-``$XDG_CONFIG_HOME/hybridmap/{lsp_configs,queries}/``.
+the built-in ``hybridmap/lsp_configs/`` and ``hybridmap/queries/`` (package data,
+shipped in the wheel), then the user's ``$XDG_CONFIG_HOME/hybridmap/{lsp_configs,queries}/``.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import hashlib
+import importlib.resources
 import re
 import threading
 import tomllib
@@ -24,10 +25,22 @@ from typing import Any
 
 from .errors import ConfigError
 
-#: The project's own data directories (the repository checkout, editable install).
-PROJECT_DIR = Path(__file__).resolve().parent.parent
-BUILTIN_CONFIG_DIR = PROJECT_DIR / "lsp_configs"
-BUILTIN_QUERY_DIR = PROJECT_DIR / "queries"
+
+def _package_data_dir(name: str) -> Path:
+    """A data directory shipped inside the package, as a real path.
+
+    Every install (wheel, sdist, editable, checkout) puts the package on disk; the registry
+    needs a path, not a Traversable, because parse workers reload it from ``config_dirs``.
+    """
+    resource = importlib.resources.files("hybridmap") / name
+    if not isinstance(resource, Path):  # a zipped import: no directory to glob or hand on
+        raise ImportError(f"hybridmap's {name}/ is not on disk ({resource!r}): install it unzipped")
+    return resource.resolve()
+
+
+#: The built-in language data: package data (``hybridmap/lsp_configs``, ``hybridmap/queries``).
+BUILTIN_CONFIG_DIR = _package_data_dir("lsp_configs")
+BUILTIN_QUERY_DIR = _package_data_dir("queries")
 
 
 @dataclass(frozen=True, slots=True)

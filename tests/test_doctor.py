@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hybridmap.languages import BUILTIN_CONFIG_DIR
+
 from .test_lsp import fixture_repo, require
 
 
@@ -48,7 +50,7 @@ args = ["-c", "touch {marker}"]
     config = tmp_path / "xdg"
     (config / "hybridmap").mkdir(parents=True)
     # The user's own config (trusted) names a server that is not installed, before the built-ins.
-    builtin = (Path(__file__).resolve().parents[1] / "lsp_configs" / "python.toml").read_text()
+    builtin = (BUILTIN_CONFIG_DIR / "python.toml").read_text()
     (config / "hybridmap" / "lsp_configs").mkdir()
     (config / "hybridmap" / "lsp_configs" / "python.toml").write_text(
         builtin.replace('command = "ty"', 'command = "ty-not-installed"'))

@@ -69,20 +69,44 @@ ENV_ALLOWLIST = (
 _NOT_INSTALLED = re.compile(r"unknown binary|is not installed|not installed for|command not found", re.I)
 
 _PROJECT_DIR = Path(__file__).resolve().parents[3]
-#: Where our own setup installs servers; searched before PATH.
-INSTALL_DIRS = (
-    Path(sys.prefix) / "bin",
-    _PROJECT_DIR / ".venv" / "bin",
-    _PROJECT_DIR / ".servers" / "node" / "node_modules" / ".bin",
-    _PROJECT_DIR / ".servers" / "bin",  # links with our own names (tsgo → TypeScript 7's tsc)
-    _PROJECT_DIR / ".servers" / "go" / "bin",  # gopls built with the machine's Go
-)
+#: True when hybridmap runs from a source tree (a checkout, an editable install, a benchmark's
+#: extracted commit), whose scripts/install-servers fills .venv and .servers beside the package;
+#: False for an installed wheel, whose package sits in site-packages.
+FROM_SOURCE_TREE = _PROJECT_DIR.name not in ("site-packages", "dist-packages")
+
+
+def user_servers_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_DATA_HOME/hybridmap/servers`` (default ``~/.local/share/...``): servers a user of an
+    installed hybridmap puts there, laid out like a checkout's ``.servers``."""
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_DATA_HOME", "")
+    if not os.path.isabs(base):  # the XDG spec ignores a relative value; a relative PATH entry
+        base = os.path.join(os.path.expanduser("~"), ".local", "share")  # would find repo programs
+    return Path(base) / "hybridmap" / "servers"
+
+
+def _server_dirs(servers: Path) -> tuple[Path, ...]:
+    return (
+        servers / "node" / "node_modules" / ".bin",
+        servers / "bin",  # links with our own names (tsgo → TypeScript 7's tsc)
+        servers / "go" / "bin",  # gopls built with the machine's Go
+    )
 
 
 #: In a config's initializationOptions, "{servers}" stands for our own install directory, so a
 #: config can name a file we installed (typescript-language-server's tsserver.path) without the
-#: server looking for it in the repository.
-SERVERS_DIR = _PROJECT_DIR / ".servers"
+#: server looking for it in the repository: the checkout's ``.servers``, else the user's.
+SERVERS_DIR = _PROJECT_DIR / ".servers" if FROM_SOURCE_TREE else user_servers_dir()
+
+#: Where servers are looked for, in order, before the absolute entries of PATH: the interpreter's
+#: own bin (servers pip-installed beside hybridmap), then a source tree's .venv and .servers, then
+#: the per-user directory. Documented in docs/language-servers.md ("Where servers are found").
+_SOURCE_TREE_DIRS = (_PROJECT_DIR / ".venv" / "bin", *_server_dirs(_PROJECT_DIR / ".servers"))
+INSTALL_DIRS = (
+    Path(sys.prefix) / "bin",
+    *(_SOURCE_TREE_DIRS if FROM_SOURCE_TREE else ()),
+    *_server_dirs(user_servers_dir()),
+)
 
 
 def expand_install_dir(value: Any) -> Any:
