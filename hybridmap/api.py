@@ -344,7 +344,7 @@ class AsyncRepoMap:
                 if health:  # alive, but timing out, garbling, or never ready
                     diagnostics.append(Diagnostic(language, "server_degraded", f"{session.config.name}: {health}"))
         diagnostics.extend(self._config_notes)
-        files_out = _ranked_files(packed.items, tags, ranking.file_scores, ranking.reasons)
+        files_out = _ranked_files(packed.items, tags, ranking.file_scores, ranking.reasons, result.languages)
         return MapResult(
             text=packed.text, tokens=packed.tokens, budget=budget, files=files_out,
             servers=servers, edges=graph.edge_counts_by_provenance(), diagnostics=tuple(diagnostics),
@@ -423,7 +423,9 @@ def _why_empty(tags: Mapping[str, FileTags], languages: Mapping[str, str], chat:
 
 
 def _ranked_files(items: Sequence[Any], tags: Mapping[str, FileTags], scores: Mapping[str, float],
-                  reasons: Mapping[str, tuple[str, ...]]) -> tuple[RankedFile, ...]:
+                  reasons: Mapping[str, tuple[str, ...]], languages: Mapping[str, str]) -> tuple[RankedFile, ...]:
+    """Files in the order of their best item (``items`` is best first), ranked by its score: the
+    file's PageRank alone would not be monotonic (a file's best definition, not the file, ranks it)."""
     order: dict[str, list[Any]] = {}
     for item in items:
         order.setdefault(item.path, []).append(item)
@@ -432,20 +434,20 @@ def _ranked_files(items: Sequence[Any], tags: Mapping[str, FileTags], scores: Ma
         symbols = tags[path].symbols
         shown = sorted((it for it in chosen if it.symbol >= 0), key=lambda it: symbols[it.symbol].span.start_line)
         out.append(RankedFile(
-            path=path, rank=scores.get(path, 0.0),
-            symbols=tuple(
-                RankedSymbol(
-                    name=symbols[it.symbol].name, kind=symbols[it.symbol].kind,
-                    line=symbols[it.symbol].name_line + 1,
-                    signature=symbols[it.symbol].signature.strip(),
-                    provenance=symbols[it.symbol].provenance, rank=it.score,
-                    detail=symbols[it.symbol].detail, col=symbols[it.symbol].name_col,
-                )
-                for it in shown
-            ),
+            path=path, rank=chosen[0].score, file_rank=scores.get(path, 0.0), language=languages.get(path),
+            symbols=tuple(_ranked_symbol(symbols[it.symbol], it.score) for it in shown),
             why=reasons.get(path, ()),
         ))
     return tuple(out)
+
+
+def _ranked_symbol(symbol: Any, score: float) -> RankedSymbol:
+    span = symbol.span
+    # A span ending at column 0 ends with the previous line's newline.
+    end = span.end_line if span.end_col > 0 or span.end_line == span.start_line else span.end_line - 1
+    return RankedSymbol(name=symbol.name, kind=symbol.kind, line=symbol.name_line + 1,
+                        signature=symbol.signature.strip(), provenance=symbol.provenance, rank=score,
+                        detail=symbol.detail, col=symbol.name_col, end_line=max(end, symbol.name_line) + 1)
 
 
 def _with_details(result: MapResult, details: Mapping[tuple[str, int, int], str]) -> MapResult:

