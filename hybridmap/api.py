@@ -510,11 +510,38 @@ class RepoMap:
     def settings(self) -> Settings:
         return self._async.settings
 
-    def map(self, request: MapRequest | None = None, **kwargs: Any) -> MapResult:
-        return self._call(self._async.map(request, **kwargs))  # type: ignore[no-any-return]
+    # The signatures mirror AsyncRepoMap's exactly (no **kwargs): a misspelt argument such as
+    # ``chat_file=`` fails the type check, not the call (tests/test_contract.py runs mypy on it).
+    def map(
+        self,
+        request: MapRequest | None = None,
+        *,
+        chat_files: Iterable[str] = (),
+        mentioned_files: Iterable[str] = (),
+        mentioned_idents: Iterable[str] = (),
+        tokens: int | None = None,
+        mode: Mode = "hybrid",
+        server_wait: float = 0.0,
+    ) -> MapResult:
+        """Build a map (see :meth:`AsyncRepoMap.map`)."""
+        return self._call(self._async.map(  # type: ignore[no-any-return]
+            request, chat_files=chat_files, mentioned_files=mentioned_files, mentioned_idents=mentioned_idents,
+            tokens=tokens, mode=mode, server_wait=server_wait))
 
-    def compare(self, request: MapRequest | None = None, **kwargs: Any) -> Comparison:
-        return self._call(self._async.compare(request, **kwargs))  # type: ignore[no-any-return]
+    def compare(
+        self,
+        request: MapRequest | None = None,
+        *,
+        chat_files: Iterable[str] = (),
+        mentioned_files: Iterable[str] = (),
+        mentioned_idents: Iterable[str] = (),
+        tokens: int | None = None,
+        server_wait: float = 0.0,
+    ) -> Comparison:
+        """The static and the hybrid map of one request (see :meth:`AsyncRepoMap.compare`)."""
+        return self._call(self._async.compare(  # type: ignore[no-any-return]
+            request, chat_files=chat_files, mentioned_files=mentioned_files, mentioned_idents=mentioned_idents,
+            tokens=tokens, server_wait=server_wait))
 
     def graph(self) -> RepoGraph | None:
         return self._async.graph()

@@ -168,3 +168,43 @@ def test_symbols_have_end_lines_and_files_languages(git_repo) -> None:
     assert spans[("store.py", "Runner")] == (5, 7)
     assert spans[("store.py", "run")] == (6, 7)
     assert spans[("web/cart.ts", "Cart")] == (1, 5)
+
+
+# --- the typed API ------------------------------------------------------------------------------
+
+TYPED_USE = '''
+from hybridmap import MapResult, RepoMap
+
+
+def good(repo: RepoMap) -> tuple[str, int, str | None]:
+    result: MapResult = repo.map(chat_files=["a.py"], mentioned_idents=["load"], tokens=100, mode="static")
+    first = result.to_json()["files"][0]
+    return first["path"], first["symbols"][0]["end_line"], first["language"]
+
+
+def misspelt(repo: RepoMap) -> MapResult:
+    return repo.map(chat_file=["a.py"])
+
+
+def bad_mode(repo: RepoMap) -> MapResult:
+    return repo.compare(tokens=100).static if repo else repo.map(mode="psychic")
+
+
+def bad_key(result: MapResult) -> object:
+    return result.to_json()["file"]
+'''
+
+
+def test_the_sync_facade_and_to_json_are_typed(tmp_path: Path) -> None:
+    """``RepoMap.map`` mirrors ``AsyncRepoMap.map`` (no ``**kwargs``) and ``to_json`` returns
+    TypedDicts: mypy --strict rejects a misspelt argument, a bad mode and an unknown key."""
+    pytest.importorskip("mypy", reason="mypy is in the test extra; without it the typing check cannot run")
+    (tmp_path / "use.py").write_text(TYPED_USE)
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent",
+                           "--cache-dir", str(tmp_path / "cache"), str(tmp_path / "use.py")],
+                          capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parents[1])
+    errors = [line for line in proc.stdout.splitlines() if ": error:" in line]
+    assert len(errors) == 3, proc.stdout
+    assert 'Unexpected keyword argument "chat_file" for "map" of "RepoMap"' in errors[0]
+    assert 'Argument "mode" to "map" of "RepoMap"' in errors[1]
+    assert '"MapJson" has no key "file"' in errors[2]
