@@ -1,8 +1,6 @@
-"""Language servers as a symbol source (see docs/language-servers.md)."""
+"""Language servers as a symbol source (see docs/language-servers.md).
 
-import pygls.client  # noqa: F401  (pygls' module loggers must exist before they are guarded)
-import pygls.protocol  # noqa: F401
-
-from ...logs import guard_library_logging
-
-guard_library_logging()
+Importing this package, :mod:`.source`, :mod:`.pool` or :mod:`.config` does not import pygls
+or lsprotocol (~0.3 s): a map that starts no server never pays for them. :mod:`.session` does,
+and guards their logging when it does (:mod:`hybridmap.logs`).
+"""

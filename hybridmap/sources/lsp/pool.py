@@ -14,13 +14,16 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...languages import LanguageRegistry
 from ...model import ServerReport, ServerState
 from ...settings import Settings
 from ...errors import ConfigError
 from .config import ServerConfig, merge_candidates, root_pattern_problem, servers_for_language
-from .session import LspSession, command_problem, find_command
+
+if TYPE_CHECKING:
+    from .session import LspSession
 
 
 @dataclass
@@ -122,6 +125,8 @@ class ServerPool:
                 if not self.root_patterns_ok(config):
                     slot.skipped.append(f"{config.name}: none of {list(config.required_root_patterns)} in root")
                     continue
+                from .session import LspSession, command_problem, find_command  # pygls: only now
+
                 if find_command(config.command, environ=self._environ) is None:
                     slot.skipped.append(f"{config.name}: {command_problem(config.command)}"
                                         + (f" ({config.install})" if config.install else ""))

@@ -20,7 +20,6 @@ import atexit
 import contextlib
 import ctypes
 import json
-import logging
 import os
 import re
 import shutil
@@ -48,14 +47,14 @@ from ...errors import ServerError
 from ...model import ServerState
 from ...settings import Settings
 from ...git import git_config_environment
+from ...logs import guard_library_logging
 from .config import ServerConfig
 from .framing import SAMPLE_BYTES, Frame, FrameReader, ids_in_sample
 
-# pygls logs every quirk of a server (unknown notifications, odd ids) as a warning; with no
-# logging configured Python prints those on stderr, which is the agent's terminal. What
-# matters reaches the user as a server state or detail; an application that configures
-# logging still gets pygls' records (they propagate).
-logging.getLogger("pygls").addHandler(logging.NullHandler())
+# pygls logs every message it sends (whole files) and every quirk of a server: its records carry
+# no body, and stay out of a host's INFO logs (hybridmap/logs.py). What matters reaches the user
+# as a server state or detail.
+guard_library_logging()
 
 #: Environment variables passed from the user's environment to every server.
 #: Anything else reaches a server only when its config names it (``environment``).

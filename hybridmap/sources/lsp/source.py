@@ -24,6 +24,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...cache import Cache
 from ...languages import LanguageRegistry
@@ -31,11 +32,13 @@ from ...merge import HoverKey
 from ...model import ServerReport, ServerState
 from ...settings import Settings
 from ..base import SourceResult
-from .documents import Documents
-from .outline import OutlineFetcher
 from .pool import ServerPool
-from .resolver import DefinitionResolver, Pair, Sites, candidate_pairs
-from .session import LspSession
+
+if TYPE_CHECKING:  # imported when the first server starts: they import lsprotocol (~0.3 s)
+    from .documents import Documents
+    from .outline import OutlineFetcher
+    from .resolver import DefinitionResolver, Sites
+    from .session import LspSession
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,10 +57,10 @@ class LspSource:
     def __init__(self, registry: LanguageRegistry, root: Path, cache: Cache, settings: Settings,
                  environ: Mapping[str, str] | None = None) -> None:
         self._settings = settings
+        self._root = root
+        self._cache = cache
         self.pool = ServerPool(registry, root, settings, environ)
-        self.documents = Documents(root, settings)
-        self.resolver = DefinitionResolver(root, cache, settings)
-        self.outline = OutlineFetcher(root, cache, settings)
+        self._engines: tuple[Documents, DefinitionResolver, OutlineFetcher] | None = None
         self._queue: deque[_Job] = deque()
         self._queued_critical = 0
         self._running_critical = 0
@@ -70,11 +73,38 @@ class LspSource:
         """Languages whose server was usable at the last plan: only they get jobs."""
         self._closed = False
 
+    # --- the parts that speak to servers, built when first needed ---------------------------
+
+    def _built(self) -> tuple[Documents, DefinitionResolver, OutlineFetcher]:
+        if self._engines is None:
+            from .documents import Documents
+            from .outline import OutlineFetcher
+            from .resolver import DefinitionResolver
+
+            self._engines = (Documents(self._root, self._settings),
+                             DefinitionResolver(self._root, self._cache, self._settings),
+                             OutlineFetcher(self._root, self._cache, self._settings))
+        return self._engines
+
+    @property
+    def documents(self) -> Documents:
+        return self._built()[0]
+
+    @property
+    def resolver(self) -> DefinitionResolver:
+        return self._built()[1]
+
+    @property
+    def outline(self) -> OutlineFetcher:
+        return self._built()[2]
+
     # --- what the map reads -------------------------------------------------------------
 
     @property
     def version(self) -> int:
         """Changes whenever the symbols or edges a snapshot would return change."""
+        if self._engines is None:
+            return 0
         return self.resolver.version * 1_000_003 + self.outline.version
 
     @property
@@ -83,10 +113,14 @@ class LspSource:
 
     @property
     def stats(self) -> dict[str, int]:
+        if self._engines is None:
+            return {}
         return {**self.resolver.stats, **self.outline.stats}
 
     def snapshot(self, base: SourceResult) -> SourceResult:
         """What the servers know now about ``base``'s files (nothing is waited for)."""
+        if self._engines is None:  # nothing was ever asked: nothing is known
+            return SourceResult(tags={}, languages=base.languages, shas=base.shas, resolved={}, details={})
         symbols = {p: t for p, t in self.outline.snapshot().items() if p in base.tags}
         return SourceResult(tags=symbols, languages=base.languages, shas=base.shas,
                             resolved=self.resolver.snapshot(), details=self.outline.details())
@@ -151,6 +185,8 @@ class LspSource:
               focus: Sequence[str]) -> list[_Job]:
         in_scope = [p for p, lang in base.languages.items() if lang in languages and p in base.tags]
         focus_set = [p for p in dict.fromkeys(focus) if base.languages.get(p) in languages and p in base.tags]
+        from .resolver import candidate_pairs
+
         jobs = [_Job("symbols", p) for p in focus_set if self.outline.needs_symbols(p)]
         pairs = candidate_pairs(base.tags, base.languages, definers, languages, self.resolver.done(),
                                 self._settings)
@@ -259,4 +295,4 @@ class LspSource:
         await self.pool.aclose()
 
 
-__all__ = ["LspSource", "Pair"]
+__all__ = ["LspSource"]
