@@ -18,7 +18,7 @@ quiet_pip() {
 }
 
 ensure_venv() {
-  local extras="$1"   # "" or "test"
+  local extras="$1"   # "", "test" or "test,mcp"
   if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -m venv "$VENV"
   fi
@@ -28,6 +28,9 @@ ensure_venv() {
   local want
   want="$(cat "$HERE/pyproject.toml" | sha256sum | cut -d' ' -f1)"
   if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    # pip is quiet (its log shows only on failure): say what is happening before the wait.
+    echo "${0##*/}: installing hybridmap${extras:+[$extras]} and its dependencies into ${VENV/#"$HERE"\//}" \
+         "(first time: a minute or two; later only when pyproject.toml changes)..." >&2
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip >/dev/null 2>&1 || true
     quiet_pip install -e "$spec"
     echo "$want" > "$stamp"
