@@ -267,3 +267,13 @@ def cache_clear(cache_dir: str | None) -> None:
 
 
 main.add_command(eval_command)
+
+
+@main.command("mcp")
+@click.argument("root", default=".", type=click.Path(file_okay=False, path_type=str))
+@_cache_options
+def mcp_command(root: str, cache_dir: str | None, no_cache: bool) -> None:
+    """Serve ROOT's map to an agent over MCP on stdin/stdout (needs hybridmap[mcp])."""
+    from .mcp import main as serve_mcp  # the SDK is imported only here
+
+    serve_mcp(root, _cache_overrides(cache_dir, no_cache))

@@ -1,0 +1,27 @@
+"""``hybridmap mcp [ROOT]``: the map of one repository served to agents over MCP (stdio).
+
+:mod:`.tools` holds the tools as plain functions over a warm :class:`~hybridmap.api.AsyncRepoMap`
+(no SDK import: testable and reusable); :mod:`.server` registers them on the official ``mcp``
+SDK's ``MCPServer``. Nothing here is imported by ``hybridmap map``: the CLI imports this
+package only when the ``mcp`` command runs, and this module imports the SDK only in :func:`main`.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+EXIT_USAGE = 2
+
+
+def main(root: str, overrides: dict[str, Any]) -> None:
+    """Serve ROOT on stdin/stdout until the client closes; one-line errors on stderr, exit 2."""
+    try:
+        from .server import serve
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] not in ("mcp", "mcp_types", "pydantic"):
+            raise
+        sys.stderr.write("hybridmap: error: the MCP SDK is not installed: "
+                         "install hybridmap[mcp] (pip install 'hybridmap[mcp]')\n")
+        sys.exit(EXIT_USAGE)
+    serve(root, overrides)

@@ -1,0 +1,256 @@
+"""The MCP server: :mod:`.tools` registered on the SDK's ``MCPServer``, served over stdio.
+
+One process serves one root with one :class:`~hybridmap.api.AsyncRepoMap`, built before the
+protocol starts (a bad root or config is a one-line error and exit 2, not a broken session)
+and kept warm: tags, graph and cache stay hot, and language servers, started in the
+background after a first small map, stay up across calls. stdout is the protocol channel:
+the SDK diverts file descriptor 1 to stderr while it serves, and everything we log goes to
+stderr. The process ends when the client closes stdin (or on SIGTERM), after stopping every
+language server it started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import signal
+import sys
+import time
+from collections.abc import Awaitable
+from contextlib import suppress
+from typing import Annotated, Any, Literal, TypeVar
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from .. import __version__
+from ..api import AsyncRepoMap
+from ..errors import HybridMapError
+from ..sanitize import json_dumps, safe_line
+from . import EXIT_USAGE
+from . import tools
+from .tools import (
+    CompareSummary,
+    Outline,
+    RepoMapSummary,
+    SearchResult,
+    ServerStatus,
+    State,
+    SymbolInfo,
+    ToolFailure,
+)
+
+log = logging.getLogger("hybridmap.mcp")
+T = TypeVar("T")
+
+INSTRUCTIONS = (
+    "hybridmap: a ranked, token-budgeted map of one repository (files and their most relevant "
+    "definitions, with signatures), type-aware once language servers are ready. Call repo_map "
+    "with the files being edited (chat_files) and the user's message to see what else matters; "
+    "search_symbols, symbol_info and file_outline to look things up; server_status to see which "
+    "language servers are ready. Paths are relative to the repository root."
+)
+READ_ONLY = dict(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+Paths = Annotated[tuple[str, ...], Field(max_length=200, description=(
+    "Paths relative to the repository root (no absolute paths, no '..')."))]
+Tokens = Annotated[int | None, Field(ge=1, le=100_000, description=(
+    "Token budget of the map text (default: the repository's map_tokens setting, 1024)."))]
+Wait = Annotated[float, Field(ge=0, le=120, description=(
+    "Seconds to wait for language servers to become ready and answer (0: use what is ready now; "
+    "servers keep starting in the background either way)."))]
+
+
+def _annotations(title: str) -> ToolAnnotations:
+    return ToolAnnotations(title=title, **READ_ONLY)
+
+
+def _result(text: str, structured: Any) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+
+async def _call(name: str, work: Awaitable[T]) -> T:
+    """Run one tool; what the caller got wrong becomes a one-line tool error."""
+    started = time.perf_counter()
+    try:
+        value = await work
+    except (ToolFailure, HybridMapError) as exc:
+        reason = safe_line(str(exc))
+        log.info("%s: error: %s", name, reason)
+        raise ToolError(reason) from None
+    log.info("%s: %.3f s", name, time.perf_counter() - started)
+    return value
+
+
+_PYDANTIC_NOISE = re.compile(r"\s*\[type=[^\]]*\]|\s*For further information visit \S+")
+
+
+def one_line(message: str) -> str:
+    """An error text on one line: the SDK reports argument validation failures with pydantic's
+    multi-line message (field, reason, a URL); the field and the reason are what matter."""
+    return safe_line(" ".join(_PYDANTIC_NOISE.sub("", message).split()))
+
+
+async def one_line_errors(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """Middleware: every tool error reaches the client as one line."""
+    result = await call_next(ctx)
+    if ctx.method == "tools/call" and isinstance(result, dict) and result.get("isError"):  # serialized
+        for block in result.get("content", ()):
+            if isinstance(block, dict) and isinstance(block.get("text"), str):
+                block["text"] = one_line(block["text"])
+    return result
+
+
+def build_server(state: State) -> MCPServer[Any]:
+    """The server with its six tools, each answering from ``state``'s warm map."""
+    if not logging.getLogger().handlers:  # plain lines on stderr (the SDK would install rich's)
+        logging.basicConfig(stream=sys.stderr, level=logging.INFO,
+                            format="hybridmap mcp: %(levelname)s %(name)s: %(message)s")
+    server: MCPServer[Any] = MCPServer("hybridmap", title="hybridmap repository map", version=__version__,
+                                       instructions=INSTRUCTIONS, log_level="INFO",
+                                       middleware=[one_line_errors])
+    _register_map_tools(server, state)
+    _register_lookup_tools(server, state)
+    return server
+
+
+def _register_map_tools(server: MCPServer[Any], state: State) -> None:
+    @server.tool(title="Repository map", annotations=_annotations("Repository map"))
+    async def repo_map(
+        chat_files: Annotated[Paths, Field(description=(
+            "Files the agent is editing, relative to the root: they steer the ranking and are "
+            "left out of the map (the agent already has them)."))] = (),
+        mentioned_files: Annotated[Paths, Field(description="Files the user or agent named.")] = (),
+        mentioned_idents: Annotated[tuple[str, ...], Field(max_length=200, description=(
+            "Identifiers the user or agent named (functions, classes...): their definitions rank higher."))] = (),
+        message: Annotated[str, Field(max_length=100_000, description=(
+            "The user's message as written: identifier-shaped and path-like words in it count as mentions."))] = "",
+        tokens: Tokens = None,
+        mode: Annotated[Literal["static", "hybrid"], Field(description=(
+            "hybrid uses language servers that are ready (resolved edges); static uses tree-sitter only."))]
+            = "hybrid",
+        server_wait: Wait = 0.0,
+    ) -> Annotated[CallToolResult, RepoMapSummary]:
+        """The ranked map of the repository for the task at hand: files and their most relevant
+        definitions (signatures), within the token budget. Returns the map text, and as
+        structured content a summary: files with ranks, tokens used of the budget, edge counts by
+        provenance (lsp = resolved by a language server), server states, diagnostics."""
+        text, summary = await _call("repo_map", tools.repo_map(
+            state, chat_files=chat_files, mentioned_files=mentioned_files, mentioned_idents=mentioned_idents,
+            message=message, tokens=tokens, mode=mode, server_wait=server_wait))
+        return _result(text, summary)
+
+    @server.tool(title="Compare static and hybrid maps", annotations=_annotations("Compare static and hybrid maps"))
+    async def compare_maps(
+        chat_files: Paths = (),
+        mentioned_idents: Annotated[tuple[str, ...], Field(max_length=200, description="Identifiers named.")] = (),
+        tokens: Tokens = None,
+        server_wait: Annotated[float, Field(ge=0, le=120, description=(
+            "Seconds the hybrid map may wait for language servers (default 10)."))] = 10.0,
+    ) -> Annotated[CallToolResult, CompareSummary]:
+        """What the language servers changed: the static (tree-sitter) and hybrid map of one
+        request, summarized: edges resolved by servers and name-matched guesses removed (counts
+        and the first few), files that moved in rank, server states and notes."""
+        summary = await _call("compare_maps", tools.compare_maps(
+            state, chat_files=chat_files, mentioned_idents=mentioned_idents, tokens=tokens,
+            server_wait=server_wait))
+        return _result(json_dumps(summary, indent=1), summary)
+
+    @server.tool(title="Language server status", annotations=_annotations("Language server status"))
+    async def server_status(server_wait: Wait = 0.0) -> Annotated[CallToolResult, ServerStatus]:
+        """Per language of the repository: its language server's state (missing, starting,
+        indexing, ready, failed...), which server, seconds it took to become ready, and why
+        when it is not usable."""
+        status = await _call("server_status", tools.server_status(state, server_wait))
+        return _result(json_dumps(status, indent=1), status)
+
+
+def _register_lookup_tools(server: MCPServer[Any], state: State) -> None:
+    @server.tool(title="Search symbols", annotations=_annotations("Search symbols"))
+    async def search_symbols(
+        query: Annotated[str, Field(min_length=1, max_length=200, description=(
+            "Part of a name: case, '_' and '-' are ignored; exact, prefix, substring, then "
+            "subsequence matches (e.g. 'getusr' finds get_user) in that order."))],
+        kind: Annotated[str | None, Field(max_length=40, description=(
+            "Only this kind: function, method, class, interface, struct, enum, constant, ..."))] = None,
+        path: Annotated[str | None, Field(max_length=4096, description=(
+            "Only under this file or directory, relative to the root."))] = None,
+        limit: Annotated[int, Field(ge=1, le=200, description="Most matches returned.")] = 20,
+    ) -> Annotated[CallToolResult, SearchResult]:
+        """Find definitions by name across the repository: name, kind, file, lines, signature."""
+        found = await _call("search_symbols", tools.search_symbols(state, query, kind=kind, path=path,
+                                                                   limit=limit))
+        return _result(json_dumps(found, indent=1), found)
+
+    @server.tool(title="Symbol info", annotations=_annotations("Symbol info"))
+    async def symbol_info(
+        name: Annotated[str, Field(min_length=1, max_length=200, description="The definition's exact name.")],
+        path: Annotated[str | None, Field(max_length=4096, description=(
+            "The file defining it, relative to the root (to pick one of several)."))] = None,
+        line: Annotated[int | None, Field(ge=1, description=(
+            "A 1-based line in or near the definition (to pick one of several in a file)."))] = None,
+    ) -> Annotated[CallToolResult, SymbolInfo]:
+        """A definition's signature, doc comment, server detail and location, and the files
+        that use it with line numbers; says whether a language server resolved those uses or
+        they are name-matching guesses."""
+        info = await _call("symbol_info", tools.symbol_info(state, name, path=path, line=line))
+        return _result(json_dumps(info, indent=1), info)
+
+    @server.tool(title="File outline", annotations=_annotations("File outline"))
+    async def file_outline(
+        path: Annotated[str, Field(min_length=1, max_length=4096, description=(
+            "A source file, relative to the root."))],
+    ) -> Annotated[CallToolResult, Outline]:
+        """Every definition in one file, in order: name, kind, lines, signature, container."""
+        outline = await _call("file_outline", tools.file_outline(state, path))
+        return _result(json_dumps(outline, indent=1), outline)
+
+
+async def _warm(state: State) -> None:
+    """A first small map: indexes the repository and starts its language servers."""
+    started = time.perf_counter()
+    try:
+        result = await tools.refresh(state)
+    except Exception as exc:  # a tool call will report the same failure to the client
+        log.warning("warm-up map failed: %s", safe_line(str(exc)))
+        return
+    log.info("warm: %d files indexed in %.2f s; servers: %s", int(result.stats.get("files_listed", 0)),
+             time.perf_counter() - started,
+             ", ".join(f"{k} {v.state}" for k, v in result.servers.items()) or "none")
+
+
+async def _serve(root: str, overrides: dict[str, Any]) -> None:
+    repo = AsyncRepoMap(root, overrides=overrides)
+    async with repo:  # closing stops every language server, whatever ended the session
+        state = State(repo)
+        server = build_server(state)
+        logging.getLogger("mcp").setLevel(logging.WARNING)  # no per-request chatter; ours is enough
+        log.info("serving %s over stdio", safe_line(str(repo.root)))
+        main = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        if main is not None:
+            loop.add_signal_handler(signal.SIGTERM, main.cancel)
+        warm = asyncio.create_task(_warm(state))
+        try:
+            await server.run_stdio_async()
+        finally:
+            warm.cancel()
+            with suppress(asyncio.CancelledError):
+                await warm
+            loop.remove_signal_handler(signal.SIGTERM)
+    log.info("closed")
+
+
+def serve(root: str, overrides: dict[str, Any]) -> None:
+    """Serve ROOT until the client goes away; a bad root or config exits 2 with one line."""
+    try:
+        asyncio.run(_serve(root, overrides))
+    except HybridMapError as exc:
+        sys.stderr.write(f"hybridmap: error: {safe_line(str(exc))}\n")
+        sys.exit(EXIT_USAGE)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        pass

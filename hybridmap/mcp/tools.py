@@ -1,0 +1,480 @@
+"""The MCP tools as plain async functions over one warm :class:`~hybridmap.api.AsyncRepoMap`.
+
+No SDK here: :mod:`.server` registers these on ``MCPServer``. Every function returns a
+JSON-ready dict shaped by the TypedDicts below (they are the tools' output schemas) and
+raises :class:`ToolFailure` with a one-line reason for anything the caller got wrong.
+
+Repository strings are untrusted (``docs/security.md``): paths go out through
+:func:`~hybridmap.sanitize.escape_path`, names, signatures and messages through
+:func:`~hybridmap.sanitize.safe_line`, so neither the structured result nor its text form
+carries a control, bidi or invisible character raw. Paths coming in are checked by
+:func:`relative_path` before anything is looked up: never absolute, never ``..``, never
+resolving (through a symlink) outside the root; files are only read when the walk listed them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+from typing_extensions import TypedDict  # pydantic (output schemas) needs it before Python 3.12
+
+from ..api import AsyncRepoMap
+from ..compare import Edge
+from ..graph import PROVENANCE_CODES, RepoGraph
+from ..model import FileTags, MapResult, Mode, ServerReport, Symbol
+from ..sanitize import escape_path, safe_block, safe_line
+
+REFRESH_TOKENS = 64
+"""Budget of the small hybrid map that brings tags and graph up to date before a lookup."""
+MAX_MENTIONS = 64
+SIGNATURE_CHARS = 240
+DOC_LINES = 12
+LIST_LIMIT = 10
+"""Edges, moves and references listed per section in summaries (counts are always complete)."""
+
+
+class ToolFailure(Exception):
+    """The caller asked for something that cannot be answered: a one-line reason."""
+
+
+# --- output shapes (the tools' output schemas) --------------------------------------------------
+
+class ServerInfo(TypedDict):
+    state: str
+    server: str | None
+    seconds_to_ready: float | None
+    detail: str
+
+
+class MapFile(TypedDict):
+    path: str
+    rank: float
+    symbols: int
+
+
+class RepoMapSummary(TypedDict):
+    files: list[MapFile]
+    tokens: int
+    budget: int
+    mode: str
+    edges: dict[str, int]
+    servers: dict[str, ServerInfo]
+    diagnostics: int
+    diagnostic_lines: list[str]
+    mentions: list[str]
+
+
+class SymbolEntry(TypedDict):
+    name: str
+    kind: str
+    path: str
+    line: int
+    end_line: int
+    signature: str
+    container: str | None
+
+
+class SearchResult(TypedDict):
+    matches: list[SymbolEntry]
+    total: int
+    truncated: bool
+
+
+class Reference(TypedDict):
+    path: str
+    lines: list[int]
+    count: int
+    source: Literal["language server", "name match", "same file"]
+
+
+class Definition(TypedDict):
+    name: str
+    kind: str
+    path: str
+    line: int
+    end_line: int
+    signature: str
+    detail: str
+    doc: str
+    references: list[Reference]
+    references_total: int
+
+
+class SymbolInfo(TypedDict):
+    definitions: list[Definition]
+    source: str
+    server: ServerInfo | None
+
+
+class Outline(TypedDict):
+    path: str
+    language: str | None
+    symbols: list[SymbolEntry]
+
+
+class ServerStatus(TypedDict):
+    servers: dict[str, ServerInfo]
+
+
+class EdgeEntry(TypedDict):
+    src: str
+    dst: str
+    ident: str
+
+
+class FileMoveEntry(TypedDict):
+    path: str
+    static: int | None
+    hybrid: int | None
+    change: str
+
+
+class CompareSummary(TypedDict):
+    resolved: int
+    removed: int
+    kept: int
+    resolved_first: list[EdgeEntry]
+    removed_first: list[EdgeEntry]
+    moved_files: int
+    moves_first: list[FileMoveEntry]
+    moved_symbols: int
+    servers: dict[str, ServerInfo]
+    servers_ready: bool
+    notes: list[str]
+
+
+@dataclass
+class State:
+    """What the server keeps across calls besides the map itself."""
+
+    repo: AsyncRepoMap
+    details: dict[tuple[str, int], str] = field(default_factory=dict)
+    """(path, 1-based line) -> a server's description of a symbol some map showed."""
+
+    def remember(self, result: MapResult) -> None:
+        for f in result.files:
+            for s in f.symbols:
+                if s.detail:
+                    self.details[(f.path, s.line)] = s.detail
+
+
+# --- paths and mentions --------------------------------------------------------------------------
+
+def _shown(text: str, limit: int = 120) -> str:
+    line = safe_line(text)
+    return line if len(line) <= limit else line[:limit] + "..."
+
+
+def relative_path(root: Path, path: str, what: str = "path") -> str:
+    """``path`` as a POSIX path relative to ``root``; a ToolFailure for anything that could
+    name a file outside it (absolute, ``~``, ``..``, a symlink out, NUL)."""
+    if not path or "\x00" in path:
+        raise ToolFailure(f"{what} must be a non-empty path relative to the repository root")
+    posix = PurePosixPath(path)
+    if posix.is_absolute() or path.startswith("~") or Path(path).is_absolute():
+        raise ToolFailure(f"{what} '{_shown(path)}' is absolute: give it relative to the repository root")
+    if ".." in posix.parts:
+        raise ToolFailure(f"{what} '{_shown(path)}' contains '..': give it relative to the repository root")
+    rel = str(posix)
+    try:
+        (root / rel).resolve().relative_to(root.resolve())
+    except (ValueError, OSError) as exc:
+        raise ToolFailure(f"{what} '{_shown(path)}' resolves outside the repository root") from exc
+    return rel
+
+
+def relative_paths(root: Path, paths: Iterable[str], what: str) -> list[str]:
+    return [relative_path(root, p, what) for p in paths]
+
+
+_TOKEN_SPLIT = re.compile(r"[\s,;:()\[\]{}<>\"'`|=!?*]+")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_STOPWORDS = frozenset("""
+the and for with this that from into what why how does are not but when where which there
+should would could have has was were will can all any its why who use uses used make makes
+add fix file files code function method class call calls see show please also then than
+""".split())
+
+
+def split_message(root: Path, message: str, language_for: object) -> tuple[list[str], list[str]]:
+    """The user's text as (path-like words, identifier-shaped words), deduplicated, capped.
+
+    Path-like: contains ``/`` or has a source extension (``language_for`` knows it) and is a
+    safe relative path (others are dropped, never looked up). Identifier-shaped: words of at
+    least 3 characters (or with ``_``) that are not common English. A later issue improves this.
+    """
+    paths: dict[str, None] = {}
+    idents: dict[str, None] = {}
+    for raw in _TOKEN_SPLIT.split(message):
+        token = raw.rstrip(".")
+        if not token:
+            continue
+        if "/" in token or (callable(language_for) and language_for(token)):
+            try:
+                paths[relative_path(root, token)] = None
+            except ToolFailure:
+                pass
+        for word in _IDENT.findall(token):
+            if (len(word) >= 3 or "_" in word) and word.lower() not in _STOPWORDS:
+                idents[word] = None
+    return list(paths)[:MAX_MENTIONS], list(idents)[:MAX_MENTIONS]
+
+
+# --- records out ---------------------------------------------------------------------------------
+
+def server_info(report: ServerReport) -> ServerInfo:
+    return {"state": str(report.state), "server": report.server, "seconds_to_ready": report.seconds_to_ready,
+            "detail": safe_line(report.detail)}
+
+
+def _signature(sym: Symbol) -> str:
+    text = " ".join(line.strip() for line in sym.signature.strip().splitlines())
+    text = safe_line(text)
+    return text if len(text) <= SIGNATURE_CHARS else text[:SIGNATURE_CHARS] + "..."
+
+
+def symbol_entry(path: str, tags: FileTags, sym: Symbol) -> SymbolEntry:
+    container = tags.symbols[sym.parent].name if 0 <= sym.parent < len(tags.symbols) else None
+    return {"name": safe_line(sym.name), "kind": sym.kind, "path": escape_path(path),
+            "line": sym.name_line + 1, "end_line": sym.span.end_line + 1, "signature": _signature(sym),
+            "container": safe_line(container) if container is not None else None}
+
+
+def current_tags(repo: AsyncRepoMap) -> Mapping[str, FileTags]:
+    """The tags of the last index (tree-sitter; path -> tags).
+
+    There is no public accessor yet (``AsyncRepoMap.tags()`` is asked for); until then this
+    is the one place reading the private attribute."""
+    return repo._tags  # noqa: SLF001
+
+
+async def refresh(state: State) -> MapResult:
+    """A small hybrid map: re-reads changed files, brings in what servers found since."""
+    result = await state.repo.map(tokens=REFRESH_TOKENS, mode="hybrid")
+    state.remember(result)
+    return result
+
+
+# --- the tools -----------------------------------------------------------------------------------
+
+async def repo_map(state: State, *, chat_files: Sequence[str] = (), mentioned_files: Sequence[str] = (),
+                   mentioned_idents: Sequence[str] = (), message: str = "", tokens: int | None = None,
+                   mode: Mode = "hybrid", server_wait: float = 0.0) -> tuple[str, RepoMapSummary]:
+    """The map text and its summary."""
+    repo = state.repo
+    chat = relative_paths(repo.root, chat_files, "chat file")
+    files = relative_paths(repo.root, mentioned_files, "mentioned file")
+    said_files, said_idents = split_message(repo.root, message, repo.registry.language_for)
+    idents = list(dict.fromkeys([*mentioned_idents, *said_idents]))
+    result = await repo.map(chat_files=chat, mentioned_files=list(dict.fromkeys([*files, *said_files])),
+                            mentioned_idents=idents, tokens=tokens, mode=mode, server_wait=server_wait)
+    state.remember(result)
+    summary: RepoMapSummary = {
+        "files": [{"path": escape_path(f.path), "rank": f.rank, "symbols": len(f.symbols)} for f in result.files],
+        "tokens": result.tokens, "budget": result.budget, "mode": result.mode, "edges": dict(result.edges),
+        "servers": {k: server_info(v) for k, v in result.servers.items()},
+        "diagnostics": len(result.diagnostics),
+        "diagnostic_lines": [f"{escape_path(d.path)}: {d.kind}: {safe_line(d.message)}"
+                             for d in result.diagnostics[:LIST_LIMIT]],
+        "mentions": [safe_line(w) for w in [*said_files, *idents]],
+    }
+    return result.text, summary
+
+
+def _normalized(text: str) -> str:
+    return text.replace("_", "").replace("-", "").lower()
+
+
+def _is_subsequence(needle: str, hay: str) -> bool:
+    it = iter(hay)
+    return all(c in it for c in needle)
+
+
+def match_score(query: str, name: str) -> int | None:
+    """0 exact, 1 prefix, 2 substring, 3 subsequence (case and ``_``/``-`` ignored), else None."""
+    n = _normalized(name)
+    if n == query:
+        return 0
+    if n.startswith(query):
+        return 1
+    if query in n:
+        return 2
+    return 3 if _is_subsequence(query, n) else None
+
+
+def _under(path: str, prefix: str | None) -> bool:
+    return prefix is None or path == prefix or path.startswith(prefix.rstrip("/") + "/")
+
+
+async def search_symbols(state: State, query: str, *, kind: str | None = None, path: str | None = None,
+                         limit: int = 20) -> SearchResult:
+    q = _normalized(query.strip())
+    if not q:
+        raise ToolFailure("query must contain a letter or digit")
+    prefix = None if path in (None, "", ".") else relative_path(state.repo.root, path, "path")
+    await refresh(state)
+    found: list[tuple[int, int, str, int, str, FileTags, Symbol]] = []
+    for file_path, tags in current_tags(state.repo).items():
+        if not _under(file_path, prefix):
+            continue
+        for sym in tags.symbols:
+            if kind and sym.kind != kind:
+                continue
+            score = match_score(q, sym.name)
+            if score is not None:
+                found.append((score, len(sym.name), file_path, sym.name_line, sym.name, tags, sym))
+    found.sort(key=lambda t: t[:5])
+    return {"matches": [symbol_entry(p, t, s) for _, _, p, _, _, t, s in found[:limit]],
+            "total": len(found), "truncated": len(found) > limit}
+
+
+async def file_outline(state: State, path: str) -> Outline:
+    rel = relative_path(state.repo.root, path, "path")
+    await refresh(state)
+    tags = current_tags(state.repo).get(rel)
+    if tags is None:
+        raise ToolFailure(f"'{_shown(rel)}' is not a source file of this map (not listed, or not a "
+                          "supported language)")
+    return {"path": escape_path(rel), "language": state.repo.registry.language_for(rel),
+            "symbols": [symbol_entry(rel, tags, s) for s in tags.symbols]}
+
+
+async def server_status(state: State, server_wait: float = 0.0) -> ServerStatus:
+    result = await state.repo.map(tokens=REFRESH_TOKENS, mode="hybrid", server_wait=server_wait)
+    state.remember(result)
+    return {"servers": {k: server_info(v) for k, v in result.servers.items()}}
+
+
+# --- symbol info ---------------------------------------------------------------------------------
+
+_COMMENT = re.compile(r"^\s*(#|//|/\*|\*|--|;|%)")
+_DOCSTRING = re.compile(r"^\s*[rRbBuU]?(\"\"\"|''')")
+
+
+def read_doc(root: Path, path: str, sym: Symbol) -> str:
+    """The definition's docstring (the string right after a Python signature) or the comment
+    block right above it; empty when neither. ``path`` was listed by the walk (inside root)."""
+    try:
+        lines = (root / path).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    body = sym.span.start_line + max(1, len(sym.signature.strip().splitlines()))
+    doc: list[str] = []
+    opened = _DOCSTRING.match(lines[body]) if body < len(lines) else None
+    if opened:
+        quote = opened.group(1)
+        for line in lines[body:body + DOC_LINES]:
+            doc.append(line.strip())
+            if (line.count(quote) >= 2 or doc[1:]) and line.rstrip().endswith(quote):
+                break
+    else:
+        i = sym.span.start_line - 1
+        while i >= 0 and len(doc) < DOC_LINES and _COMMENT.match(lines[i]):
+            doc.insert(0, lines[i].strip())
+            i -= 1
+    return safe_block("\n".join(doc))
+
+
+def references_to(graph: RepoGraph | None, tags: Mapping[str, FileTags], path: str,
+                  name: str) -> list[Reference]:
+    """Files using ``name`` as defined in ``path``, from the graph's edges (server-resolved or
+    name-matched), each with the lines of the uses, most uses first; then uses in ``path``
+    itself (the graph keeps no edge from a file to itself)."""
+    def lines_in(src: str) -> list[int]:
+        src_tags = tags.get(src)
+        return sorted({r.line + 1 for r in src_tags.references if r.name == name})[:20] if src_tags else []
+
+    out: list[Reference] = []
+    if graph is not None and name in graph.ident_index and path in graph.index:
+        dst = graph.index[path]
+        for row in graph.edges_by_ident.get(graph.ident_index[name], ()):
+            src = graph.files[int(graph.edge_src[row])]
+            if int(graph.edge_dst[row]) != dst or src == path:
+                continue
+            lsp = PROVENANCE_CODES[int(graph.edge_provenance[row])] == "lsp"
+            out.append({"path": escape_path(src), "lines": lines_in(src), "count": int(graph.edge_count[row]),
+                        "source": "language server" if lsp else "name match"})
+    out.sort(key=lambda r: (-r["count"], r["path"]))
+    own = lines_in(path)
+    if own:
+        out.append({"path": escape_path(path), "lines": own, "count": len(own), "source": "same file"})
+    return out
+
+
+def _pick(tags: Mapping[str, FileTags], name: str, path: str | None,
+          line: int | None) -> list[tuple[str, Symbol]]:
+    """Definitions named ``name`` (exactly, else ignoring case), in ``path``, nearest ``line``."""
+    pool = [(p, s) for p, t in tags.items() if path is None or p == path for s in t.symbols]
+    hits = [(p, s) for p, s in pool if s.name == name] or \
+        [(p, s) for p, s in pool if s.name.lower() == name.lower()]
+    if line is not None and hits:
+        def distance(hit: tuple[str, Symbol]) -> int:
+            span = hit[1].span
+            inside = span.start_line <= line - 1 <= span.end_line
+            return 0 if inside else min(abs(span.start_line - (line - 1)), abs(span.end_line - (line - 1)))
+        best = min(distance(h) for h in hits)
+        hits = [h for h in hits if distance(h) == best]
+    return sorted(hits, key=lambda h: (h[0], h[1].name_line))
+
+
+async def symbol_info(state: State, name: str, *, path: str | None = None,
+                      line: int | None = None) -> SymbolInfo:
+    repo = state.repo
+    rel = relative_path(repo.root, path, "path") if path else None
+    result = await refresh(state)
+    tags = current_tags(repo)
+    if rel is not None and rel not in tags:
+        raise ToolFailure(f"'{_shown(rel)}' is not a source file of this map")
+    hits = _pick(tags, name.strip(), rel, line)
+    if not hits:
+        where = f" in '{_shown(rel)}'" if rel else ""
+        raise ToolFailure(f"no definition named '{_shown(name)}'{where} (search_symbols finds near names)")
+    graph = repo.graph()
+    definitions: list[Definition] = []
+    for p, sym in hits[:LIST_LIMIT]:
+        refs = references_to(graph, tags, p, sym.name)
+        definitions.append({
+            "name": safe_line(sym.name), "kind": sym.kind, "path": escape_path(p), "line": sym.name_line + 1,
+            "end_line": sym.span.end_line + 1, "signature": _signature(sym),
+            "detail": safe_line(state.details.get((p, sym.name_line + 1), sym.detail)),
+            "doc": read_doc(repo.root, p, sym), "references": refs[:LIST_LIMIT * 2],
+            "references_total": len(refs)})
+    language = repo.registry.language_for(hits[0][0])
+    report = result.servers.get(language) if language else None
+    resolved = any(r["source"] == "language server" for d in definitions for r in d["references"])
+    source = ("language server" if resolved else
+              "tree-sitter name matching" + ("" if report is None or str(report.state) == "ready"
+                                             else f" (the {language} server is {report.state})"))
+    return {"definitions": definitions, "source": source,
+            "server": server_info(report) if report is not None else None}
+
+
+# --- compare -------------------------------------------------------------------------------------
+
+async def compare_maps(state: State, *, chat_files: Sequence[str] = (), mentioned_idents: Sequence[str] = (),
+                       tokens: int | None = None, server_wait: float = 10.0) -> CompareSummary:
+    repo = state.repo
+    chat = relative_paths(repo.root, chat_files, "chat file")
+    comparison = await repo.compare(chat_files=chat, mentioned_idents=list(mentioned_idents), tokens=tokens,
+                                    server_wait=server_wait)
+    state.remember(comparison.hybrid)
+
+    def edge(e: Edge) -> EdgeEntry:
+        return {"src": escape_path(e.src), "dst": escape_path(e.dst), "ident": safe_line(e.ident)}
+
+    moved = comparison.moved_files
+    return {
+        "resolved": len(comparison.resolved), "removed": len(comparison.removed), "kept": comparison.kept,
+        "resolved_first": [edge(e) for e in comparison.resolved[:LIST_LIMIT]],
+        "removed_first": [edge(e) for e in comparison.removed[:LIST_LIMIT]],
+        "moved_files": len(moved),
+        "moves_first": [{"path": escape_path(m.path), "static": m.static, "hybrid": m.hybrid,
+                         "change": m.change} for m in moved[:LIST_LIMIT]],
+        "moved_symbols": len(comparison.moved_symbols),
+        "servers": {k: server_info(v) for k, v in comparison.servers.items()},
+        "servers_ready": comparison.servers_ready, "notes": [safe_line(n) for n in comparison.notes],
+    }

@@ -1,0 +1,261 @@
+"""``hybridmap mcp``, end to end: the SDK's own client spawns the real server process on a real
+repository, with the real ty language server behind it, and calls every tool."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import psutil
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+from mcp.client.stdio import PROCESS_TERMINATION_TIMEOUT  # noqa: E402
+from mcp_types import CallToolResult  # noqa: E402
+
+from hybridmap.mcp.tools import ToolFailure, match_score, relative_path, split_message  # noqa: E402
+from hybridmap.sanitize import safe_line  # noqa: E402
+
+from .test_lsp import fixture_repo, require  # noqa: E402
+
+T = TypeVar("T")
+TOOLS = {"repo_map", "search_symbols", "symbol_info", "file_outline", "server_status", "compare_maps"}
+
+
+@asynccontextmanager
+async def connect(root: Path, tmp_path: Path) -> AsyncIterator[ClientSession]:
+    """A session with ``python -m hybridmap mcp ROOT`` (its stderr in ``tmp_path/server.log``)."""
+    params = StdioServerParameters(command=sys.executable, args=[
+        "-m", "hybridmap", "mcp", str(root), "--cache-dir", str(tmp_path / "cache")])
+    with open(tmp_path / "server.log", "a") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                yield session
+
+
+def run(root: Path, tmp_path: Path, body: Callable[[ClientSession], Awaitable[T]]) -> T:
+    async def main() -> T:
+        async with connect(root, tmp_path) as session:
+            return await body(session)
+    return anyio.run(main)
+
+
+def server_process() -> psutil.Process:
+    (proc,) = [p for p in psutil.Process().children() if "mcp" in p.cmdline()]
+    return proc
+
+
+def text(result: CallToolResult) -> str:
+    assert len(result.content) == 1 and result.content[0].type == "text"
+    return result.content[0].text
+
+
+async def ok(session: ClientSession, tool: str, **arguments: Any) -> tuple[str, dict[str, Any]]:
+    result = await session.call_tool(tool, arguments)
+    assert not result.is_error, text(result)
+    assert result.structured_content is not None
+    return text(result), result.structured_content
+
+
+async def error(session: ClientSession, tool: str, **arguments: Any) -> str:
+    result = await session.call_tool(tool, arguments)
+    assert result.is_error, text(result)
+    message = text(result)
+    assert "\n" not in message and "Traceback" not in message
+    return message
+
+
+def test_every_tool_end_to_end_with_warm_servers(tmp_path: Path) -> None:
+    require("ty")
+    root = fixture_repo(tmp_path, "python")
+    seen: dict[str, Any] = {}
+
+    async def body(session: ClientSession) -> None:
+        listed = {t.name: t for t in (await session.list_tools()).tools}
+        assert set(listed) == TOOLS
+        for tool in listed.values():
+            assert tool.title and tool.description and tool.output_schema
+            assert tool.annotations is not None and tool.annotations.read_only_hint is True
+            assert tool.input_schema["type"] == "object"
+        props = listed["repo_map"].input_schema["properties"]
+        assert {"chat_files", "mentioned_files", "mentioned_idents", "message", "tokens", "mode",
+                "server_wait"} <= set(props)
+        assert props["mode"]["enum"] == ["static", "hybrid"] and props["tokens"]["anyOf"][0]["minimum"] == 1
+        assert listed["search_symbols"].input_schema["required"] == ["query"]
+
+        first_text, first = await ok(session, "repo_map", chat_files=["app.py"],
+                                     message="Why does load() fail in store/disk.py?")
+        assert "store/disk.py:" in first_text and "def load(path: str)" in first_text
+        assert first["tokens"] <= first["budget"] == 1024 and first["files"][0]["rank"] > 0
+        assert {"store/disk.py", "load"} <= set(first["mentions"]) and first["diagnostics"] == 0
+        assert first["servers"]["python"]["state"] in ("starting", "indexing", "ready")
+        # A second map waits for ty: resolved edges, and the same ty process serves later calls.
+        _, second = await ok(session, "repo_map", chat_files=["app.py"], server_wait=60)
+        assert second["servers"]["python"]["state"] == "ready", second["servers"]
+        assert second["edges"]["lsp"] >= 3 and second["edges"]["name-match"] == 0
+        ty = [p.pid for p in server_process().children(recursive=True) if "ty" in p.name()]
+        assert ty
+        seen["ty"] = ty
+
+        _, found = await ok(session, "search_symbols", query="RUNNER")
+        assert [(m["name"], m["path"]) for m in found["matches"][:2]] == [
+            ("Runner", "store/disk.py"), ("Runner", "store/memory.py")]
+        _, found = await ok(session, "search_symbols", query="ld", kind="function", path="store/memory.py")
+        assert [(m["name"], m["line"]) for m in found["matches"]] == [("load", 6)]
+
+        _, info = await ok(session, "symbol_info", name="load", path="store/disk.py")
+        (load,) = info["definitions"]
+        assert (load["path"], load["line"], load["kind"]) == ("store/disk.py", 4, "function")
+        assert load["signature"] == "def load(path: str) -> list[str]:"
+        assert [(r["path"], r["source"]) for r in load["references"]] == [
+            ("app.py", "language server"), ("store/disk.py", "same file")]
+        assert 6 in load["references"][0]["lines"]
+        assert info["source"] == "language server" and info["server"]["server"] == "ty"
+        # store/memory.py's load is not what app.py calls: the server removed that guess.
+        _, other = await ok(session, "symbol_info", name="load", path="store/memory.py")
+        assert [(r["path"], r["source"]) for r in other["definitions"][0]["references"]] == [
+            ("store/memory.py", "same file")]
+
+        _, outline = await ok(session, "file_outline", path="store/memory.py")
+        assert outline["language"] == "python"
+        assert [(s["name"], s["kind"], s["line"], s["container"]) for s in outline["symbols"]] == [
+            ("RECORDS", "constant", 3, None), ("load", "function", 6, None), ("Runner", "class", 10, None),
+            ("run", "method", 11, "Runner")]
+
+        _, status = await ok(session, "server_status")
+        assert status["servers"]["python"]["state"] == "ready"
+        assert status["servers"]["python"]["seconds_to_ready"] >= 0
+
+        compare_text, compared = await ok(session, "compare_maps", chat_files=["app.py"])
+        assert compared["resolved"] >= 3 and compared["removed"] >= 3 and compared["servers_ready"]
+        assert {"src": "app.py", "dst": "store/disk.py", "ident": "load"} in compared["resolved_first"]
+        assert json.loads(compare_text) == compared
+        assert [p.pid for p in server_process().children(recursive=True) if "ty" in p.name()] == ty
+
+    run(root, tmp_path, body)
+    for pid in seen["ty"]:  # the server stopped ty before it exited
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_paths_outside_the_root_are_tool_errors(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text("def secret_outside():\n    pass\n")
+    root = fixture_repo(tmp_path, "python")
+    os.symlink(outside, root / "linked")
+
+    async def body(session: ClientSession) -> None:
+        for path in ("../outside/secret.py", str(outside / "secret.py"), "linked/secret.py", "~/x.py",
+                     "store/../../outside/secret.py"):
+            for tool, args in (("file_outline", {"path": path}), ("symbol_info", {"name": "x", "path": path}),
+                               ("search_symbols", {"query": "x", "path": path}),
+                               ("repo_map", {"chat_files": [path]}), ("compare_maps", {"chat_files": [path]})):
+                message = await error(session, tool, **args)
+                assert "relative to the repository root" in message or "outside" in message, message
+        assert "not a source file" in await error(session, "file_outline", path="README.md")
+        assert "no definition named" in await error(session, "symbol_info", name="nothing_here")
+        assert "token" in (await error(session, "repo_map", tokens=0)).lower()
+        # A path in the free text is never looked up when it leaves the root.
+        map_text, summary = await ok(session, "repo_map", message="see ../outside/secret.py", mode="static")
+        assert "secret" not in map_text and "../outside/secret.py" not in summary["mentions"]
+        _, found = await ok(session, "search_symbols", query="secret_outside")
+        assert found["total"] == 0
+
+    started = time.monotonic()
+    run(root, tmp_path, body)
+    assert time.monotonic() - started < 60
+
+
+def test_repository_strings_are_sanitized_in_results(git_repo: Any, tmp_path: Path) -> None:
+    bidi, esc = "\u202e", "\x1b]0;pwned\x07"
+    root = git_repo({f"evil{bidi}name.py": f"def trap{bidi}():  # {esc}\n    pass\n",
+                     "ok.py": f"def fine(x: str = '{esc}') -> None:\n    pass\n"})
+
+    async def body(session: ClientSession) -> list[CallToolResult]:
+        return [await session.call_tool("repo_map", {"mode": "static"}),
+                await session.call_tool("search_symbols", {"query": "fine"}),
+                await session.call_tool("search_symbols", {"query": "trap"}),
+                await session.call_tool("file_outline", {"path": "ok.py"})]
+
+    results = run(root, tmp_path, body)
+    for result in results:
+        assert not result.is_error, text(result)
+        out = text(result) + json.dumps(result.structured_content, ensure_ascii=False)
+        assert bidi not in out and "\x1b" not in out and "\x07" not in out, out
+    assert "evil\\u202ename.py" in text(results[0])
+
+
+def test_process_exits_on_close_without_being_killed(tmp_path: Path) -> None:
+    root = fixture_repo(tmp_path, "python")
+    holder: dict[str, Any] = {}
+
+    async def main() -> None:
+        async with connect(root, tmp_path) as session:
+            await ok(session, "repo_map", mode="static")
+            holder["proc"] = server_process()
+            holder["closing"] = time.monotonic()
+        holder["closed"] = time.monotonic()
+
+    anyio.run(main)
+    # The client kills a server that is still alive PROCESS_TERMINATION_TIMEOUT after closing stdin.
+    assert holder["closed"] - holder["closing"] < PROCESS_TERMINATION_TIMEOUT
+    assert "closed" in (tmp_path / "server.log").read_text()
+
+
+def test_missing_sdk_says_what_to_install(tmp_path: Path) -> None:
+    code = ("import sys; sys.modules['mcp'] = None\n"
+            "from hybridmap.cli import main\n"
+            f"main(['mcp', {str(tmp_path)!r}])")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert "install hybridmap[mcp]" in proc.stderr and proc.stdout == ""
+
+
+def test_bad_root_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "hybridmap", "mcp", str(tmp_path / "nowhere")],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("hybridmap: error:"), proc.stderr
+
+
+def test_a_map_never_imports_the_sdk(git_repo: Any) -> None:
+    root = git_repo({"a.py": "def f():\n    pass\n"})
+    code = ("import sys\nfrom hybridmap.cli import main\n"
+            f"main(['map', {str(root)!r}, '--mode', 'static'], standalone_mode=False)\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', 'hybridmap.mcp')"
+            " or m.startswith('hybridmap.mcp')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().endswith("[]"), proc.stdout
+
+
+# --- the pure parts ------------------------------------------------------------------------------
+
+def test_relative_path_refuses_every_way_out(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    os.symlink("/", tmp_path / "pkg" / "up")
+    assert relative_path(tmp_path, "./pkg//a.py") == "pkg/a.py"
+    for bad in ("", "/etc/passwd", "~root/x", "..", "pkg/../../x", "pkg/up/etc/passwd", "a\x00b"):
+        with pytest.raises(ToolFailure):
+            relative_path(tmp_path, bad)
+
+
+def test_message_split_and_match_scores(tmp_path: Path) -> None:
+    paths, idents = split_message(tmp_path, "Why does load_config() fail in src/app.py and ../x.py? "
+                                  "See RepoMap.map, the fix", lambda p: "python" if p.endswith(".py") else None)
+    assert paths == ["src/app.py"]
+    assert idents == ["load_config", "fail", "src", "app", "RepoMap", "map"]
+    assert [match_score("getuser", n) for n in ("get_user", "getUserName", "forget_user")] == [0, 1, 2]
+    assert match_score("gtusr", "get_user") == 3 and match_score("zz", "get_user") is None
+    assert safe_line("a\u202eb") != "a\u202eb"
