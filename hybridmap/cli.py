@@ -114,6 +114,20 @@ def _cache_options(command: Any) -> Any:
                         help="Cache directory (default $XDG_CACHE_HOME/hybridmap).")(command)
 
 
+def _listing_options(command: Any) -> Any:
+    """--include, --exclude: gitignore-style patterns choosing the files mapped."""
+    command = click.option("--exclude", "exclude", multiple=True, metavar="PATTERN",
+                           help="Leave out files matching this gitignore-style pattern (repeatable).")(command)
+    return click.option("--include", "include", multiple=True, metavar="PATTERN",
+                        help="Map only files matching this gitignore-style pattern (repeatable; "
+                             "also brings back untracked build output).")(command)
+
+
+def _listing_overrides(include: tuple[str, ...], exclude: tuple[str, ...]) -> dict[str, Any]:
+    """Flags given replace the settings' patterns; flags not given leave them (None)."""
+    return {"include": include or None, "exclude": exclude or None}
+
+
 def _cache_overrides(cache_dir: str | None, no_cache: bool) -> dict[str, Any]:
     overrides: dict[str, Any] = {"cache_dir": cache_dir}
     if no_cache:
@@ -168,13 +182,16 @@ def main() -> None:
 @click.option("--server-wait", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="Seconds to wait for language servers to become ready.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_listing_options
 @_cache_options
 def map_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], tokens: int | None,
-                mode: str, server_wait: float, fmt: str, cache_dir: str | None, no_cache: bool) -> None:
+                mode: str, server_wait: float, fmt: str, include: tuple[str, ...], exclude: tuple[str, ...],
+                cache_dir: str | None, no_cache: bool) -> None:
     """Print the map of ROOT (default: the current directory)."""
     request = MapRequest(chat_files=chat, mentioned_idents=mention, tokens=tokens, mode=mode,  # type: ignore[arg-type]
                          server_wait=server_wait)
-    result = _one_shot(root, _cache_overrides(cache_dir, no_cache), server_wait, lambda repo: repo.map(request))
+    overrides = {**_cache_overrides(cache_dir, no_cache), **_listing_overrides(include, exclude)}
+    result = _one_shot(root, overrides, server_wait, lambda repo: repo.map(request))
     if fmt == "json":
         click.echo(json_dumps(result.to_json()))
     else:
@@ -193,16 +210,17 @@ def map_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], toke
                    "auto picks columns on a terminal wide enough, unified otherwise and when piped.")
 @click.option("--width", type=click.IntRange(min=20), default=None,
               help="Line width of the text output (default: the terminal's, or $COLUMNS; none when piped).")
+@_listing_options
 @_cache_options
 def compare_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], tokens: int | None,
-                    server_wait: float, fmt: str, layout: str, width: int | None, cache_dir: str | None,
-                    no_cache: bool) -> None:
+                    server_wait: float, fmt: str, layout: str, width: int | None, include: tuple[str, ...],
+                    exclude: tuple[str, ...], cache_dir: str | None, no_cache: bool) -> None:
     """Show the static and the hybrid map of ROOT side by side, and what the servers changed."""
     from .model import SCHEMA_VERSION
 
     request = MapRequest(chat_files=chat, mentioned_idents=mention, tokens=tokens, server_wait=server_wait)
-    comparison = _one_shot(root, _cache_overrides(cache_dir, no_cache), server_wait,
-                           lambda repo: repo.compare(request))
+    overrides = {**_cache_overrides(cache_dir, no_cache), **_listing_overrides(include, exclude)}
+    comparison = _one_shot(root, overrides, server_wait, lambda repo: repo.compare(request))
     if fmt == "json":
         click.echo(json_dumps({"schema_version": SCHEMA_VERSION, **comparison.to_json()}))
         return

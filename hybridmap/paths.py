@@ -7,7 +7,12 @@ from pathlib import PurePosixPath
 
 from .settings import Settings
 
-_TEST_DIR = re.compile(r"(^|/)(tests?|testing|__tests__|spec|specs|test_?data|fixtures)/", re.I)
+_TEST_DIR = re.compile(r"(^|/)(tests?|testing|__tests__|spec|specs)/", re.I)
+#: Data for tests rather than tests: inputs, expected outputs, snapshots, mocks. Many small files
+#: that name-match everything (every language fixture defines a ``Point``).
+_FIXTURE_DIR = re.compile(
+    r"(^|/)(fixtures?|__fixtures__|__snapshots__|snapshots|__mocks__|mocks|test[_-]?data|"
+    r"test[_-]?resources|testfixtures|golden|goldens|__golden__)/", re.I)
 _TEST_FILE = re.compile(
     r"(^test_.*|.*_test\.[^.]+$|.*_tests?\.py$|.*\.(test|spec)\.[jt]sx?$|.*Tests?\.(java|kt|cs|swift)$|conftest\.py$)"
 )
@@ -26,6 +31,9 @@ def path_multiplier(path: str, settings: Settings) -> tuple[float, tuple[str, ..
     if _TEST_DIR.search(path) or _TEST_FILE.match(name):
         mult *= settings.test_path_weight
         why.append(f"test path x{settings.test_path_weight:g}")
+    if _FIXTURE_DIR.search(path):  # under tests/ too: test data of the tests, both apply
+        mult *= settings.fixture_path_weight
+        why.append(f"test data x{settings.fixture_path_weight:g}")
     if _VENDOR_DIR.search(path):
         mult *= settings.vendor_path_weight
         why.append(f"vendored path x{settings.vendor_path_weight:g}")

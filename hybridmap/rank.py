@@ -139,11 +139,18 @@ def rank(graph: RepoGraph, tags: Mapping[str, FileTags], *, chat_files: Sequence
                 personal[fi] += settings.path_match_personalization
                 because(fi, f"path matches '{sorted(hit)[0]}'")
 
+    # The teleport that reaches every file goes to each in proportion to its path weight: many
+    # small test fixtures otherwise collect PageRank by their number alone (this repository's
+    # own first map was mostly language fixtures).
+    everyone = graph.path_multiplier if settings.path_weighted_teleport and graph.path_multiplier.sum() > 0 \
+        else np.ones(n)
     if personal.any() and settings.uniform_personalization_share > 0:
         # A little teleport to every file: files the request's files cannot reach still get
         # their structural rank, so a large budget spreads instead of digging into few files.
         share = settings.uniform_personalization_share
-        personal = (1 - share) * personal / personal.sum() + share / n
+        personal = (1 - share) * personal / personal.sum() + share * everyone / everyone.sum()
+    elif not personal.any() and settings.path_weighted_teleport:
+        personal = everyone.copy()
     pair_of_edge, pair_src, pair_dst = graph.pairs
     pair_weight = np.bincount(pair_of_edge, weights=weights, minlength=len(pair_src)) if len(weights) else weights
     x = pagerank(n, pair_src, pair_dst, pair_weight, personal if personal.any() else None,

@@ -76,6 +76,19 @@ class Settings:
     ``git ls-files`` and their own ignore rules instead)."""
     max_files: int = 100_000
     """Stop listing after this many files (a diagnostic says so)."""
+    include: tuple[str, ...] = ()
+    """Gitignore-style patterns relative to the root (``src/``, ``*.py``, ``!src/gen/``): when any
+    is given, only the files they match are mapped (``--include``; empty = every file)."""
+    exclude: tuple[str, ...] = ()
+    """Gitignore-style patterns of files never mapped (``--exclude``), applied after ``include``."""
+    untracked_build_dirs: tuple[str, ...] = (
+        "build", "dist", "target", "out", "_build", "*.egg-info", ".eggs", ".next", ".nuxt",
+        ".gradle", "cmake-build-*", "bazel-*", "coverage", "htmlcov",
+    )
+    """Directory names (shell globs, at any depth) holding build output: files under them are left
+    out unless git tracks them (committed build output is the project's choice) or an ``include``
+    pattern names them. Without git every file counts as untracked. Ignored files are left out
+    by git anyway; this catches output nobody put in ``.gitignore`` (empty = keep them)."""
 
     # --- parse --------------------------------------------------------------
     parse_workers: int = 0
@@ -165,12 +178,21 @@ class Settings:
     (docs/evaluation.md: co-edit recall up or equal on all corpora; 0 = off)."""
     test_path_weight: float = 0.4
     """Rank multiplier for test files (``tests/``, ``test_*.py``, ``*_test.go``, ``*.spec.ts``...)."""
+    fixture_path_weight: float = 0.4
+    """Rank multiplier for test data: ``fixtures/``, ``testdata/``, ``test_data/``, ``__fixtures__/``,
+    ``__snapshots__/``, ``__mocks__/``, ``golden/``... It weighs like a test, and multiplies with
+    ``test_path_weight`` under a test directory (``tests/fixtures/`` is 0.16 by default)."""
     vendor_path_weight: float = 0.5
     """Rank multiplier for vendored / third-party directories."""
     generated_path_weight: float = 0.3
     """Rank multiplier for generated code (``*_pb2.py``, ``*.generated.*``, ``gen/``)."""
     entry_point_weight: float = 1.5
     """Rank multiplier for entry points (``main.*``, ``__main__.py``, ``cli.*``, ``index.*``)."""
+    path_weighted_teleport: bool = True
+    """PageRank's teleport reaches each file in proportion to its path multiplier (tests, vendored,
+    generated code get less), not evenly: otherwise a mass of small test fixtures collects rank by
+    their number alone. Applies to a request without chat or mentioned files, and to the
+    ``uniform_personalization_share`` of one with them."""
     file_symbol_decay: float = 0.7
     """Diminishing returns within a file: its k-th best definition's score is multiplied by
     this to the power k (1 = off), so a budget spreads over more files (docs/evaluation.md:
@@ -304,7 +326,7 @@ class Rule:
 
     kind: str
     """``int``, ``float``, ``bool``, ``text`` (a string; ``nullable``: or none), ``names`` (a list
-    of file names)."""
+    of file names), ``patterns`` (a list of gitignore-style patterns)."""
     low: float = 0
     high: float = 0
     """Inclusive bounds: of the number, or of the text's length / the list's size."""
@@ -320,6 +342,8 @@ class Rule:
             return "true or false"
         if self.kind == "names":
             return f"a list of at most {_number(self.high)} file names (no '/')"
+        if self.kind == "patterns":
+            return f"a list of at most {_number(self.high)} gitignore-style patterns"
         none = " (or none)" if self.nullable else ""
         return f"a string of {_number(self.low)} to {_number(self.high)} printable characters{none}"
 
@@ -371,8 +395,23 @@ def _check_names(rule: Rule, value: Any) -> Any:
     return tuple(value) if ok else _BAD
 
 
+def _check_patterns(rule: Rule, value: Any) -> Any:
+    if not isinstance(value, (list, tuple)) or len(value) > rule.high:
+        return _BAD
+    if not all(isinstance(v, str) and 0 < len(v) <= 1_024 and v.isprintable() for v in value):
+        return _BAD
+    if value:
+        import pathspec  # only when patterns are given: settings stay cheap to import
+
+        try:
+            pathspec.GitIgnoreSpec.from_lines(value)
+        except (ValueError, TypeError):  # pathspec's pattern errors are ValueErrors
+            return _BAD
+    return tuple(value)
+
+
 _CHECKS = {"int": _check_int, "float": _check_float, "bool": _check_bool, "text": _check_text,
-           "names": _check_names}
+           "names": _check_names, "patterns": _check_patterns}
 
 
 def _int(low: int, high: int, protective: bool = False) -> Rule:
@@ -403,6 +442,9 @@ RULES: Mapping[str, Rule] = {
     "stat_racy_seconds": _float(0.0, 60.0),
     "walk_exclude_dirs": Rule("names", 0, 10_000),
     "max_files": _int(1, 10_000_000, protective=True),
+    "include": Rule("patterns", 0, 10_000),
+    "exclude": Rule("patterns", 0, 10_000),
+    "untracked_build_dirs": Rule("names", 0, 10_000),
     "parse_workers": _int(0, 256, protective=True),
     "parallel_parse_min_files": _int(0, 10_000_000),
     "max_signature_lines": _int(1, 1_000),
@@ -435,9 +477,11 @@ RULES: Mapping[str, Rule] = {
     "chat_neighbor_boost": _WEIGHT,
     "chat_dependent_boost": _WEIGHT,
     "test_path_weight": _WEIGHT,
+    "fixture_path_weight": _WEIGHT,
     "vendor_path_weight": _WEIGHT,
     "generated_path_weight": _WEIGHT,
     "entry_point_weight": _WEIGHT,
+    "path_weighted_teleport": _BOOL,
     "file_symbol_decay": _SHARE,
     "unreferenced_definition_share": _SHARE,
     "max_line_chars": _int(1, 100_000),
@@ -490,7 +534,7 @@ REPOSITORY_TUNABLE = frozenset(
     if not rule_for(name).protective and (
         name.endswith(("_weight", "_personalization", "_boost", "_share")) or name.startswith("pagerank_")
         or name in {"map_tokens", "well_named_min_length", "common_ident_definers", "file_symbol_decay",
-                    "pin_mentioned_definitions", "special_files_first"})
+                    "pin_mentioned_definitions", "special_files_first", "path_weighted_teleport"})
 )
 
 

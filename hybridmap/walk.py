@@ -2,7 +2,9 @@
 
 Listing: in a git work tree, ``git ls-files`` (tracked + untracked-but-not-ignored);
 otherwise an ignore-aware walk (``.gitignore`` and ``.ignore`` at every level,
-matched with pathspec's gitignore semantics). Reading: every file is resolved
+matched with pathspec's gitignore semantics). Either way the user's ``include`` /
+``exclude`` patterns apply, and untracked files under build-output directories
+(``untracked_build_dirs``) are left out unless an ``include`` pattern names them. Reading: every file is resolved
 and must stay inside the root (symlinks are never followed out, and the file
 actually opened is checked again, so a directory swapped for a symlink between
 the check and the open is caught), then classified as ok / binary / too large /
@@ -14,6 +16,7 @@ operating system reported (it could lie outside the root).
 from __future__ import annotations
 
 import errno
+import fnmatch
 import hashlib
 import os
 import stat
@@ -81,8 +84,33 @@ def resolve_root(root: str | os.PathLike[str]) -> Path:
     return resolved
 
 
-def _git_ls_files(root: Path) -> tuple[list[str] | None, Diagnostic | None]:
-    """Paths from git, relative to ``root``; None when git cannot or may not list them.
+class PathFilter:
+    """The user's ``include`` / ``exclude`` patterns and the build-output rule, for one listing."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._include = pathspec.GitIgnoreSpec.from_lines(settings.include) if settings.include else None
+        self._exclude = pathspec.GitIgnoreSpec.from_lines(settings.exclude) if settings.exclude else None
+        self._build_dirs = settings.untracked_build_dirs
+
+    def keep(self, rel: str, tracked: bool) -> bool:
+        included = self._include is not None and self._include.match_file(rel)
+        if self._include is not None and not included:
+            return False
+        if self._exclude is not None and self._exclude.match_file(rel):
+            return False
+        # Build output nobody committed: a copy of the sources (build/lib) or artefacts.
+        return tracked or included or not any(self.is_build_dir(part) for part in rel.split("/")[:-1])
+
+    def is_build_dir(self, name: str) -> bool:
+        return any(fnmatch.fnmatchcase(name, pattern) for pattern in self._build_dirs)
+
+    def prunes(self, name: str) -> bool:
+        """Whether the walk may skip a directory of this name unseen (no include can bring it back)."""
+        return self._include is None and self.is_build_dir(name)
+
+
+def _git_ls_files(root: Path) -> tuple[list[tuple[str, bool]] | None, Diagnostic | None]:
+    """(path relative to ``root``, tracked) from git; None when git cannot or may not list them.
 
     git is asked only through the hardened runner of :mod:`hybridmap.git`, and only
     when :func:`hybridmap.git.locate` finds the root inside a work tree that is safe to
@@ -96,20 +124,21 @@ def _git_ls_files(root: Path) -> tuple[list[str] | None, Diagnostic | None]:
             return None, None
         return None, Diagnostic(".", "git_unavailable", f"{where.reason}; {_WALKED}")
     try:
-        proc = git.run_git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+        # -t tags each path: "? " for untracked, another letter for what the index holds.
+        proc = git.run_git(root, "ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard")
     except git.GitUnavailable as exc:
         return None, Diagnostic(".", "git_unavailable", f"{exc}; {_WALKED}")
     if not proc.ok:
         return None, Diagnostic(".", "git_unavailable", f"git ls-files failed (exit {proc.returncode}); {_WALKED}")
     seen: set[str] = set()
-    out: list[str] = []
+    out: list[tuple[str, bool]] = []
     for raw in proc.stdout.split(b"\0"):
-        if not raw:
+        if len(raw) < 3:
             continue
-        rel = os.fsdecode(raw)
+        rel = os.fsdecode(raw[2:])
         if rel not in seen:  # a conflicted file is listed once per stage
             seen.add(rel)
-            out.append(rel)
+            out.append((rel, raw[:2] != b"? "))
     return out, None
 
 
@@ -149,7 +178,7 @@ def _entry_kind(entry: os.DirEntry[str]) -> str:
     return "file"  # anything else is listed; reading decides what it is
 
 
-def _walk(root: Path, settings: Settings) -> tuple[list[str], list[Diagnostic]]:
+def _walk(root: Path, settings: Settings, keep: PathFilter) -> tuple[list[str], list[Diagnostic]]:
     out: list[str] = []
     diagnostics: list[Diagnostic] = []
     excluded = set(settings.walk_exclude_dirs)
@@ -175,9 +204,9 @@ def _walk(root: Path, settings: Settings) -> tuple[list[str], list[Diagnostic]]:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             kind = _entry_kind(entry)
             if kind == "dir":
-                if entry.name not in excluded and not _ignored(specs, rel, True):
+                if entry.name not in excluded and not keep.prunes(entry.name) and not _ignored(specs, rel, True):
                     subdirs.append(rel)
-            elif kind == "file" and not _ignored(specs, rel, False):
+            elif kind == "file" and not _ignored(specs, rel, False) and keep.keep(rel, tracked=False):
                 out.append(rel)
                 if len(out) >= settings.max_files:
                     diagnostics.append(Diagnostic(".", "too_many_files",
@@ -189,16 +218,18 @@ def _walk(root: Path, settings: Settings) -> tuple[list[str], list[Diagnostic]]:
 
 def list_files(root: Path, settings: Settings) -> Listing:
     """List candidate files under an already-resolved ``root``."""
-    git_paths, git_problem = _git_ls_files(root)
+    listed, git_problem = _git_ls_files(root)
+    keep = PathFilter(settings)
     # A root that git ignores (e.g. a directory inside an ignored tree) lists nothing: walk it.
-    if git_paths:
+    if listed:
+        git_paths = [rel for rel, tracked in listed if keep.keep(rel, tracked)]
         diagnostics: list[Diagnostic] = []
         if len(git_paths) > settings.max_files:
             diagnostics.append(Diagnostic(".", "too_many_files",
                                           f"stopped listing at max_files={settings.max_files}"))
             git_paths = git_paths[: settings.max_files]
         return Listing(tuple(git_paths), "git", tuple(diagnostics))
-    paths, diagnostics = _walk(root, settings)
+    paths, diagnostics = _walk(root, settings, keep)
     if git_problem is not None:
         diagnostics.insert(0, git_problem)
     return Listing(tuple(paths), "walk", tuple(diagnostics))

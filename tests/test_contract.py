@@ -208,3 +208,86 @@ def test_the_sync_facade_and_to_json_are_typed(tmp_path: Path) -> None:
     assert 'Unexpected keyword argument "chat_file" for "map" of "RepoMap"' in errors[0]
     assert 'Argument "mode" to "map" of "RepoMap"' in errors[1]
     assert '"MapJson" has no key "file"' in errors[2]
+
+
+# --- which files are mapped ---------------------------------------------------------------------
+
+def mapped(root: Path, *args: str, env: dict[str, str] | None = None) -> set[str]:
+    proc = subprocess.run([sys.executable, "-m", "hybridmap", "map", str(root), "--mode", "static", "--no-cache",
+                           "--format", "json", "--tokens", "4096", *args], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return {f["path"] for f in json.loads(proc.stdout)["files"]}
+
+
+def test_include_and_exclude_flags_and_settings(git_repo, tmp_path: Path) -> None:
+    import os
+
+    root = git_repo({**SMALL, "util/gen/table.py": "def table() -> None:\n    pass\n"})
+    everything = {"app.py", "store.py", "util/text.py", "util/gen/table.py"}
+    assert mapped(root) == everything
+    assert mapped(root, "--include", "util/") == {"util/text.py", "util/gen/table.py"}
+    assert mapped(root, "--include", "util/", "--include", "store.py") == {"util/text.py", "util/gen/table.py",
+                                                                           "store.py"}
+    assert mapped(root, "--include", "util/", "--exclude", "gen/") == {"util/text.py"}
+    assert mapped(root, "--include", "*.py", "--include", "!util/**") == {"app.py", "store.py"}  # last wins
+    assert mapped(root, "--exclude", "util/**") == {"app.py", "store.py"}
+    config = tmp_path / "xdg" / "hybridmap"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text('exclude = ["app.py", "util/gen/"]\n')
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    assert mapped(root, env=env) == {"store.py", "util/text.py"}
+    assert mapped(root, "--exclude", "store.py", env=env) == {"app.py", "util/text.py", "util/gen/table.py"}
+    proc = hybridmap("map", str(root), "--exclude", "\\")  # not a pattern: usage, with the range
+    assert proc.returncode == 2 and "'exclude' must be a list of at most" in proc.stderr
+
+
+def test_untracked_build_output_stays_out_unless_asked(git_repo, tmp_path: Path) -> None:
+    import shutil
+
+    root = git_repo({**SMALL, "out/kept.py": "def committed_output() -> None:\n    pass\n"})
+    copy = {"build/lib/store.py": SMALL["store.py"], "dist/pkg/store.py": SMALL["store.py"],
+            "pkg.egg-info/setup_hook.py": "def hook() -> None:\n    pass\n",
+            "web/target/debug/gen.py": "def generated() -> None:\n    pass\n"}
+    for rel, text in copy.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    sources = {"app.py", "store.py", "util/text.py", "out/kept.py"}  # out/ is tracked: the project's choice
+    assert mapped(root) == sources
+    # An include pattern that matches build output brings it back (any matching pattern is asking).
+    assert mapped(root, "--include", "build/") == {"build/lib/store.py"}
+    assert mapped(root, "--include", "build/", "--include", "/store.py") == {"build/lib/store.py", "store.py"}
+    (tmp_path / "xdg" / "hybridmap").mkdir(parents=True)
+    (tmp_path / "xdg" / "hybridmap" / "config.toml").write_text("untracked_build_dirs = []\n")
+    import os
+
+    assert mapped(root, env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg")}) == sources | set(copy)
+    shutil.rmtree(root / ".git")  # without git every file is untracked
+    assert mapped(root) == sources - {"out/kept.py"}
+
+
+def test_test_data_weighs_like_tests() -> None:
+    from hybridmap.paths import path_multiplier
+    from hybridmap.settings import Settings
+
+    settings = Settings()
+    cases = {"src/shop.py": 1.0, "tests/test_shop.py": 0.4, "testdata/input.go": 0.4, "pkg/test_data/x.py": 0.4,
+             "web/__fixtures__/user.ts": 0.4, "web/__snapshots__/App.test.tsx.snap.js": 0.4,
+             "fixtures/db.py": 0.4, "tests/fixtures/languages/scala/Cart.scala": 0.4 * 0.4,
+             "src/__mocks__/api.js": 0.4, "internal/golden/out.go": 0.4}
+    for path, weight in cases.items():
+        assert path_multiplier(path, settings)[0] == pytest.approx(weight), path
+    assert path_multiplier("tests/fixtures/a.py", settings.replace(fixture_path_weight=1.0))[0] == 0.4
+
+
+def test_the_first_map_of_this_repository_shows_the_package() -> None:
+    """The map a newcomer sees first (``scripts/map``: no chat file, the default budget). Before:
+    21 of 34 files under tests/, mostly language fixtures; the package's own modules among them."""
+    checkout = Path(__file__).resolve().parents[1]
+    proc = hybridmap("map", str(checkout), "--mode", "static", "--no-cache", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    files = [f["path"] for f in json.loads(proc.stdout)["files"]]
+    under_tests = [p for p in files if p.startswith("tests/")]
+    assert len(under_tests) <= len(files) // 3, files
+    assert not any(p.startswith("tests/") for p in files[:10]), files
+    assert sum(p.startswith("hybridmap/") for p in files[:10]) >= 7, files
