@@ -84,8 +84,11 @@ class AsyncRepoMap:
         self._progress = progress
         self._start_servers = start_servers
         self._lsp = LspSource(self.registry, self.root, self._cache, self.settings, environ)
-        # Loading the BPE ranks takes ~0.1 s: do it while the first index is being built.
-        self._counter_loader = _Background(lambda: TokenCounter(self.settings.encoding))
+        # Counts of lines already seen are in the cache (pack.py); the encoding itself (~0.24 s of
+        # CPU) loads in the background for a long-lived map, on first need for a one-shot call.
+        self._counter = TokenCounter(self.settings.encoding, self._cache)
+        if start_servers:
+            _Background(self._counter.preload)
         self._graph: RepoGraph | None = None
         self._graph_key: tuple[int, int] = (-1, -1)
         self._tags: Mapping[str, FileTags] = {}
@@ -328,7 +331,8 @@ class AsyncRepoMap:
         t3 = time.perf_counter()
         timings["rank"] = t3 - t2
         renderer = Renderer(tags, settings, result.special_files)
-        packed = pack(ranking.items, renderer, self._counter_loader.result(), budget, settings.fill_attempts)
+        packed = pack(ranking.items, renderer, self._counter, budget, settings.fill_attempts)
+        self._counter.flush()
         t4 = time.perf_counter()
         timings["pack"] = t4 - t3
 
