@@ -85,9 +85,10 @@ class AsyncRepoMap:
         self._start_servers = start_servers
         self._lsp = LspSource(self.registry, self.root, self._cache, self.settings, environ)
         # Counts of lines already seen are in the cache (pack.py); the encoding itself (~0.24 s of
-        # CPU) loads in the background for a long-lived map, on first need for a one-shot call.
+        # CPU) loads in the background for a long-lived map or a cold cache (while the first index
+        # is built), and on first need only for a one-shot call on a warm cache.
         self._counter = TokenCounter(self.settings.encoding, self._cache)
-        if start_servers:
+        if start_servers or not self._counter.has_stored_counts():
             _Background(self._counter.preload)
         self._graph: RepoGraph | None = None
         self._graph_key: tuple[int, int] = (-1, -1)

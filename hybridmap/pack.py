@@ -50,6 +50,14 @@ class TokenCounter:
         self._unsaved: dict[str, int] = {}
         self.loaded = False
 
+    @property
+    def _marker(self) -> str:
+        return f"tok:1:{self.name}:stored"
+
+    def has_stored_counts(self) -> bool:
+        """Whether this cache has line counts of this encoding (a warm cache: likely no load)."""
+        return self._cache is not None and self._marker in self._cache.get_many([self._marker])
+
     def preload(self) -> None:
         """Load the encoding now (a long-lived map does it in the background at start)."""
         self._encoder()
@@ -100,7 +108,8 @@ class TokenCounter:
     def flush(self) -> None:
         """Store the line counts learnt since the last flush (one transaction)."""
         if self._unsaved and self._cache is not None:
-            self._cache.set_many({key: str(count) for key, count in self._unsaved.items()})
+            self._cache.set_many({**{key: str(count) for key, count in self._unsaved.items()},
+                                  self._marker: "1"})
         self._unsaved.clear()
 
 
