@@ -1,6 +1,7 @@
 """The one-shot CLI against Aider's RepoMap script: whole-process CPU time of one warm map.
 
     python benchmarks/bench_cli.py [--repeats N] [--corpus DIR] [--tokens N] [--importtime]
+                                   [--baseline COMMIT]
 
 What an agent pays when it shells out for a map every turn: a fresh process that imports,
 reads the (hot) cache, ranks and prints. Both sides run as separate processes, alternating,
@@ -12,6 +13,10 @@ with their caches warmed first; CPU time is the child's user + system time
 * Aider: Aider 0.86.2 in its own venv (``benchmarks/setup_aider_env.sh``), a minimal script that
   builds ``RepoMap`` with its tags cache in a directory of its own and prints one map of the
   same budget: what its own CLI does for a map, without the chat.
+
+Each side is measured warm (its cache filled by an earlier run) and cold (its cache emptied
+before every run). ``--baseline COMMIT`` adds hybridmap as it was at COMMIT (``git archive``
+into ``.work/cli``, run with ``PYTHONPATH``) to the same alternation.
 
 The default corpus is click from this venv's site-packages, made a git repository (as in
 ``docs/benchmarks.md``). ``--importtime`` also prints the ten largest cumulative imports of the
@@ -73,11 +78,23 @@ def click_corpus() -> Path:
     return dest
 
 
-def measured(argv: list[str], cwd: Path | None = None) -> tuple[float, float, bytes]:
+def baseline_tree(commit: str) -> Path:
+    """hybridmap's source at ``commit``, extracted once (its data directories included)."""
+    tree = WORK / f"hybridmap-{commit}"
+    if not (tree / "hybridmap").is_dir():
+        tree.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "-C", str(HERE.parent), "archive", commit], check=True,
+                                 capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    return tree
+
+
+def measured(argv: list[str], cwd: Path | None = None,
+             env: dict[str, str] | None = None) -> tuple[float, float, bytes]:
     """(CPU seconds of the child, wall seconds, stdout)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run(argv, capture_output=True, check=False, cwd=cwd)
+    proc = subprocess.run(argv, capture_output=True, check=False, cwd=cwd, env=env)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
@@ -103,38 +120,56 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=None)
     parser.add_argument("--tokens", type=int, default=1024)
     parser.add_argument("--importtime", action="store_true")
+    parser.add_argument("--baseline", default=None, help="also measure hybridmap at this commit")
     args = parser.parse_args()
     root = (args.corpus or click_corpus()).resolve()
-    ours_cache, aider_cache = WORK / "cache-hybridmap", WORK / "cache-aider"
-    for cache in (ours_cache, aider_cache):
-        shutil.rmtree(cache, ignore_errors=True)
     hybridmap = str(Path(sys.executable).parent / "hybridmap")
-    ours = [hybridmap, "map", str(root), "--mode", "static", "--tokens", str(args.tokens),
-            "--cache-dir", str(ours_cache)]
-    theirs = [str(AIDER_PYTHON), "-c", AIDER_SCRIPT, str(root), str(aider_cache), str(args.tokens)]
-    have_aider = AIDER_PYTHON.exists()
-    measured(ours)  # warm both caches
-    if have_aider:
-        measured(theirs, cwd=WORK)
-    samples: dict[str, list[tuple[float, float]]] = {"hybridmap": [], "aider": []}
+    systems: dict[str, tuple[list[str], Path, Path | None, dict[str, str] | None]] = {}
+
+    def add(name: str, argv: list[str], cache: Path, cwd: Path | None = None,
+            env: dict[str, str] | None = None) -> None:
+        systems[name] = (argv, cache, cwd, env)
+
+    def ours(cache: Path) -> list[str]:
+        return ["map", str(root), "--mode", "static", "--tokens", str(args.tokens), "--cache-dir", str(cache)]
+
+    add("hybridmap", [hybridmap, *ours(WORK / "cache-hybridmap")], WORK / "cache-hybridmap")
+    if args.baseline:
+        tree = baseline_tree(args.baseline)
+        cache = WORK / f"cache-{args.baseline}"
+        add(f"hybridmap@{args.baseline}", [sys.executable, "-m", "hybridmap", *ours(cache)], cache, tree,
+            {**os.environ, "PYTHONPATH": str(tree)})
+    if AIDER_PYTHON.exists():
+        cache = WORK / "cache-aider"
+        add("aider", [str(AIDER_PYTHON), "-c", AIDER_SCRIPT, str(root), str(cache), str(args.tokens)], cache, WORK)
+    samples: dict[str, list[tuple[float, float]]] = {f"{n} {k}": [] for n in systems for k in ("warm", "cold")}
+    for name, (argv, cache, cwd, env) in systems.items():
+        shutil.rmtree(cache, ignore_errors=True)
+        measured(argv, cwd, env)  # fill the cache
     for _ in range(args.repeats):
-        cpu, wall, _ = measured(ours)
-        samples["hybridmap"].append((cpu, wall))
-        if have_aider:
-            cpu, wall, _ = measured(theirs, cwd=WORK)
-            samples["aider"].append((cpu, wall))
+        for name, (argv, cache, cwd, env) in systems.items():
+            cpu, wall, _ = measured(argv, cwd, env)
+            samples[f"{name} warm"].append((cpu, wall))
+        for name, (argv, cache, cwd, env) in systems.items():
+            shutil.rmtree(cache, ignore_errors=True)
+            cpu, wall, _ = measured(argv, cwd, env)
+            samples[f"{name} cold"].append((cpu, wall))
+        for name, (argv, cache, cwd, env) in systems.items():
+            measured(argv, cwd, env)  # warm again for the next round
     report: dict[str, object] = {"corpus": str(root), "tokens": args.tokens, "repeats": args.repeats}
+    medians: dict[str, float] = {}
     for name, rows in samples.items():
-        if rows:
-            report[name] = {"cpu_median": round(statistics.median(r[0] for r in rows), 3),
-                            "wall_median": round(statistics.median(r[1] for r in rows), 3),
-                            "cpu_min": round(min(r[0] for r in rows), 3)}
-    if samples["aider"]:
-        ratio = statistics.median(r[0] for r in samples["hybridmap"]) / statistics.median(
-            r[0] for r in samples["aider"])
-        report["cpu_ratio_hybridmap_over_aider"] = round(ratio, 3)
+        medians[name] = statistics.median(r[0] for r in rows)
+        report[name] = {"cpu_median": round(medians[name], 3),
+                        "wall_median": round(statistics.median(r[1] for r in rows), 3),
+                        "cpu_min": round(min(r[0] for r in rows), 3)}
+    for name in systems:
+        for kind in ("warm", "cold"):
+            if name != "aider" and f"aider {kind}" in medians:
+                report[f"cpu_ratio {name} / aider ({kind})"] = round(
+                    medians[f"{name} {kind}"] / medians[f"aider {kind}"], 3)
     if args.importtime:
-        report["largest_imports_us"] = importtime(ours)
+        report["largest_imports_us"] = importtime(systems["hybridmap"][0])
     print(json.dumps(report, indent=2))
 
 
