@@ -291,3 +291,18 @@ def test_the_first_map_of_this_repository_shows_the_package() -> None:
     assert len(under_tests) <= len(files) // 3, files
     assert not any(p.startswith("tests/") for p in files[:10]), files
     assert sum(p.startswith("hybridmap/") for p in files[:10]) >= 7, files
+
+
+# --- progress -----------------------------------------------------------------------------------
+
+def test_progress_on_a_terminal_shows_phases_and_the_server_wait(git_repo, tmp_path: Path) -> None:
+    from .conftest import run_on_pty
+
+    root = git_repo(SMALL)
+    code, terminal, stdout = run_on_pty(["map", str(root), "--no-cache", "--server-wait", "1"], stream="stderr")
+    assert code == 0 and "store.py:" in stdout
+    assert "hybridmap: listing" in terminal and "4/4 files" in terminal
+    assert "hybridmap: servers: waiting up to 1 s" in terminal
+    assert terminal.endswith("\x1b[?25h\r\x1b[1A\x1b[2K")  # erased, cursor shown again
+    piped = hybridmap("map", str(root), "--no-cache", "--server-wait", "1")
+    assert piped.returncode == 0 and piped.stderr == ""
