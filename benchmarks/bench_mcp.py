@@ -10,8 +10,9 @@ process, and an ``AsyncRepoMap`` in this process (each with its own cache direct
 first make a map (hybrid: waiting up to 60 s for the language servers), then answer the same
 requests, alternating call by call so machine noise lands on both: the chat file rotates over
 three real files, budget 1024 tokens, server wait 0. Times are wall clock around one call
-(``call_tool`` on the client; ``await repo.map`` in-process). The table gives p50 / p95 and the
-ratio MCP / in-process (target: <= 1.20 at the median). Corpora are scratch copies under
+(``call_tool`` on the client; ``await repo.map`` in-process). The table gives p50 / p95, the
+ratio MCP / in-process (target: <= 1.20 at the median), the server's own time in the tool (from
+its log) and, per call, the client's time minus that: what protocol, transport and scheduling add. Corpora are scratch copies under
 ``benchmarks/.work/mcp/`` (never committed).
 """
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -36,10 +37,10 @@ HERE = Path(__file__).resolve().parent
 WORK = HERE / ".work" / "mcp"
 sys.path.insert(0, str(HERE.parent))
 
-from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from hybridmap import AsyncRepoMap  # noqa: E402
-from hybridmap.model import Mode  # noqa: E402
+from hybridmap import AsyncRepoMap
+from hybridmap.model import Mode
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 SMALL_PACKAGES = ("json", "email", "http", "logging", "urllib")
@@ -92,7 +93,7 @@ async def measure(root: Path, chats: tuple[str, ...], mode: Mode, calls: int) ->
     wait = 60.0 if mode == "hybrid" else 0.0
     times: dict[str, list[float]] = {"mcp": [], "in_process": []}
     try:
-        with open(os.devnull, "w") as errlog:
+        with open(caches / "server.log", "w") as errlog:  # noqa: ASYNC230 (the child's stderr, once)
             async with stdio_client(params, errlog=errlog) as (read, write), \
                     ClientSession(read, write) as session, \
                     AsyncRepoMap(root, overrides={"cache_dir": str(caches / "api")}) as repo:
@@ -113,6 +114,9 @@ async def measure(root: Path, chats: tuple[str, ...], mode: Mode, calls: int) ->
                     t = time.perf_counter()
                     await repo.map(chat_files=chat, tokens=1024, mode=mode)
                     times["in_process"].append(time.perf_counter() - t)
+        # The server logs each tool's own time: the rest of a call is protocol, transport, scheduling.
+        logged = re.findall(r"repo_map: ([0-9.]+) s", (caches / "server.log").read_text())
+        times["server_side"] = [float(x) for x in logged[1:]]  # the first is the waiting map
     finally:
         shutil.rmtree(caches, ignore_errors=True)
     return {"times": times, "servers": servers, "files": int(local.stats.get("files_listed", 0)),
@@ -128,17 +132,23 @@ def summarize(corpus: str, mode: str, data: dict[str, Any]) -> dict[str, Any]:
     row["ratio_p50"] = row["mcp_p50"] / row["in_process_p50"]
     row["ratio_p95"] = row["mcp_p95"] / row["in_process_p95"]
     row["added_p50_ms"] = 1000 * (row["mcp_p50"] - row["in_process_p50"])
+    inside = data["times"].get("server_side", [])
+    if len(inside) == len(mcp):  # per call: client wall time minus the tool's own time
+        row["server_side_p50"] = statistics.median(inside)
+        row["protocol_p50_ms"] = 1000 * statistics.median(m - s for m, s in zip(mcp, inside, strict=True))
     return row
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    lines = ["| corpus | mode | files | calls | MCP p50 / p95 (ms) | in-process p50 / p95 (ms) | "
-             "added at p50 (ms) | ratio p50 / p95 |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [("| corpus | mode | files | calls | MCP p50 / p95 (ms) | in-process p50 / p95 (ms) | "
+              "added at p50 (ms) | ratio p50 / p95 | in the tool p50 (ms) | protocol p50 (ms) |"),
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {r['corpus']} | {r['mode']} | {r['files']} | {r['calls']} | "
                      f"{1000 * r['mcp_p50']:.1f} / {1000 * r['mcp_p95']:.1f} | "
                      f"{1000 * r['in_process_p50']:.1f} / {1000 * r['in_process_p95']:.1f} | "
-                     f"{r['added_p50_ms']:.1f} | {r['ratio_p50']:.2f} / {r['ratio_p95']:.2f} |")
+                     f"{r['added_p50_ms']:.1f} | {r['ratio_p50']:.2f} / {r['ratio_p95']:.2f} | "
+                     f"{1000 * r.get('server_side_p50', float('nan')):.1f} | {r.get('protocol_p50_ms', float('nan')):.1f} |")
     return "\n".join(lines)
 
 

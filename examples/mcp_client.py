@@ -13,6 +13,11 @@ import sys
 
 import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.types import CallToolResult, TextContent
+
+
+def text_of(result: CallToolResult) -> str:
+    return "".join(block.text for block in result.content if isinstance(block, TextContent))
 
 
 async def main(root: str, wait: float) -> None:
@@ -25,7 +30,7 @@ async def main(root: str, wait: float) -> None:
         result = await session.call_tool("repo_map", {
             "chat_files": ["app.py"], "message": "who calls load?", "tokens": 512, "server_wait": wait})
         summary = result.structured_content or {}
-        print(result.content[0].text if result.content else "")  # the map text
+        print(text_of(result))  # the map text
         print("map:", summary.get("tokens"), "/", summary.get("budget"), "tokens; edges", summary.get("edges"),
               "; servers", {k: v["state"] for k, v in summary.get("servers", {}).items()})
 
@@ -35,7 +40,7 @@ async def main(root: str, wait: float) -> None:
 
         info = await session.call_tool("symbol_info", {"name": "load", "path": "store/disk.py"})
         if info.is_error:  # tool errors are one line, for the model to read
-            print("error:", info.content[0].text)
+            print("error:", text_of(info))
         else:
             data = info.structured_content or {}
             for ref in data["definitions"][0]["references"]:

@@ -31,8 +31,7 @@ from .. import __version__
 from ..api import AsyncRepoMap
 from ..errors import HybridMapError
 from ..sanitize import json_dumps, safe_line
-from . import EXIT_USAGE
-from . import tools
+from . import EXIT_USAGE, tools
 from .tools import (
     CompareSummary,
     Outline,
@@ -54,7 +53,8 @@ INSTRUCTIONS = (
     "search_symbols, symbol_info and file_outline to look things up; server_status to see which "
     "language servers are ready. Paths are relative to the repository root."
 )
-READ_ONLY = dict(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+READ_ONLY: dict[str, bool] = {"read_only_hint": True, "destructive_hint": False, "idempotent_hint": True,
+                              "open_world_hint": False}
 
 Paths = Annotated[tuple[str, ...], Field(max_length=200, description=(
     "Paths relative to the repository root (no absolute paths, no '..')."))]
@@ -109,7 +109,7 @@ def build_server(state: State) -> MCPServer[Any]:
     """The server with its six tools, each answering from ``state``'s warm map."""
     if not logging.getLogger().handlers:  # plain lines on stderr (the SDK would install rich's)
         logging.basicConfig(stream=sys.stderr, level=logging.INFO,
-                            format="hybridmap mcp: %(levelname)s %(name)s: %(message)s")
+                            format="%(asctime)s hybridmap mcp: %(levelname)s %(name)s: %(message)s")
     server: MCPServer[Any] = MCPServer("hybridmap", title="hybridmap repository map", version=__version__,
                                        instructions=INSTRUCTIONS, log_level="INFO",
                                        middleware=[one_line_errors])
@@ -215,7 +215,7 @@ async def _warm(state: State) -> None:
     started = time.perf_counter()
     try:
         result = await tools.refresh(state)
-    except Exception as exc:  # a tool call will report the same failure to the client
+    except Exception as exc:  # noqa: BLE001 (a tool call will report the same failure to the client)
         log.warning("warm-up map failed: %s", safe_line(str(exc)))
         return
     log.info("warm: %d files indexed in %.2f s; servers: %s", int(result.stats.get("files_listed", 0)),
@@ -237,12 +237,13 @@ async def _serve(root: str, overrides: dict[str, Any]) -> None:
         warm = asyncio.create_task(_warm(state))
         try:
             await server.run_stdio_async()
+            log.info("the client closed the connection: stopping")
         finally:
             warm.cancel()
             with suppress(asyncio.CancelledError):
                 await warm
             loop.remove_signal_handler(signal.SIGTERM)
-    log.info("closed")
+    log.info("closed: every language server stopped")
 
 
 def serve(root: str, overrides: dict[str, Any]) -> None:

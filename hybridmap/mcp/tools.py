@@ -20,7 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from typing_extensions import TypedDict  # pydantic (output schemas) needs it before Python 3.12
+from typing_extensions import (
+    TypedDict,  # pydantic (output schemas) needs it before Python 3.12
+)
 
 from ..api import AsyncRepoMap
 from ..compare import Edge
@@ -193,11 +195,13 @@ def relative_paths(root: Path, paths: Iterable[str], what: str) -> list[str]:
 
 _TOKEN_SPLIT = re.compile(r"[\s,;:()\[\]{}<>\"'`|=!?*]+")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_STOPWORDS = frozenset("""
-the and for with this that from into what why how does are not but when where which there
-should would could have has was were will can all any its why who use uses used make makes
-add fix file files code function method class call calls see show please also then than
-""".split())
+_STOPWORDS = frozenset({
+    "the", "and", "for", "with", "this", "that", "from", "into", "what", "why", "how", "does",
+    "are", "not", "but", "when", "where", "which", "there", "should", "would", "could", "have",
+    "has", "was", "were", "will", "can", "all", "any", "its", "who", "use", "uses", "used", "make",
+    "makes", "add", "fix", "file", "files", "code", "function", "method", "class", "call", "calls",
+    "see", "show", "please", "also", "then", "than",
+})
 
 
 def split_message(root: Path, message: str, language_for: object) -> tuple[list[str], list[str]]:
@@ -249,7 +253,7 @@ def current_tags(repo: AsyncRepoMap) -> Mapping[str, FileTags]:
 
     There is no public accessor yet (``AsyncRepoMap.tags()`` is asked for); until then this
     is the one place reading the private attribute."""
-    return repo._tags  # noqa: SLF001
+    return repo._tags
 
 
 async def refresh(state: State) -> MapResult:
