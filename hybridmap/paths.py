@@ -44,3 +44,11 @@ def path_multiplier(path: str, settings: Settings) -> tuple[float, tuple[str, ..
         mult *= settings.entry_point_weight
         why.append(f"entry point x{settings.entry_point_weight:g}")
     return mult, tuple(why)
+
+
+def boost_scale(path: str, settings: Settings) -> float:
+    """What scales the chat boosts a file gets (they are added to its multiplier, so a path weight
+    alone would be swamped): test data keeps its weight next to a chat file, since name matching
+    links a chat file to every fixture defining a common name. Tests keep the whole boost: the
+    tests of an edited file are often edited with it (docs/evaluation.md)."""
+    return settings.fixture_path_weight if _FIXTURE_DIR.search(path) else 1.0

@@ -25,6 +25,7 @@ import numpy as np
 
 from .graph import RepoGraph
 from .model import FileTags
+from .paths import boost_scale
 from .settings import Settings
 
 #: Edge count from which the power iteration runs on a scipy CSR matrix. Measured (40 iterations,
@@ -166,12 +167,12 @@ def rank(graph: RepoGraph, tags: Mapping[str, FileTags], *, chat_files: Sequence
             if rows is None:
                 continue
             for di in set(graph.edge_dst[rows].tolist()) - chat:
-                multipliers[di] += settings.chat_neighbor_boost
+                multipliers[di] += settings.chat_neighbor_boost * boost_scale(graph.files[di], settings)
                 because(di, "referenced by a chat file")
     if settings.chat_dependent_boost:
         # The other direction: files that use a chat file (an edit to it may have to reach them).
         for si in chat_users:
-            multipliers[si] += settings.chat_dependent_boost
+            multipliers[si] += settings.chat_dependent_boost * boost_scale(graph.files[si], settings)
             because(si, "references a chat file")
     file_score = x * multipliers
 

@@ -184,7 +184,9 @@ class Settings:
     fixture_path_weight: float = 0.4
     """Rank multiplier for test data: ``fixtures/``, ``testdata/``, ``test_data/``, ``__fixtures__/``,
     ``__snapshots__/``, ``__mocks__/``, ``golden/``... It weighs like a test, and multiplies with
-    ``test_path_weight`` under a test directory (``tests/fixtures/`` is 0.16 by default)."""
+    ``test_path_weight`` under a test directory (``tests/fixtures/`` is 0.16 by default). It also
+    scales the ``chat_neighbor_boost`` / ``chat_dependent_boost`` such a file gets (those are added
+    to its multiplier, and name matching links a chat file to every fixture defining a common name)."""
     vendor_path_weight: float = 0.5
     """Rank multiplier for vendored / third-party directories."""
     generated_path_weight: float = 0.3

@@ -268,7 +268,7 @@ def test_untracked_build_output_stays_out_unless_asked(git_repo, tmp_path: Path)
 
 
 def test_test_data_weighs_like_tests() -> None:
-    from hybridmap.paths import path_multiplier
+    from hybridmap.paths import boost_scale, path_multiplier
     from hybridmap.settings import Settings
 
     settings = Settings()
@@ -279,6 +279,8 @@ def test_test_data_weighs_like_tests() -> None:
     for path, weight in cases.items():
         assert path_multiplier(path, settings)[0] == pytest.approx(weight), path
     assert path_multiplier("tests/fixtures/a.py", settings.replace(fixture_path_weight=1.0))[0] == 0.4
+    # Chat boosts are added to a multiplier: test data keeps its weight in them, tests do not.
+    assert boost_scale("tests/fixtures/a.py", settings) == 0.4 and boost_scale("tests/test_a.py", settings) == 1.0
 
 
 def test_the_first_map_of_this_repository_shows_the_package() -> None:
@@ -292,6 +294,12 @@ def test_the_first_map_of_this_repository_shows_the_package() -> None:
     assert len(under_tests) <= len(files) // 3, files
     assert not any(p.startswith("tests/") for p in files[:10]), files
     assert sum(p.startswith("hybridmap/") for p in files[:10]) >= 7, files
+    # README's first example: editing api.py, 500 tokens. Before: 5 language fixtures, 188 of the
+    # 500 tokens (api.py's `.items()` and `.add()` name-match every fixture defining them).
+    proc = hybridmap("map", str(checkout), "--mode", "static", "--no-cache", "--format", "json", "--tokens", "500",
+                     "--chat", "hybridmap/api.py")
+    files = [f["path"] for f in json.loads(proc.stdout)["files"]]
+    assert sum(p.startswith("tests/") for p in files) <= 2 and not any(p.startswith("tests/") for p in files[:8])
 
 
 # --- progress -----------------------------------------------------------------------------------
