@@ -32,7 +32,6 @@ from .merge import merge_tags
 from .languages import LanguageRegistry
 from .model import (
     Diagnostic,
-    FileStatus,
     FileTags,
     MapRequest,
     MapResult,
@@ -42,7 +41,7 @@ from .model import (
     ServerReport,
     ServerState,
 )
-from .pack import TokenCounter, pack
+from .pack import pack
 from .rank import rank
 from .render import Renderer
 from .settings import Settings, load_settings_noting
@@ -386,6 +385,12 @@ class AsyncRepoMap:
         """The graph of the last map (None before the first call)."""
         return self._graph
 
+    def tags(self) -> Mapping[str, FileTags]:
+        """The tree-sitter tags of the last index, by path (empty before the first map).
+
+        Read-only and replaced, never edited, by the next map: safe to keep while mapping."""
+        return self._tags
+
 
 class _Background:
     """Run ``make`` in a daemon thread now; ``result()`` waits for it (re-raising its error)."""
@@ -559,6 +564,9 @@ class RepoMap:
 
     def graph(self) -> RepoGraph | None:
         return self._async.graph()
+
+    def tags(self) -> Mapping[str, FileTags]:
+        return self._async.tags()
 
     def close(self) -> None:
         """Shut down; a call another thread is waiting on ends at once with :class:`RequestError`

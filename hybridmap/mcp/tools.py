@@ -249,11 +249,8 @@ def symbol_entry(path: str, tags: FileTags, sym: Symbol) -> SymbolEntry:
 
 
 def current_tags(repo: AsyncRepoMap) -> Mapping[str, FileTags]:
-    """The tags of the last index (tree-sitter; path -> tags).
-
-    There is no public accessor yet (``AsyncRepoMap.tags()`` is asked for); until then this
-    is the one place reading the private attribute."""
-    return repo._tags
+    """The tags of the last index (tree-sitter; path -> tags)."""
+    return repo.tags()
 
 
 async def refresh(state: State) -> MapResult:
