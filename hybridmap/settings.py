@@ -193,11 +193,13 @@ class Settings:
     """Rank multiplier for generated code (``*_pb2.py``, ``*.generated.*``, ``gen/``)."""
     entry_point_weight: float = 1.5
     """Rank multiplier for entry points (``main.*``, ``__main__.py``, ``cli.*``, ``index.*``)."""
-    path_weighted_teleport: bool = True
+    path_weighted_teleport: bool = False
     """PageRank's teleport reaches each file in proportion to its path multiplier (tests, vendored,
-    generated code get less), not evenly: otherwise a mass of small test fixtures collects rank by
+    generated code get less), not evenly, so a mass of small test fixtures cannot collect rank by
     their number alone. Applies to a request without chat or mentioned files, and to the
-    ``uniform_personalization_share`` of one with them."""
+    ``uniform_personalization_share`` of one with them. Off by default: on the five corpora of
+    ``docs/evaluation.md`` it moved static file recall up in 5 cells (jq) and down in 5 (pflag,
+    chi, hono), about as much each way ("Changes after the final runs")."""
     file_symbol_decay: float = 0.7
     """Diminishing returns within a file: its k-th best definition's score is multiplied by
     this to the power k (1 = off), so a budget spreads over more files (docs/evaluation.md:
