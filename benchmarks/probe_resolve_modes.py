@@ -42,12 +42,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from lsprotocol import types as T  # noqa: E402
+from probe_server import registry_with_only, uptime  # noqa: E402
 
 from hybridmap import AsyncRepoMap  # noqa: E402
 from hybridmap.errors import ServerError  # noqa: E402
 from hybridmap.sources.lsp.resolver import candidate_pairs  # noqa: E402
 from hybridmap.sources.lsp.symbols import utf8_col, utf16_col  # noqa: E402
-from probe_server import registry_with_only, uptime  # noqa: E402
 
 Pair = tuple[str, str]
 Site = tuple[str, int, int]  # (path, 0-based line, UTF-8 column)

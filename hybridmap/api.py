@@ -28,8 +28,8 @@ from .cache import Cache
 from .compare import Comparison, compare_maps
 from .errors import RequestError
 from .graph import RepoGraph, build_graph, definer_counts
-from .merge import merge_tags
 from .languages import LanguageRegistry
+from .merge import merge_tags
 from .model import (
     Diagnostic,
     FileTags,
@@ -49,7 +49,6 @@ from .sources.base import SourceResult
 from .sources.lsp.source import LspSource
 from .sources.static_index import Progress, TreeSitterSource
 from .walk import resolve_root
-
 
 _PHASES = frozenset({"list", "read", "cache_lookup", "parse", "cache_store"})
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import time
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TypeVar
 

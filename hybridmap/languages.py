@@ -132,8 +132,15 @@ def read_query(path: Path, _seen: frozenset[Path] = frozenset()) -> str:
 class CompiledLanguage:
     """A grammar with its tag query compiled, plus a fallback identifier query."""
 
-    __slots__ = ("language", "ts_language", "query", "has_references", "identifier_query",
-                 "query_hash", "_parser")
+    __slots__ = (
+        "_parser",
+        "has_references",
+        "identifier_query",
+        "language",
+        "query",
+        "query_hash",
+        "ts_language",
+    )
 
     def __init__(self, language: Language) -> None:
         from tree_sitter import Parser, Query, QueryError

@@ -7,10 +7,10 @@ public JSON output converts lines to 1-based.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from enum import StrEnum
 from array import array
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Literal, NamedTuple, TypedDict, cast
 
 from .sanitize import escape_path, json_safe

@@ -22,18 +22,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 import diskcache
-import pytest
 
-from hybridmap import RepoMap
-from hybridmap import codec
+from hybridmap import RepoMap, codec
 from hybridmap.cache import Cache, disk_key, tags_key
 from hybridmap.languages import LanguageRegistry
-from hybridmap.model import FileTags, MapResult
-from hybridmap.sources.treesitter import ParseOptions, ParseOutcome, extract_tags
+from hybridmap.model import MapResult
 from hybridmap.settings import Settings
+from hybridmap.sources.treesitter import ParseOptions, extract_tags
 
 from .conftest import git, write_files
-from .test_bad_input import public_tmp, run_as_unprivileged, needs_unprivileged  # noqa: F401 (fixture)
+from .test_bad_input import needs_unprivileged, public_tmp, run_as_unprivileged  # noqa: F401 (fixture)
 
 PROJECT = Path(__file__).resolve().parent.parent
 #: The last commit whose cache held bare FileTags under ``tags:1:`` keys.

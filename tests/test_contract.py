@@ -16,8 +16,6 @@ import pytest
 
 from hybridmap.model import SCHEMA_VERSION
 
-from .conftest import git
-
 SMALL = {
     "app.py": ("from store import load, Runner\n\n\ndef main() -> int:\n    rows = load('x')\n"
                "    return Runner().run(len(rows))\n"),

@@ -14,6 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from hybridmap.errors import RequestError, RootError
 from hybridmap.evaluate.definitions import changed_definitions
 from hybridmap.evaluate.diffs import file_diff, parse_hunks
 from hybridmap.evaluate.git import open_repository
@@ -23,7 +24,6 @@ from hybridmap.evaluate.metrics import MapOutcome, ShownFile, percentile, score
 from hybridmap.evaluate.peer import DEFAULT_PYTHON, find_aider_python
 from hybridmap.evaluate.tasks import build_tasks
 from hybridmap.evaluate.worktree import ScratchWorktree
-from hybridmap.errors import RequestError, RootError
 from hybridmap.languages import LanguageRegistry
 from hybridmap.model import FileTags
 from hybridmap.sources.treesitter import extract_tags
@@ -480,18 +480,17 @@ def test_worktree_is_removed_after_an_exception(history: tuple[Path, dict[str, s
     root, shas = history
     repo = open_repository(root)
     seen: list[Path] = []
-    with pytest.raises(ZeroDivisionError):
-        with ScratchWorktree(repo) as worktree:
-            checked = worktree.checkout(shas["c0"])
-            assert (checked / "app/store.py").read_text() == STORE
-            checked = worktree.checkout(shas["c1"])  # reused, not re-added
-            (checked / "stray.txt").write_text("left by a server\n")
-            checked = worktree.checkout(shas["c5"])
-            assert not (checked / "stray.txt").exists()
-            assert "return key" in (checked / "app/store.py").read_text()
-            seen.append(checked)
-            assert len(worktrees(root)) == 2
-            1 / 0
+    with pytest.raises(ZeroDivisionError), ScratchWorktree(repo) as worktree:
+        checked = worktree.checkout(shas["c0"])
+        assert (checked / "app/store.py").read_text() == STORE
+        checked = worktree.checkout(shas["c1"])  # reused, not re-added
+        (checked / "stray.txt").write_text("left by a server\n")
+        checked = worktree.checkout(shas["c5"])
+        assert not (checked / "stray.txt").exists()
+        assert "return key" in (checked / "app/store.py").read_text()
+        seen.append(checked)
+        assert len(worktrees(root)) == 2
+        1 / 0
     assert worktrees(root) == [str(root)]
     assert not seen[0].exists() and not seen[0].parent.exists()
     assert git(root, "rev-parse", "HEAD").strip() == shas["c8"]

@@ -38,8 +38,8 @@ def test_every_language_config_and_query_is_package_data() -> None:
     for config, query in languages.items():
         assert (PACKAGE / "queries" / query).is_file(), f"{config} names {query}, not in the package"
     # The registry's built-in directories are the package's, not a checkout's top level.
-    assert BUILTIN_CONFIG_DIR == Path(str(PACKAGE / "lsp_configs")).resolve()
-    assert BUILTIN_QUERY_DIR == Path(str(PACKAGE / "queries")).resolve()
+    assert Path(str(PACKAGE / "lsp_configs")).resolve() == BUILTIN_CONFIG_DIR
+    assert Path(str(PACKAGE / "queries")).resolve() == BUILTIN_QUERY_DIR
     registry = LanguageRegistry.load([BUILTIN_CONFIG_DIR], [BUILTIN_QUERY_DIR])
     assert len(registry.names) == len(languages)
     # Inherited queries (tsx → typescript...) resolve inside the package too.

@@ -42,9 +42,8 @@ def _load() -> tuple[Any, Any, Any, str]:
     # This file sits beside modules named git.py, run.py...: never let them shadow Aider's imports.
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
-    import tiktoken
-
     import aider
+    import tiktoken
     from aider.repomap import RepoMap, Tag
 
     return tiktoken, RepoMap, Tag, aider.__version__

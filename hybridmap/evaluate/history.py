@@ -79,9 +79,7 @@ def qualifying_changes(entries: list[tuple[str, str, str]], is_source: Callable[
     """Modified source files (and renamed-and-edited ones, by their old path); nothing else."""
     changes = []
     for status, old, new in entries:
-        if status == "M" and is_source(old):
-            changes.append(FileChange(old, new))
-        elif status.startswith("R") and status != "R100" and is_source(old) and is_source(new):
+        if (status == "M" and is_source(old)) or (status.startswith("R") and status != "R100" and is_source(old) and is_source(new)):
             changes.append(FileChange(old, new))
     return sorted(changes, key=lambda c: c.old_path)
 

@@ -72,7 +72,7 @@ async def aider_version(python: Path) -> str:
     """Check that ``python`` can import Aider; its version. :class:`RequestError` otherwise."""
     try:
         code, out, err = await _communicate(python, ["--version"], b"", 120)
-    except (OSError, asyncio.TimeoutError) as exc:
+    except (TimeoutError, OSError) as exc:
         raise RequestError(f"cannot run Aider's python '{python}': {exc}; {_SETUP_HINT}") from exc
     if code != 0:
         raise RequestError(f"Aider's python '{python}' cannot load Aider ({_tail(err)}); {_SETUP_HINT}")
@@ -91,7 +91,7 @@ async def run_aider(python: Path, root: Path, files: Sequence[str], tasks: Seque
     }
     try:
         code, out, err = await _communicate(python, [], json.dumps(job).encode(), timeout, cwd=root)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return SystemRun("aider", (), 0.0, error=f"Aider took longer than {timeout:.0f} s on this checkout")
     if code != 0:
         return SystemRun("aider", (), 0.0, error=f"Aider's runner exited {code}: {_tail(err)}")

@@ -34,7 +34,6 @@ from ..languages import CompiledLanguage, LanguageRegistry
 from ..model import REFERENCE_KIND_CODES, FileTags, Span, Symbol
 from ..settings import Settings
 
-
 #: Bumped when extraction gives other tags for the same bytes, options and queries
 #: (2: a macro's signature no longer takes the next line).
 EXTRACTOR_VERSION = 2

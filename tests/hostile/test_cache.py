@@ -18,7 +18,8 @@ from pathlib import Path
 
 import diskcache
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hybridmap import RepoMap, codec
 from hybridmap.cache import Cache, SafeDisk

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ...errors import ConfigError
 from ...languages import LanguageRegistry
 from ...model import ServerReport, ServerState
 from ...settings import Settings
-from ...errors import ConfigError
 from .config import ServerConfig, merge_candidates, root_pattern_problem, servers_for_language
 
 if TYPE_CHECKING:
@@ -229,7 +229,7 @@ async def _start_over(task: asyncio.Task[None] | None, timeout: float | None) ->
         return True
     try:
         await asyncio.wait_for(asyncio.shield(task), timeout)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return False
     except asyncio.CancelledError:
         current = asyncio.current_task()

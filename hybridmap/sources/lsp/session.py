@@ -44,10 +44,10 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCResponseMessage
 
 from ...errors import ServerError
-from ...model import ServerState
-from ...settings import Settings
 from ...git import git_config_environment
 from ...logs import guard_library_logging
+from ...model import ServerState
+from ...settings import Settings
 from .config import ServerConfig
 from .framing import SAMPLE_BYTES, Frame, FrameReader, ids_in_sample
 
@@ -711,7 +711,7 @@ class LspSession:
     async def _call(self, awaitable: Any, timeout: float, what: str) -> Any:
         try:
             return await asyncio.wait_for(awaitable, timeout)
-        except asyncio.TimeoutError as exc:
+        except TimeoutError as exc:
             raise ServerError(f"{self.config.name}: {what} timed out after {timeout:g}s") from exc
         except JsonRpcException as exc:
             raise ServerError(f"{self.config.name}: {what} failed: {exc}") from exc
@@ -735,7 +735,7 @@ class LspSession:
             self._in_flight += 1
             try:
                 return await asyncio.wait_for(asyncio.shield(future), limit)
-            except asyncio.TimeoutError as exc:
+            except TimeoutError as exc:
                 with contextlib.suppress(Exception):
                     self._client.protocol.notify(T.CANCEL_REQUEST, T.CancelParams(id=msg_id))
                 self._timed_out(method, limit)
