@@ -143,18 +143,18 @@ def main() -> None:
         cache = WORK / "cache-aider"
         add("aider", [str(AIDER_PYTHON), "-c", AIDER_SCRIPT, str(root), str(cache), str(args.tokens)], cache, WORK)
     samples: dict[str, list[tuple[float, float]]] = {f"{n} {k}": [] for n in systems for k in ("warm", "cold")}
-    for name, (argv, cache, cwd, env) in systems.items():
+    for argv, cache, cwd, env in systems.values():
         shutil.rmtree(cache, ignore_errors=True)
         measured(argv, cwd, env)  # fill the cache
     for _ in range(args.repeats):
-        for name, (argv, cache, cwd, env) in systems.items():
+        for name, (argv, _cache, cwd, env) in systems.items():
             cpu, wall, _ = measured(argv, cwd, env)
             samples[f"{name} warm"].append((cpu, wall))
         for name, (argv, cache, cwd, env) in systems.items():
             shutil.rmtree(cache, ignore_errors=True)
             cpu, wall, _ = measured(argv, cwd, env)
             samples[f"{name} cold"].append((cpu, wall))
-        for name, (argv, cache, cwd, env) in systems.items():
+        for argv, _cache, cwd, env in systems.values():
             measured(argv, cwd, env)  # warm again for the next round
     report: dict[str, object] = {"corpus": str(root), "tokens": args.tokens, "repeats": args.repeats}
     medians: dict[str, float] = {}

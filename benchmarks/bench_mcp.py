@@ -37,10 +37,11 @@ HERE = Path(__file__).resolve().parent
 WORK = HERE / ".work" / "mcp"
 sys.path.insert(0, str(HERE.parent))
 
-from mcp import ClientSession, StdioServerParameters, stdio_client
+# After the path insert: the checkout's hybridmap, not an installed one.
+from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 
-from hybridmap import AsyncRepoMap
-from hybridmap.model import Mode
+from hybridmap import AsyncRepoMap  # noqa: E402
+from hybridmap.model import Mode  # noqa: E402
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 SMALL_PACKAGES = ("json", "email", "http", "logging", "urllib")

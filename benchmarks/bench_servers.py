@@ -21,6 +21,7 @@ that commits landing in the shared tree during a long run do not mix code versio
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -136,10 +137,8 @@ def summarize(name: str, files: int, server: str, full: list[dict[str, Any]],
     def m(get: Any) -> float:
         out = []
         for run in full:
-            try:
+            with contextlib.suppress(KeyError, TypeError):
                 out.append(get(run))
-            except (KeyError, TypeError):
-                pass
         return med(out)
 
     ratios = [r["first_map_hybrid_s"] / r["first_map_static_s"] for r in first]
@@ -178,8 +177,8 @@ def summarize(name: str, files: int, server: str, full: list[dict[str, Any]],
         "first_hybrid": med([r["first_map_hybrid_s"] for r in first]),
         "ratio": med(ratios), "ratio_min": min(ratios, default=float("nan")),
         "ratio_max": max(ratios, default=float("nan")),
-        "ratio_sh": med([x for x, r in zip(ratios, first) if r["order"] == "sh"]),
-        "ratio_hs": med([x for x, r in zip(ratios, first) if r["order"] == "hs"]),
+        "ratio_sh": med([x for x, r in zip(ratios, first, strict=True) if r["order"] == "sh"]),
+        "ratio_hs": med([x for x, r in zip(ratios, first, strict=True) if r["order"] == "hs"]),
         "handoff_hybrid_ms": 1000 * med(handoff), "handoff_static_ms": 1000 * med(handoff_static),
         "loads": [(r["load_before"], r["load_after"]) for r in full + first],
         "runs": full, "first_runs": first,

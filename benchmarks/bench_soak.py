@@ -251,7 +251,7 @@ async def fire(repo: AsyncRepoMap, requests: list[dict[str, Any]]) -> dict[str, 
         t = time.perf_counter()
         try:
             result: MapResult | BaseException = await repo.map(**request)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a failed map is a soak finding, recorded
             result = exc
         return time.perf_counter() - t, result
 
@@ -259,7 +259,7 @@ async def fire(repo: AsyncRepoMap, requests: list[dict[str, Any]]) -> dict[str, 
     done = await asyncio.gather(*(one(r) for r in requests))
     wall = time.perf_counter() - t0
     problems = []
-    for request, (_, result) in zip(requests, done):
+    for request, (_, result) in zip(requests, done, strict=True):
         if isinstance(result, BaseException):
             problems.append(f"{request}: {type(result).__name__}: {result}")
         else:
@@ -269,7 +269,7 @@ async def fire(repo: AsyncRepoMap, requests: list[dict[str, Any]]) -> dict[str, 
         "calls": len(requests), "wall_s": wall, "problems": problems,
         "latency_s": percentiles([t for t, _ in done]),
         "in_lock_s": percentiles([r.timings["total"] for r in results]),
-        "with_wait_latency_s": percentiles([t for (t, _), q in zip(done, requests) if q["server_wait"]]),
+        "with_wait_latency_s": percentiles([t for (t, _), q in zip(done, requests, strict=True) if q["server_wait"]]),
         "maps_with_lsp_edges": sum(1 for r in results if r.edges.get("lsp")),
         "texts": [r.text if isinstance(r, MapResult) else None for _, r in done],
         "servers": sorted({(k, str(v.state)) for r in results for k, v in r.servers.items()}),
@@ -294,8 +294,8 @@ async def concurrency(root: Path, cache_dir: Path, requests: list[dict[str, Any]
         settle = await fire_sequential(repo, requests)
         expected = await fire_sequential(repo, requests)
         warm = await fire(repo, requests)
-        warm["identical_to_sequential"] = sum(a == b for a, b in zip(warm["texts"], expected))
-        warm["sequential_repeat_identical"] = sum(a == b for a, b in zip(settle, expected))
+        warm["identical_to_sequential"] = sum(a == b for a, b in zip(warm["texts"], expected, strict=True))
+        warm["sequential_repeat_identical"] = sum(a == b for a, b in zip(settle, expected, strict=True))
         out["warm"] = warm
         out["tasks_after"] = len(repo._tasks)
         out["counts_after"] = internal_counts(repo)
@@ -329,7 +329,7 @@ def threaded(root: Path, cache_dir: Path, requests: list[dict[str, Any]], thread
                 try:
                     result = repo.map(**request)
                     found = check(result, request["tokens"], request["chat_files"])
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001 - a failed map is a soak finding, recorded
                     found = [f"{type(exc).__name__}: {exc}"]
                 with lock:
                     latencies.append(time.perf_counter() - t)
@@ -446,10 +446,10 @@ def slope_per_100(samples: list[dict[str, Any]], key: str) -> float | None:
     points = [(s["map"], s[key]) for s in samples if isinstance(s.get(key), (int, float))]
     if len(points) < 3:
         return None
-    xs, ys = zip(*points)
+    xs, ys = zip(*points, strict=True)
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
     den = sum((x - mx) ** 2 for x in xs)
-    return 100 * sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den if den else None
+    return 100 * sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den if den else None
 
 
 async def soak(root: Path, cache_dir: Path, corpus: Corpus, maps: int, every: int, warmup: int,
@@ -509,7 +509,7 @@ async def soak(root: Path, cache_dir: Path, corpus: Corpus, maps: int, every: in
                 t = time.perf_counter()
                 try:
                     result = await repo.map(**request)
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001 - a failed map is a soak finding, recorded
                     problems.append(f"map {i}: {type(exc).__name__}: {exc}")
                     continue
                 elapsed = time.perf_counter() - t

@@ -37,7 +37,7 @@ RUNNER = _load_runner()
 
 def main() -> None:
     root, filelist, chat_a, chat_b, edit_file, tokens = sys.argv[1:7]
-    files = [os.path.join(root, line.strip()) for line in open(filelist) if line.strip()]
+    files = [os.path.join(root, line.strip()) for line in Path(filelist).read_text().splitlines() if line.strip()]
     shutil.rmtree(os.path.join(root, ".aider.tags.cache.v4"), ignore_errors=True)
     out: dict[str, float] = {}
     t0 = time.perf_counter()

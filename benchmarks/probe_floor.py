@@ -9,6 +9,7 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
 from hybridmap.languages import LanguageRegistry
 
@@ -16,7 +17,7 @@ from hybridmap.languages import LanguageRegistry
 def main() -> None:
     root, filelist = sys.argv[1:3]
     registry = LanguageRegistry.load()
-    rels = [line.strip() for line in open(filelist) if line.strip()]
+    rels = [line.strip() for line in Path(filelist).read_text().splitlines() if line.strip()]
     parsers = {}
     lines = 0
     start = time.perf_counter()

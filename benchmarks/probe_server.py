@@ -185,7 +185,8 @@ def full_run(root: str, registry: LanguageRegistry, languages: list[str], cache_
         out["pairs_at_wait"] = pair_counts(repo)
 
         async def drain() -> None:
-            while lsp.pending or (lsp._worker is not None and not lsp._worker.done()):
+            # Polled: the worker has no event to wait on, and this probe must not add one.
+            while lsp.pending or (lsp._worker is not None and not lsp._worker.done()):  # noqa: ASYNC110
                 await asyncio.sleep(0.05)
 
         start = time.perf_counter()

@@ -222,7 +222,8 @@ class AsyncRepoMap:
                     lambda: self._background(self._start_lsp(collected, languages, 0.0, chat, hovers)))
         result.timings["servers"] = lsp_seconds
         result.timings["total"] = time.perf_counter() - started
-        assert self._graph is not None  # _build always sets it
+        if self._graph is None:  # _build always sets it
+            raise RuntimeError("internal error: no graph after a build")
         return result, self._graph
 
     def _background(self, coro: Any) -> None:
@@ -401,7 +402,7 @@ class _Background:
     def _run(self, make: Callable[[], Any]) -> None:
         try:
             self._future.set_result(make())
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller, who re-raises it
             self._future.set_exception(exc)
 
     def result(self) -> Any:

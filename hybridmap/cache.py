@@ -32,6 +32,7 @@ A cache must never stop a map, nor hold it up for long:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import os
@@ -116,10 +117,8 @@ class SafeDisk(diskcache.Disk):
         sub = os.path.dirname(full_path)
         for attempt in range(10):
             for directory in (os.path.dirname(sub), sub):
-                try:
+                with contextlib.suppress(FileExistsError):
                     os.mkdir(directory, 0o700)
-                except FileExistsError:
-                    pass
             try:
                 return os.open(full_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             except FileNotFoundError:
@@ -295,16 +294,12 @@ class Cache:
     def _remove_database(directory: Path) -> None:
         # Only our own database files: the directory may be shared with other things.
         for name in _DATABASE_FILES:
-            try:
+            with contextlib.suppress(OSError):
                 (directory / name).unlink()
-            except OSError:
-                pass
 
     def _close_disk(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self._disk.close()
-        except Exception:
-            pass
         self._disk = None
 
     def _database_failed(self, exc: BaseException) -> None:
@@ -351,7 +346,7 @@ class Cache:
         except RefusedEntry:
             refused.append(key)
             return None
-        except Exception:  # any other row diskcache cannot read: dropped, never stops a map
+        except Exception:  # noqa: BLE001 - any other row diskcache cannot read: dropped, never stops a map
             undecodable.append(key)
             return None
         if data is None:
@@ -373,7 +368,7 @@ class Cache:
                     self._disk.delete(disk_key(key))
                 except (sqlite3.Error, diskcache.Timeout) as exc:
                     self._database_failed(exc)
-                except Exception:
+                except Exception:  # noqa: BLE001, S110 - dropping a bad entry is best effort; it is reported below
                     pass
         if count:
             self._note("cache_corrupt", f"{count} cached entr{'y' if count == 1 else 'ies'} unusable "

@@ -178,7 +178,7 @@ def _one_shot(root: str, overrides: dict[str, Any], server_wait: float, ask: Cal
     except HybridMapError as exc:
         progress.clear()
         _fail(str(exc), _exit_code(exc))
-    except Exception as exc:  # a bug or the machine (memory, disk): one line, exit 1, no traceback
+    except Exception as exc:  # noqa: BLE001 - a bug or the machine (memory, disk): one line, exit 1, no traceback
         progress.clear()
         _fail(f"no map could be made: {type(exc).__name__}: {exc}", EXIT_NO_MAP)
     finally:

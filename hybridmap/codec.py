@@ -74,7 +74,7 @@ def _header(kind: int) -> bytes:
 def _tags_body(tags: FileTags, problems: list[list[str]]) -> bytes:
     rows = [(s.name, s.kind, s.span.start_line, s.span.start_col, s.span.end_line, s.span.end_col,
              s.name_line, s.name_col, s.signature, s.parent, s.provenance.value, s.detail) for s in tags.symbols]
-    symbols = [list(column) for column in zip(*rows)] if rows else _NO_SYMBOLS
+    symbols = [list(column) for column in zip(*rows, strict=True)] if rows else _NO_SYMBOLS
     rest = _dumps([symbols, tags.ref_names, tags.line_count, tags.complete, problems]).encode()
     return b"".join((_LENGTHS.pack(len(tags.ref_positions), len(tags.ref_kinds)),
                      tags.ref_positions, tags.ref_kinds, rest))
@@ -162,7 +162,7 @@ def _symbols(decoded: object) -> tuple[Symbol, ...]:
     c = cast("list[list[Any]]", decoded)
     _check(type(c) is list and len(c) == len(_SYMBOL_TYPES) and all(type(column) is list for column in c)
            and len(set(map(len, c))) == 1, "symbol columns")
-    for column, kind in zip(c, _SYMBOL_TYPES):  # one C-level pass per column (bool is not int here)
+    for column, kind in zip(c, _SYMBOL_TYPES, strict=True):  # one C-level pass per column (bool is not int here)
         _check(set(map(type, column)) <= {kind}, "symbol field")
     return tuple(map(Symbol, c[0], c[1], map(Span, c[2], c[3], c[4], c[5]), c[6], c[7], c[8], c[9],
                      map(_PROVENANCE.__getitem__, c[10]), c[11]))

@@ -10,9 +10,10 @@ import struct
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import termios
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,15 @@ def no_orphan_processes():
     for p in alive:
         p.kill()
     raise AssertionError(f"processes left behind: {names}")
+
+
+@pytest.fixture
+def public_tmp() -> Iterator[Path]:
+    """A directory an unprivileged user can enter (pytest's tmp_path is private to root)."""
+    path = Path(tempfile.mkdtemp(prefix="hybridmap-bad-input-"))
+    path.chmod(0o755)
+    yield path
+    for sub in path.rglob("*"):
+        if not sub.is_symlink():
+            sub.chmod(0o755 if sub.is_dir() else 0o644)
+    shutil.rmtree(path)

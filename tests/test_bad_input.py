@@ -13,10 +13,9 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -431,18 +430,6 @@ def run_as_unprivileged(args: list[str], env: dict[str, str] | None = None) -> s
     full_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent", **(env or {})}
     return subprocess.run([*prefix, sys.executable, "-m", "hybridmap", *args], capture_output=True, text=True,
                           timeout=120, cwd="/", env=full_env)
-
-
-@pytest.fixture
-def public_tmp() -> Iterator[Path]:
-    """A directory an unprivileged user can enter (pytest's tmp_path is private to root)."""
-    path = Path(tempfile.mkdtemp(prefix="hybridmap-bad-input-"))
-    path.chmod(0o755)
-    yield path
-    for sub in path.rglob("*"):
-        if not sub.is_symlink():
-            sub.chmod(0o755 if sub.is_dir() else 0o644)
-    shutil.rmtree(path)
 
 
 needs_unprivileged = pytest.mark.skipif(not _can_run_as_nobody(),

@@ -31,7 +31,7 @@ from hybridmap.settings import Settings
 from hybridmap.sources.treesitter import ParseOptions, extract_tags
 
 from .conftest import git, write_files
-from .test_bad_input import needs_unprivileged, public_tmp, run_as_unprivileged  # noqa: F401 (fixture)
+from .test_bad_input import needs_unprivileged, run_as_unprivileged
 
 PROJECT = Path(__file__).resolve().parent.parent
 #: The last commit whose cache held bare FileTags under ``tags:1:`` keys.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -261,7 +262,7 @@ def test_message_mentions() -> None:
 
 
 def test_tasks_of_a_commit(history: tuple[Path, dict[str, str]], registry_module: LanguageRegistry) -> None:
-    root, shas = history
+    root, _shas = history
     repo = open_repository(root)
     is_source = lambda path: registry_module.language_for(path) is not None  # noqa: E731
     c8, c5, c1 = select_commits(repo, "HEAD", 3, is_source, scan_limit=100).commits
@@ -490,7 +491,7 @@ def test_worktree_is_removed_after_an_exception(history: tuple[Path, dict[str, s
         assert "return key" in (checked / "app/store.py").read_text()
         seen.append(checked)
         assert len(worktrees(root)) == 2
-        1 / 0
+        raise ZeroDivisionError  # an error inside the block
     assert worktrees(root) == [str(root)]
     assert not seen[0].exists() and not seen[0].parent.exists()
     assert git(root, "rev-parse", "HEAD").strip() == shas["c8"]
@@ -507,10 +508,8 @@ def _interrupt_when(root: Path, args: list[str], is_target: Callable[[psutil.Pro
     deadline = time.monotonic() + 120
     try:
         while time.monotonic() < deadline and proc.poll() is None and not targets:
-            try:
+            with contextlib.suppress(psutil.Error):
                 targets = [p for p in me.children(recursive=True) if is_target(p)]
-            except psutil.Error:
-                pass
             scratch = worktrees(root)[1:]
             time.sleep(0.01)
         if not (targets and scratch):
@@ -566,7 +565,7 @@ def test_aider_python_is_looked_up_in_order(tmp_path: Path) -> None:
     fake.chmod(0o755)
     assert find_aider_python(str(fake), {}) == fake
     assert find_aider_python(None, {"HYBRIDMAP_AIDER_PYTHON": str(fake)}) == fake
-    with pytest.raises(RequestError, match="no python with Aider at '.*missing'"):
+    with pytest.raises(RequestError, match=r"no python with Aider at '.*missing'"):
         find_aider_python(None, {"HYBRIDMAP_AIDER_PYTHON": str(tmp_path / "missing")})
 
 
@@ -576,7 +575,7 @@ def test_peer_aider_runs_the_real_aider(history: tuple[Path, dict[str, str]]) ->
         reason = f"Aider's venv not found at {python} (create it with benchmarks/setup_aider_env.sh)"
         print(reason)
         pytest.skip(reason)
-    root, shas = history
+    root, _shas = history
     proc = run_cli(str(root), "--commits", "3", "--modes", "static", "--peer", "aider", "--tokens", "256,4096",
                    "--format", "json", "--aider-python", python)
     assert proc.returncode == 0, proc.stderr

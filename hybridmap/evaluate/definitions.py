@@ -55,10 +55,10 @@ def _innermost(symbols: tuple[Symbol, ...], line: int) -> int:
     best = -1
     for i, sym in enumerate(symbols):
         span = sym.span
-        if sym.kind in CHANGED_DEFINITION_KINDS and span.start_line <= line <= span.end_line:
-            if best < 0 or (span.end_line - span.start_line) < (
-                    symbols[best].span.end_line - symbols[best].span.start_line):
-                best = i
+        if (sym.kind in CHANGED_DEFINITION_KINDS and span.start_line <= line <= span.end_line
+                and (best < 0 or (span.end_line - span.start_line)
+                     < (symbols[best].span.end_line - symbols[best].span.start_line))):
+            best = i
     return best
 
 
@@ -109,5 +109,5 @@ def parse_source(registry: LanguageRegistry, settings: Settings, path: str, data
     try:
         return extract_tags(registry.compiled(language), read.data, max_signature_lines=settings.max_signature_lines,
                             match_limit=settings.query_match_limit)
-    except Exception:  # a file the parser cannot handle: only its old side counts
+    except Exception:  # noqa: BLE001 - a file the parser cannot handle: only its old side counts
         return None

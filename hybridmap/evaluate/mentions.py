@@ -54,9 +54,7 @@ def looks_like_identifier(word: str) -> bool:
     letters = any(c.isalpha() for c in word)
     if "_" in word.strip("_") and letters:
         return True
-    if re.search(r"[a-z][A-Z]", word):  # camelCase, TableColumn
-        return True
-    return False
+    return re.search(r"[a-z][A-Z]", word) is not None  # camelCase, TableColumn
 
 
 def _clean(message: str) -> str:

@@ -35,7 +35,7 @@ class CommitResult:
         run = self.runs.get(system)
         if run is None or run.error:
             return []
-        return [(r, score(self.tasks.tasks[r.task], o)) for r, o in zip(self.requests, run.outcomes)]
+        return [(r, score(self.tasks.tasks[r.task], o)) for r, o in zip(self.requests, run.outcomes, strict=True)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +56,8 @@ class EvalReport:
 def _run_json(result: CommitResult, system: str) -> dict[str, object]:
     run = result.runs[system]
     maps = []
-    for request, outcome, (_, sc) in zip(result.requests, run.outcomes, result.scores(system)):
+    # A failed run has no outcomes: nothing to list (zip stops at the shortest on purpose).
+    for request, outcome, (_, sc) in zip(result.requests, run.outcomes, result.scores(system), strict=False):
         maps.append({"task": result.tasks.tasks[request.task].kind, "budget": request.budget,
                      "tokens": outcome.tokens, "seconds": round(outcome.seconds, 6),
                      "files": [f.path for f in outcome.files], **sc.to_json()})
@@ -276,7 +277,7 @@ def render_markdown(document: Mapping[str, Any]) -> str:
         lines.append(f"| {c['sha'][:10]} | {len(c['files'])} | {len(c['changed_definitions'])} | {mentions} | "
                      + " | ".join(firsts) + f" | {edges} |")
     if errors:
-        lines += ["", "Errors:"] + errors
+        lines += ["", "Errors:", *errors]
     return "\n".join(lines) + "\n"
 
 

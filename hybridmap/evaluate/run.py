@@ -95,7 +95,8 @@ def run_eval(options: EvalOptions, progress: ProgressCallback | None = None) -> 
                                scan_limit=options.scan_limit)
     versions: dict[str, object] = {"hybridmap": __version__, "hybridmap_revision": _source_revision()}
     with ScratchWorktree(repo, options.temp_parent) as worktree:
-        assert worktree.directory is not None
+        if worktree.directory is None:  # set on entering the context
+            raise RuntimeError("internal error: the scratch worktree has no directory")
         cache_dir = options.cache_dir or worktree.directory / "cache"
         results = asyncio.run(_evaluate(options, repo, selection, worktree, registry, cache_dir,
                                         aider_python, versions, progress))

@@ -56,7 +56,8 @@ class ScratchWorktree:
 
     def checkout(self, sha: str) -> Path:
         """Check ``sha`` out (detached) and return the evaluated root inside the worktree."""
-        assert self.path is not None, "use ScratchWorktree as a context manager"
+        if self.path is None:
+            raise RuntimeError("use ScratchWorktree as a context manager")
         if self._no_filters is None:
             self._no_filters = (*self._repo.config, *filter_overrides(self._repo.top, self._repo.config))
         if not self._created:

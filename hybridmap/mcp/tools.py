@@ -14,6 +14,7 @@ resolving (through a symlink) outside the root; files are only read when the wal
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -218,10 +219,8 @@ def split_message(root: Path, message: str, language_for: object) -> tuple[list[
         if not token:
             continue
         if "/" in token or (callable(language_for) and language_for(token)):
-            try:
+            with contextlib.suppress(ToolFailure):
                 paths[relative_path(root, token)] = None
-            except ToolFailure:
-                pass
         for word in _IDENT.findall(token):
             if (len(word) >= 3 or "_" in word) and word.lower() not in _STOPWORDS:
                 idents[word] = None

@@ -343,7 +343,7 @@ def parse_serial(jobs: Sequence[tuple[str, str, bytes]], registry: LanguageRegis
             continue
         try:
             yield path, parse_file(registry.compiled(language), data, options)
-        except Exception as exc:  # one bad file must not take the others down
+        except Exception as exc:  # noqa: BLE001 - one bad file must not take the others down
             yield path, ParseOutcome(None, (("parse_error", f"{type(exc).__name__}: {exc}"),))
 
 
@@ -354,8 +354,8 @@ def _read_frames(stream: IO[bytes], sink: queue.Queue[Any]) -> None:
             if len(header) < 8:
                 break
             (size,) = struct.unpack("<Q", header)
-            sink.put(pickle.loads(stream.read(size)))
-    except Exception as exc:  # a dying worker: report, the parent re-parses what is missing
+            sink.put(pickle.loads(stream.read(size)))  # noqa: S301 - our own worker's pipe
+    except Exception as exc:  # noqa: BLE001 - a dying worker: report, the parent re-parses what is missing
         sink.put(exc)
     finally:
         sink.put(None)
@@ -461,7 +461,8 @@ def _parse_in_workers(jobs: Sequence[tuple[str, str, bytes]], workers: int, conf
 
 
 def _feed(proc: subprocess.Popen[bytes], payload: bytes) -> None:
-    assert proc.stdin is not None
+    if proc.stdin is None:  # started with stdin=PIPE
+        raise RuntimeError("the parse worker has no stdin pipe")
     try:
         proc.stdin.write(payload)
         proc.stdin.close()

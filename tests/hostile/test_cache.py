@@ -175,7 +175,7 @@ def test_the_cache_is_created_owner_only(tmp_path: Path, registry: LanguageRegis
     finally:
         os.umask(old_umask)
     modes = {str(p.relative_to(cache)): stat.S_IMODE(p.stat().st_mode) for p in [cache, *cache.rglob("*")]}
-    assert [p for p in cache.rglob("*.val")], "big.py's entry is in a value file"
+    assert list(cache.rglob("*.val")), "big.py's entry is in a value file"
     assert {name: mode for name, mode in modes.items() if mode != (0o700 if (cache / name).is_dir() else 0o600)} == {}
 
 

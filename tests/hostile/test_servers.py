@@ -240,7 +240,7 @@ def test_close_from_another_thread_ends_a_waiting_map_with_a_documented_outcome(
     def make_map() -> None:
         try:
             outcome.append(repo.map(mode="hybrid", server_wait=20.0, tokens=256))
-        except BaseException as exc:  # what the caller would see, whatever it is
+        except BaseException as exc:  # noqa: BLE001 - what the caller would see, whatever it is
             outcome.append(exc)
 
     waiter = threading.Thread(target=make_map)
@@ -277,7 +277,7 @@ def test_ctrl_c_exits_130_with_one_line_and_leaves_nothing(tmp_path: Path) -> No
         time.sleep(0.3)
         start = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        _out, err = proc.communicate(timeout=30)
         elapsed = time.monotonic() - start
     finally:
         if proc.poll() is None:

@@ -147,7 +147,7 @@ def command_problem(command: str) -> str:
 #: Set in every server's environment to a token of its own session. Every process the server
 #: starts inherits it, also one that double-forks and calls setsid (leaving our process group,
 #: session and ancestry): at stop, processes carrying the token are found in /proc and killed.
-TOKEN_VARIABLE = "HYBRIDMAP_SERVER_TOKEN"
+TOKEN_VARIABLE = "HYBRIDMAP_SERVER_TOKEN"  # noqa: S105 - an environment variable's name, no secret
 
 
 def server_environment(config: ServerConfig, environ: Mapping[str, str] | None = None,
@@ -188,7 +188,7 @@ def _set_pdeathsig() -> None:  # runs in the child between fork and exec
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except Exception:
+    except Exception:  # noqa: BLE001, S110 - between fork and exec nothing can be reported; the server starts anyway
         pass
 
 
@@ -220,7 +220,8 @@ class _Client(LanguageClient):
         server = await asyncio.create_subprocess_exec(
             cmd, *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, **kwargs)
-        assert server.stdin is not None and server.stdout is not None
+        if server.stdin is None or server.stdout is None:  # both were asked for as PIPE
+            raise RuntimeError("the server process has no stdin/stdout pipe")
         self.protocol.set_writer(_StdinWriter(server))
         self._server = server
         self._async_tasks.extend([asyncio.create_task(self._session._read_messages(server.stdout)),
@@ -229,7 +230,7 @@ class _Client(LanguageClient):
     async def _watch_exit(self, server: asyncio.subprocess.Process) -> None:
         """Notice the server's exit at once. pygls awaits ``process.wait()``, which (Python 3.11)
         also waits until every pipe is closed: a child still holding stdout hides the death."""
-        while server.returncode is None:
+        while server.returncode is None:  # noqa: ASYNC110 - polled on purpose, see above
             await asyncio.sleep(0.1)
         reason = f"Server process {server.pid} exited with return code: {server.returncode}"
         for future in list(self.protocol._request_futures.values()):  # pygls 2.1.1 internals (pinned)
@@ -403,7 +404,8 @@ class LspSession:
         finally:
             _LIVE.add(self)  # from here on something may run: killed at exit even without aclose
         self._process = client._server
-        assert self._process is not None and self._process.stderr is not None
+        if self._process is None or self._process.stderr is None:  # started with stderr=PIPE
+            raise RuntimeError("the server process has no stderr pipe")
         self._tasks.append(asyncio.create_task(self._drain_stderr(self._process.stderr)))
         if self._memory_limit > 0:
             self._tasks.append(asyncio.create_task(self._watch_memory()))
@@ -573,7 +575,8 @@ class LspSession:
     async def _read_messages(self, stdout: asyncio.StreamReader) -> None:
         """Read and dispatch messages until the output ends (replaces pygls' reader)."""
         client = self._client
-        assert client is not None
+        if client is None:  # the reader is started by the client it reads for
+            raise RuntimeError("reading messages without a client")
         frames = self._frames = FrameReader(stdout, self._settings.server_max_message_bytes, self._on_noise)
         while not client.stopped:
             try:
@@ -584,7 +587,7 @@ class LspSession:
                                    f"{frames.partial[1]} bytes)")
                     break
                 await self._dispatch(client.protocol, frame)
-            except Exception as exc:  # a reader that dies quietly leaves a live but deaf session
+            except Exception as exc:  # noqa: BLE001 - a reader that dies quietly leaves a live but deaf session
                 self._abandon(f"reading its output failed: {type(exc).__name__}: {exc}")
                 return
         if self._closing or client.stopped:
@@ -647,7 +650,7 @@ class LspSession:
             protocol._result_types.pop(msg_id, None)
         try:
             protocol.handle_message(message)
-        except Exception as exc:  # a handler's bug must not stop the reader
+        except Exception as exc:  # noqa: BLE001 - a handler's bug must not stop the reader
             self._note(f"handling {data.get('method') or 'a response'} failed: {type(exc).__name__}: {exc}")
 
     def _fail_request(self, protocol: LanguageServerProtocol, msg_id: Any, why: str) -> bool:
@@ -824,7 +827,7 @@ class LspSession:
                 exit_sent = True
             if exit_sent:  # polled: process.wait() also waits for pipes a child may hold
                 deadline = time.monotonic() + grace
-                while process.returncode is None and time.monotonic() < deadline:
+                while process.returncode is None and time.monotonic() < deadline:  # noqa: ASYNC110 - see above
                     await asyncio.sleep(0.05)
         await self._kill_tree()
         _LIVE.discard(self)
