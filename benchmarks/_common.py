@@ -33,6 +33,7 @@ def edited(path: str) -> Iterator[None]:
 def extract_mirror(mirror: Path, dest: Path) -> None:
     """Check out the HEAD of a bare mirror (from the search tool's fetch) into ``dest``."""
     dest.mkdir(parents=True)
-    archive = subprocess.run(["git", "--git-dir", str(mirror), "archive", "HEAD"], check=True,
-                             capture_output=True).stdout
+    archive = subprocess.run(
+        ["git", "--git-dir", str(mirror), "archive", "HEAD"], check=True, capture_output=True
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)

@@ -64,17 +64,27 @@ def baseline_tree(commit: str) -> Path:
     if not target.exists():
         target.mkdir(parents=True)
         # Before the package data moved into hybridmap/, lsp_configs/ and queries/ sat beside it.
-        data = subprocess.run(["git", "-C", str(PROJECT), "ls-tree", "--name-only", commit, "lsp_configs",
-                               "queries"], capture_output=True, text=True, check=True).stdout.split()
-        archive = subprocess.run(["git", "-C", str(PROJECT), "archive", commit, "hybridmap", *data],
-                                 capture_output=True, check=True).stdout
+        data = subprocess.run(
+            ["git", "-C", str(PROJECT), "ls-tree", "--name-only", commit, "lsp_configs", "queries"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        archive = subprocess.run(
+            ["git", "-C", str(PROJECT), "archive", commit, "hybridmap", *data], capture_output=True, check=True
+        ).stdout
         subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
     return target
 
 
 def probe(package_parent: Path, root: Path, cache: Path) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, "-c", PROBE, str(package_parent), str(root), str(cache)],
-                          capture_output=True, text=True, check=False, cwd="/")
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, str(package_parent), str(root), str(cache)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd="/",
+    )
     if proc.returncode != 0:
         raise SystemExit(f"probe failed ({package_parent}):\n{proc.stderr}")
     return json.loads(proc.stdout)
@@ -84,7 +94,7 @@ def cached_outcomes(cache_dir: Path) -> list[Any]:
     """Every parse outcome the cold map stored, decoded by today's cache."""
     prefix = disk_key("tags:")
     with sqlite3.connect(cache_dir / "cache.db") as db:
-        keys = [k[len(disk_key("")):] for (k,) in db.execute("SELECT key FROM Cache") if k.startswith(prefix)]
+        keys = [k[len(disk_key("")) :] for (k,) in db.execute("SELECT key FROM Cache") if k.startswith(prefix)]
     cache = Cache(cache_dir)
     try:
         return list(cache.get_many(keys).values())
@@ -106,8 +116,9 @@ def bench_codec(values: list[Any], repeats: int) -> dict[str, float]:
     ours = [codec.encode(v) for v in values]
     assert [codec.decode(b) for b in ours] == values
     return {
-        "pickle_encode": median_seconds(repeats, lambda: [pickle.dumps(v, protocol=pickle.HIGHEST_PROTOCOL)
-                                                          for v in values]),
+        "pickle_encode": median_seconds(
+            repeats, lambda: [pickle.dumps(v, protocol=pickle.HIGHEST_PROTOCOL) for v in values]
+        ),
         "codec_encode": median_seconds(repeats, lambda: [codec.encode(v) for v in values]),
         "pickle_decode": median_seconds(repeats, lambda: [pickle.loads(b) for b in pickled]),  # noqa: S301 - bytes this benchmark pickled
         "codec_decode": median_seconds(repeats, lambda: [codec.decode(b) for b in ours]),
@@ -149,12 +160,16 @@ def main() -> None:
     for step in ("encode", "decode"):
         p, c = figures[f"pickle_{step}"], figures[f"codec_{step}"]
         print(f"{step} all: pickle {p * 1000:.0f} ms, codec {c * 1000:.0f} ms ({c / p:.2f} x)")
-    print(f"bytes: pickle {figures['pickle_bytes'] / 1e6:.1f} MB, codec {figures['codec_bytes'] / 1e6:.1f} MB "
-          f"({figures['codec_bytes'] / figures['pickle_bytes']:.2f} x)")
+    print(
+        f"bytes: pickle {figures['pickle_bytes'] / 1e6:.1f} MB, codec {figures['codec_bytes'] / 1e6:.1f} MB "
+        f"({figures['codec_bytes'] / figures['pickle_bytes']:.2f} x)"
+    )
     for key in ("map", "cache_lookup"):
         p, c = warm["pickle"][key], warm["ours"][key]
-        print(f"warm map from disk, {key}: pickle ({args.baseline}) {p * 1000:.0f} ms, codec {c * 1000:.0f} ms "
-              f"({c / p:.2f} x)")
+        print(
+            f"warm map from disk, {key}: pickle ({args.baseline}) {p * 1000:.0f} ms, codec {c * 1000:.0f} ms "
+            f"({c / p:.2f} x)"
+        )
     print(f"cache hits: {warm['pickle']['cache_hits']:.0f} / {warm['ours']['cache_hits']:.0f}")
 
 

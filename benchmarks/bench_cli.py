@@ -71,8 +71,13 @@ def click_corpus() -> Path:
         source = Path(sysconfig.get_paths()["purelib"]) / "click"
         shutil.rmtree(dest, ignore_errors=True)
         shutil.copytree(source, dest / "click", ignore=shutil.ignore_patterns("__pycache__"))
-        env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b.invalid",
-               "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b.invalid"}
+        env = {
+            **os.environ,
+            "GIT_AUTHOR_NAME": "b",
+            "GIT_AUTHOR_EMAIL": "b@b.invalid",
+            "GIT_COMMITTER_NAME": "b",
+            "GIT_COMMITTER_EMAIL": "b@b.invalid",
+        }
         for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "click"]):
             subprocess.run(["git", "-C", str(dest), *args], check=True, env=env, capture_output=True)
     return dest
@@ -83,14 +88,14 @@ def baseline_tree(commit: str) -> Path:
     tree = WORK / f"hybridmap-{commit}"
     if not (tree / "hybridmap").is_dir():
         tree.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(["git", "-C", str(HERE.parent), "archive", commit], check=True,
-                                 capture_output=True).stdout
+        archive = subprocess.run(
+            ["git", "-C", str(HERE.parent), "archive", commit], check=True, capture_output=True
+        ).stdout
         subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
     return tree
 
 
-def measured(argv: list[str], cwd: Path | None = None,
-             env: dict[str, str] | None = None) -> tuple[float, float, bytes]:
+def measured(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> tuple[float, float, bytes]:
     """(CPU seconds of the child, wall seconds, stdout)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
@@ -104,8 +109,9 @@ def measured(argv: list[str], cwd: Path | None = None,
 
 
 def importtime(argv: list[str]) -> list[tuple[int, str]]:
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "hybridmap", *argv[1:]],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "hybridmap", *argv[1:]], capture_output=True, text=True, check=False
+    )
     rows = []
     for line in proc.stderr.splitlines():
         parts = line.split("|")
@@ -126,8 +132,9 @@ def main() -> None:
     hybridmap = str(Path(sys.executable).parent / "hybridmap")
     systems: dict[str, tuple[list[str], Path, Path | None, dict[str, str] | None]] = {}
 
-    def add(name: str, argv: list[str], cache: Path, cwd: Path | None = None,
-            env: dict[str, str] | None = None) -> None:
+    def add(
+        name: str, argv: list[str], cache: Path, cwd: Path | None = None, env: dict[str, str] | None = None
+    ) -> None:
         systems[name] = (argv, cache, cwd, env)
 
     def ours(cache: Path) -> list[str]:
@@ -137,8 +144,13 @@ def main() -> None:
     if args.baseline:
         tree = baseline_tree(args.baseline)
         cache = WORK / f"cache-{args.baseline}"
-        add(f"hybridmap@{args.baseline}", [sys.executable, "-m", "hybridmap", *ours(cache)], cache, tree,
-            {**os.environ, "PYTHONPATH": str(tree)})
+        add(
+            f"hybridmap@{args.baseline}",
+            [sys.executable, "-m", "hybridmap", *ours(cache)],
+            cache,
+            tree,
+            {**os.environ, "PYTHONPATH": str(tree)},
+        )
     if AIDER_PYTHON.exists():
         cache = WORK / "cache-aider"
         add("aider", [str(AIDER_PYTHON), "-c", AIDER_SCRIPT, str(root), str(cache), str(args.tokens)], cache, WORK)
@@ -160,14 +172,17 @@ def main() -> None:
     medians: dict[str, float] = {}
     for name, rows in samples.items():
         medians[name] = statistics.median(r[0] for r in rows)
-        report[name] = {"cpu_median": round(medians[name], 3),
-                        "wall_median": round(statistics.median(r[1] for r in rows), 3),
-                        "cpu_min": round(min(r[0] for r in rows), 3)}
+        report[name] = {
+            "cpu_median": round(medians[name], 3),
+            "wall_median": round(statistics.median(r[1] for r in rows), 3),
+            "cpu_min": round(min(r[0] for r in rows), 3),
+        }
     for name in systems:
         for kind in ("warm", "cold"):
             if name != "aider" and f"aider {kind}" in medians:
                 report[f"cpu_ratio {name} / aider ({kind})"] = round(
-                    medians[f"{name} {kind}"] / medians[f"aider {kind}"], 3)
+                    medians[f"{name} {kind}"] / medians[f"aider {kind}"], 3
+                )
     if args.importtime:
         report["largest_imports_us"] = importtime(systems["hybridmap"][0])
     print(json.dumps(report, indent=2))

@@ -54,8 +54,14 @@ CHATS = {
 
 
 def _git_init(root: Path) -> None:
-    env = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.invalid", "GIT_COMMITTER_NAME": "b",
-           "GIT_COMMITTER_EMAIL": "b@example.invalid", "HOME": str(root), "PATH": "/usr/bin:/bin"}
+    env = {
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@example.invalid",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@example.invalid",
+        "HOME": str(root),
+        "PATH": "/usr/bin:/bin",
+    }
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "corpus"]):
         subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, env=env)
 
@@ -89,27 +95,32 @@ def percentile(values: list[float], q: float) -> float:
 async def measure(root: Path, chats: tuple[str, ...], mode: Mode, calls: int) -> dict[str, Any]:
     """Interleaved warm calls through MCP and in-process; times in seconds."""
     caches = Path(tempfile.mkdtemp(prefix="bench-mcp-"))
-    params = StdioServerParameters(command=sys.executable, args=[
-        "-m", "hybridmap", "mcp", str(root), "--cache-dir", str(caches / "mcp")])
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "hybridmap", "mcp", str(root), "--cache-dir", str(caches / "mcp")]
+    )
     wait = 60.0 if mode == "hybrid" else 0.0
     times: dict[str, list[float]] = {"mcp": [], "in_process": []}
     try:
         with open(caches / "server.log", "w") as errlog:  # noqa: ASYNC230 (the child's stderr, once)
-            async with stdio_client(params, errlog=errlog) as (read, write), \
-                    ClientSession(read, write) as session, \
-                    AsyncRepoMap(root, overrides={"cache_dir": str(caches / "api")}) as repo:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+                AsyncRepoMap(root, overrides={"cache_dir": str(caches / "api")}) as repo,
+            ):
                 await session.initialize()
-                first = await session.call_tool("repo_map", {"chat_files": [chats[0]], "mode": mode,
-                                                             "server_wait": wait})
+                first = await session.call_tool(
+                    "repo_map", {"chat_files": [chats[0]], "mode": mode, "server_wait": wait}
+                )
                 assert not first.is_error, first.content
                 local = await repo.map(chat_files=[chats[0]], mode=mode, server_wait=wait)
-                servers = {"mcp": (first.structured_content or {}).get("servers", {}),
-                           "in_process": {k: str(v.state) for k, v in local.servers.items()}}
+                servers = {
+                    "mcp": (first.structured_content or {}).get("servers", {}),
+                    "in_process": {k: str(v.state) for k, v in local.servers.items()},
+                }
                 for i in range(calls):
                     chat = [chats[i % len(chats)]]
                     t = time.perf_counter()
-                    result = await session.call_tool("repo_map", {"chat_files": chat, "tokens": 1024,
-                                                                  "mode": mode})
+                    result = await session.call_tool("repo_map", {"chat_files": chat, "tokens": 1024, "mode": mode})
                     times["mcp"].append(time.perf_counter() - t)
                     assert not result.is_error, result.content
                     t = time.perf_counter()
@@ -120,16 +131,28 @@ async def measure(root: Path, chats: tuple[str, ...], mode: Mode, calls: int) ->
         times["server_side"] = [float(x) for x in logged[1:]]  # the first is the waiting map
     finally:
         shutil.rmtree(caches, ignore_errors=True)
-    return {"times": times, "servers": servers, "files": int(local.stats.get("files_listed", 0)),
-            "edges": dict(local.edges)}
+    return {
+        "times": times,
+        "servers": servers,
+        "files": int(local.stats.get("files_listed", 0)),
+        "edges": dict(local.edges),
+    }
 
 
 def summarize(corpus: str, mode: str, data: dict[str, Any]) -> dict[str, Any]:
     mcp, local = data["times"]["mcp"], data["times"]["in_process"]
-    row = {"corpus": corpus, "mode": mode, "files": data["files"], "calls": len(mcp),
-           "mcp_p50": statistics.median(mcp), "mcp_p95": percentile(mcp, 0.95),
-           "in_process_p50": statistics.median(local), "in_process_p95": percentile(local, 0.95),
-           "edges": data["edges"], "servers": data["servers"]}
+    row = {
+        "corpus": corpus,
+        "mode": mode,
+        "files": data["files"],
+        "calls": len(mcp),
+        "mcp_p50": statistics.median(mcp),
+        "mcp_p95": percentile(mcp, 0.95),
+        "in_process_p50": statistics.median(local),
+        "in_process_p95": percentile(local, 0.95),
+        "edges": data["edges"],
+        "servers": data["servers"],
+    }
     row["ratio_p50"] = row["mcp_p50"] / row["in_process_p50"]
     row["ratio_p95"] = row["mcp_p95"] / row["in_process_p95"]
     row["added_p50_ms"] = 1000 * (row["mcp_p50"] - row["in_process_p50"])
@@ -141,15 +164,21 @@ def summarize(corpus: str, mode: str, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    lines = [("| corpus | mode | files | calls | MCP p50 / p95 (ms) | in-process p50 / p95 (ms) | "
-              "added at p50 (ms) | ratio p50 / p95 | in the tool p50 (ms) | protocol p50 (ms) |"),
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        (
+            "| corpus | mode | files | calls | MCP p50 / p95 (ms) | in-process p50 / p95 (ms) | "
+            "added at p50 (ms) | ratio p50 / p95 | in the tool p50 (ms) | protocol p50 (ms) |"
+        ),
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in rows:
-        lines.append(f"| {r['corpus']} | {r['mode']} | {r['files']} | {r['calls']} | "
-                     f"{1000 * r['mcp_p50']:.1f} / {1000 * r['mcp_p95']:.1f} | "
-                     f"{1000 * r['in_process_p50']:.1f} / {1000 * r['in_process_p95']:.1f} | "
-                     f"{r['added_p50_ms']:.1f} | {r['ratio_p50']:.2f} / {r['ratio_p95']:.2f} | "
-                     f"{1000 * r.get('server_side_p50', float('nan')):.1f} | {r.get('protocol_p50_ms', float('nan')):.1f} |")
+        lines.append(
+            f"| {r['corpus']} | {r['mode']} | {r['files']} | {r['calls']} | "
+            f"{1000 * r['mcp_p50']:.1f} / {1000 * r['mcp_p95']:.1f} | "
+            f"{1000 * r['in_process_p50']:.1f} / {1000 * r['in_process_p95']:.1f} | "
+            f"{r['added_p50_ms']:.1f} | {r['ratio_p50']:.2f} / {r['ratio_p95']:.2f} | "
+            f"{1000 * r.get('server_side_p50', float('nan')):.1f} | {r.get('protocol_p50_ms', float('nan')):.1f} |"
+        )
     return "\n".join(lines)
 
 

@@ -50,8 +50,13 @@ CORPORA: dict[str, list[str]] = {
     # metadata"); pflag has no dependencies.
     "pflag": ["gopls"],
 }
-MIRRORS = {"rich": "Textualize+rich", "hono": "honojs+hono", "ky": "sindresorhus+ky",
-           "jq": "jqlang+jq", "pflag": "spf13+pflag"}
+MIRRORS = {
+    "rich": "Textualize+rich",
+    "hono": "honojs+hono",
+    "ky": "sindresorhus+ky",
+    "jq": "jqlang+jq",
+    "pflag": "spf13+pflag",
+}
 
 
 def prepare(name: str) -> Path | None:
@@ -61,8 +66,7 @@ def prepare(name: str) -> Path | None:
     if name == "click":
         import click
 
-        shutil.copytree(Path(click.__file__).parent, dest / "click",
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(Path(click.__file__).parent, dest / "click", ignore=shutil.ignore_patterns("__pycache__"))
         return dest
     mirror = Path("/work/.mirror") / MIRRORS[name] / "repo"
     if not mirror.exists():
@@ -74,18 +78,24 @@ def prepare(name: str) -> Path | None:
 def pinned_source(rev: str) -> tuple[str, Path]:
     """hybridmap as committed at ``rev``, extracted once; (full sha, directory)."""
     top = HERE.parent
-    sha = subprocess.run(["git", "-C", str(top), "rev-parse", rev], check=True, capture_output=True,
-                         text=True).stdout.strip()
+    sha = subprocess.run(
+        ["git", "-C", str(top), "rev-parse", rev], check=True, capture_output=True, text=True
+    ).stdout.strip()
     dest = WORK / f"src-{sha[:12]}"
     if not dest.exists():
         part = dest.with_suffix(".part")
         shutil.rmtree(part, ignore_errors=True)
         part.mkdir(parents=True)
         # Before the package data moved into hybridmap/, lsp_configs/ and queries/ sat beside it.
-        data = subprocess.run(["git", "-C", str(top), "ls-tree", "--name-only", sha, "lsp_configs", "queries"],
-                              check=True, capture_output=True, text=True).stdout.split()
-        archive = subprocess.run(["git", "-C", str(top), "archive", sha, "hybridmap", *data],
-                                 check=True, capture_output=True).stdout
+        data = subprocess.run(
+            ["git", "-C", str(top), "ls-tree", "--name-only", sha, "lsp_configs", "queries"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.split()
+        archive = subprocess.run(
+            ["git", "-C", str(top), "archive", sha, "hybridmap", *data], check=True, capture_output=True
+        ).stdout
         subprocess.run(["tar", "-x", "-C", str(part)], input=archive, check=True)
         (part / ".servers").symlink_to(top / ".servers")  # install dirs are found beside the package
         part.rename(dest)
@@ -98,12 +108,25 @@ SOURCE_ENV: dict[str, str] = {}
 def versions() -> dict[str, str]:
     """Each server's own version output (typescript-language-server's initialize names none)."""
     top = HERE.parent
-    path = os.pathsep.join([str(Path(sys.prefix) / "bin"), str(top / ".servers/node/node_modules/.bin"),
-                            str(top / ".servers/bin"), os.environ.get("PATH", "")])
-    commands = {"ty": ["ty", "--version"], "basedpyright": ["basedpyright", "--version"],
-                "pylsp": ["pylsp", "--version"], "typescript-language-server": ["typescript-language-server", "--version"],
-                "tsgo": ["tsgo", "--version"], "clangd": ["clangd", "--version"], "gopls": ["gopls", "version"],
-                "go": ["go", "version"], "node": ["node", "--version"]}
+    path = os.pathsep.join(
+        [
+            str(Path(sys.prefix) / "bin"),
+            str(top / ".servers/node/node_modules/.bin"),
+            str(top / ".servers/bin"),
+            os.environ.get("PATH", ""),
+        ]
+    )
+    commands = {
+        "ty": ["ty", "--version"],
+        "basedpyright": ["basedpyright", "--version"],
+        "pylsp": ["pylsp", "--version"],
+        "typescript-language-server": ["typescript-language-server", "--version"],
+        "tsgo": ["tsgo", "--version"],
+        "clangd": ["clangd", "--version"],
+        "gopls": ["gopls", "version"],
+        "go": ["go", "version"],
+        "node": ["node", "--version"],
+    }
     out = {}
     for name, cmd in commands.items():
         try:
@@ -118,9 +141,12 @@ def versions() -> dict[str, str]:
 
 
 def probe(root: Path, server: str, *extra: str) -> dict[str, Any] | None:
-    proc = subprocess.run([sys.executable, str(HERE / "probe_server.py"), str(root), server,
-                           str(WORK / "server-cache"), *extra], capture_output=True, text=True,
-                          env={**os.environ, **SOURCE_ENV})
+    proc = subprocess.run(
+        [sys.executable, str(HERE / "probe_server.py"), str(root), server, str(WORK / "server-cache"), *extra],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **SOURCE_ENV},
+    )
     if proc.returncode != 0:
         print(f"{server} on {root.name} failed:\n{proc.stderr[-2000:]}", flush=True)
         return None
@@ -132,8 +158,9 @@ def med(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-def summarize(name: str, files: int, server: str, full: list[dict[str, Any]],
-              first: list[dict[str, Any]]) -> dict[str, Any]:
+def summarize(
+    name: str, files: int, server: str, full: list[dict[str, Any]], first: list[dict[str, Any]]
+) -> dict[str, Any]:
     def m(get: Any) -> float:
         out = []
         for run in full:
@@ -145,19 +172,27 @@ def summarize(name: str, files: int, server: str, full: list[dict[str, Any]],
     handoff = [r["first_map_hybrid_marks"]["back_to_caller"] for r in first]
     handoff_static = [r["first_map_static_marks"]["back_to_caller"] for r in first]
     return {
-        "corpus": name, "files": files, "server": server,
-        "version": full[0]["version"] if full else "", "state": full[0]["state"] if full else "",
-        "ready": m(lambda r: r["seconds_to_ready"]), "resolve": m(lambda r: r["resolve_all_s"]),
+        "corpus": name,
+        "files": files,
+        "server": server,
+        "version": full[0]["version"] if full else "",
+        "state": full[0]["state"] if full else "",
+        "ready": m(lambda r: r["seconds_to_ready"]),
+        "resolve": m(lambda r: r["resolve_all_s"]),
         "drain": m(lambda r: r["drain_s"]),
-        "pairs_amb": m(lambda r: r["pairs_at_wait"].get("ambiguous_in_repo", 0)
-                       + r["pairs_at_wait"].get("ambiguous_outside", 0)),
-        "pairs_gen": m(lambda r: r["pairs_at_wait"].get("generic_in_repo", 0)
-                       + r["pairs_at_wait"].get("generic_outside", 0)),
+        "pairs_amb": m(
+            lambda r: r["pairs_at_wait"].get("ambiguous_in_repo", 0) + r["pairs_at_wait"].get("ambiguous_outside", 0)
+        ),
+        "pairs_gen": m(
+            lambda r: r["pairs_at_wait"].get("generic_in_repo", 0) + r["pairs_at_wait"].get("generic_outside", 0)
+        ),
         "cand_amb": m(lambda r: r["pairs_at_wait"].get("candidates_ambiguous", 0)),
         "cand_gen": m(lambda r: r["pairs_at_wait"].get("candidates_generic", 0)),
-        "requests": m(lambda r: r["stats"]["lsp_asked"]), "empty": m(lambda r: r["stats"]["lsp_empty"]),
+        "requests": m(lambda r: r["stats"]["lsp_asked"]),
+        "empty": m(lambda r: r["stats"]["lsp_empty"]),
         "errors": m(lambda r: r["stats"]["lsp_errors"]),
-        "lsp_edges": m(lambda r: r["edges"].get("lsp", 0)), "nm_edges": m(lambda r: r["edges"].get("name-match", 0)),
+        "lsp_edges": m(lambda r: r["edges"].get("lsp", 0)),
+        "nm_edges": m(lambda r: r["edges"].get("name-match", 0)),
         "nm_static": m(lambda r: r["name_match_edges_static"]),
         "symbol_files_wait": m(lambda r: r["stats"]["lsp_symbol_files"]),
         "symbol_files": m(lambda r: r["stats_after_drain"]["lsp_symbol_files"]),
@@ -168,45 +203,57 @@ def summarize(name: str, files: int, server: str, full: list[dict[str, Any]],
         "with_detail": m(lambda r: r["symbols_after_drain"].get("with_detail", 0)),
         "hovers": m(lambda r: r["stats"]["lsp_hovers"]),
         "hover_errors": m(lambda r: r["stats"]["lsp_hover_errors"]),
-        "shown_detail": m(lambda r: r["shown_with_detail"]), "shown": m(lambda r: r["shown_symbols"]),
+        "shown_detail": m(lambda r: r["shown_with_detail"]),
+        "shown": m(lambda r: r["shown_symbols"]),
         "rss": m(lambda r: r["peak_server_rss_mb"]),
         "full_first_static": m(lambda r: r["first_map_static_s"]),
         "full_first_hybrid": m(lambda r: r["first_map_hybrid_s"]),
         "first_n": len(first),
         "first_static": med([r["first_map_static_s"] for r in first]),
         "first_hybrid": med([r["first_map_hybrid_s"] for r in first]),
-        "ratio": med(ratios), "ratio_min": min(ratios, default=float("nan")),
+        "ratio": med(ratios),
+        "ratio_min": min(ratios, default=float("nan")),
         "ratio_max": max(ratios, default=float("nan")),
         "ratio_sh": med([x for x, r in zip(ratios, first, strict=True) if r["order"] == "sh"]),
         "ratio_hs": med([x for x, r in zip(ratios, first, strict=True) if r["order"] == "hs"]),
-        "handoff_hybrid_ms": 1000 * med(handoff), "handoff_static_ms": 1000 * med(handoff_static),
+        "handoff_hybrid_ms": 1000 * med(handoff),
+        "handoff_static_ms": 1000 * med(handoff_static),
         "loads": [(r["load_before"], r["load_after"]) for r in full + first],
-        "runs": full, "first_runs": first,
+        "runs": full,
+        "first_runs": first,
     }
 
 
 def print_tables(rows: list[dict[str, Any]], repeats: int) -> None:
     print(f"\nFull probes: medians of {repeats} runs\n")
-    print("| corpus | server | ready (s) | waiting map (s) | pairs answered: ambiguous / generic (asked) |"
-          " definition requests / empty / errors | edges lsp / name-match (static name-match) |"
-          " symbol files | symbols confirmed / added (static) | hovers | peak RSS |")
+    print(
+        "| corpus | server | ready (s) | waiting map (s) | pairs answered: ambiguous / generic (asked) |"
+        " definition requests / empty / errors | edges lsp / name-match (static name-match) |"
+        " symbol files | symbols confirmed / added (static) | hovers | peak RSS |"
+    )
     print("|---|---|---:|---:|---|---|---|---:|---|---:|---:|")
     for r in rows:
-        print(f"| {r['corpus']} ({r['files']} files) | {r['server']} | {r['ready']:.2f} |"
-              f" {r['resolve']:.2f} | {r['pairs_amb']:.0f} / {r['pairs_gen']:.0f} ({r['cand_amb']:.0f} / {r['cand_gen']:.0f}) |"
-              f" {r['requests']:.0f} / {r['empty']:.0f} / {r['errors']:.0f} |"
-              f" {r['lsp_edges']:.0f} / {r['nm_edges']:.0f} ({r['nm_static']:.0f}) |"
-              f" {r['symbol_files']:.0f} |"
-              f" {r['confirmed']:.0f} / {r['added']:.0f} ({r['symbols_static']:.0f}) |"
-              f" {r['hovers']:.0f} | {r['rss']:.0f} MB |")
+        print(
+            f"| {r['corpus']} ({r['files']} files) | {r['server']} | {r['ready']:.2f} |"
+            f" {r['resolve']:.2f} | {r['pairs_amb']:.0f} / {r['pairs_gen']:.0f} ({r['cand_amb']:.0f} / {r['cand_gen']:.0f}) |"
+            f" {r['requests']:.0f} / {r['empty']:.0f} / {r['errors']:.0f} |"
+            f" {r['lsp_edges']:.0f} / {r['nm_edges']:.0f} ({r['nm_static']:.0f}) |"
+            f" {r['symbol_files']:.0f} |"
+            f" {r['confirmed']:.0f} / {r['added']:.0f} ({r['symbols_static']:.0f}) |"
+            f" {r['hovers']:.0f} | {r['rss']:.0f} MB |"
+        )
     print("\nFirst map, cold cache, fresh object: hybrid (server_wait 0) / static, ratio within one process\n")
-    print("| corpus | server | runs | static (s) | hybrid (s) | ratio median [min–max] | static first / hybrid first |"
-          " loop→caller hand-off hybrid / static (ms) |")
+    print(
+        "| corpus | server | runs | static (s) | hybrid (s) | ratio median [min–max] | static first / hybrid first |"
+        " loop→caller hand-off hybrid / static (ms) |"
+    )
     print("|---|---|---:|---:|---:|---|---|---|")
     for r in rows:
-        print(f"| {r['corpus']} | {r['server']} | {r['first_n']} | {r['first_static']:.3f} | {r['first_hybrid']:.3f} |"
-              f" {r['ratio']:.2f} [{r['ratio_min']:.2f}–{r['ratio_max']:.2f}] | {r['ratio_sh']:.2f} / {r['ratio_hs']:.2f} |"
-              f" {r['handoff_hybrid_ms']:.1f} / {r['handoff_static_ms']:.1f} |")
+        print(
+            f"| {r['corpus']} | {r['server']} | {r['first_n']} | {r['first_static']:.3f} | {r['first_hybrid']:.3f} |"
+            f" {r['ratio']:.2f} [{r['ratio_min']:.2f}–{r['ratio_max']:.2f}] | {r['ratio_sh']:.2f} / {r['ratio_hs']:.2f} |"
+            f" {r['handoff_hybrid_ms']:.1f} / {r['handoff_static_ms']:.1f} |"
+        )
 
 
 def main() -> None:
@@ -219,13 +266,17 @@ def main() -> None:
     ap.add_argument("--at", default=None, help="measure hybridmap as committed at this revision")
     args = ap.parse_args()
     CORPORA_DIR.mkdir(parents=True, exist_ok=True)
-    commit = subprocess.run(["git", "-C", str(HERE.parent), "rev-parse", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "-C", str(HERE.parent), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
     if args.at:
         commit, source = pinned_source(args.at)
         SOURCE_ENV["PYTHONPATH"] = os.pathsep.join([str(source), os.environ.get("PYTHONPATH", "")])
-    print(f"hybridmap at {commit}" + (f" (pinned copy {SOURCE_ENV['PYTHONPATH']})" if args.at else
-                                      " (working tree, may change during the run)"), flush=True)
+    print(
+        f"hybridmap at {commit}"
+        + (f" (pinned copy {SOURCE_ENV['PYTHONPATH']})" if args.at else " (working tree, may change during the run)"),
+        flush=True,
+    )
     server_versions = versions()
     print(json.dumps(server_versions), flush=True)
     rows = []
@@ -240,16 +291,21 @@ def main() -> None:
                 continue
             full = [r for r in (probe(root, server) for _ in range(args.repeats)) if r]
             for r in full:
-                print(f"{name} {server}: ready {r['seconds_to_ready']} s, waiting map {r['resolve_all_s']:.2f} s,"
-                      f" load {r['load_before']} -> {r['load_after']}", flush=True)
+                print(
+                    f"{name} {server}: ready {r['seconds_to_ready']} s, waiting map {r['resolve_all_s']:.2f} s,"
+                    f" load {r['load_before']} -> {r['load_after']}",
+                    flush=True,
+                )
             first = []
             for i in range(args.first_repeats):
                 r = probe(root, server, "--first-only", "--order", "sh" if i % 2 == 0 else "hs")
                 if r:
                     first.append(r)
-                    print(f"{name} {server} first maps ({r['order']}): static {r['first_map_static_s']:.3f} s,"
-                          f" hybrid {r['first_map_hybrid_s']:.3f} s, load {r['load_before']} -> {r['load_after']}",
-                          flush=True)
+                    print(
+                        f"{name} {server} first maps ({r['order']}): static {r['first_map_static_s']:.3f} s,"
+                        f" hybrid {r['first_map_hybrid_s']:.3f} s, load {r['load_before']} -> {r['load_after']}",
+                        flush=True,
+                    )
             if full and first:
                 rows.append(summarize(name, files, server, full, first))
                 rows[-1]["server_version"] = server_versions.get(server, "")

@@ -83,18 +83,24 @@ class Corpus:
 
 CORPORA = {
     "rich": Corpus(
-        "rich", "Textualize+rich", "rich/**/*.py", r"/_[a-z]+_(names|data|codes)|_emoji_codes|__main__",
+        "rich",
+        "Textualize+rich",
+        "rich/**/*.py",
+        r"/_[a-z]+_(names|data|codes)|_emoji_codes|__main__",
         re.compile(r"^(?:def|class) ([A-Za-z]\w+)", re.M),
         lambda name: f"\n\ndef {name}(value):\n    return value\n",
-        lambda name, used: f"from rich.console import Console\n\n\ndef {name}(console: Console):\n"
-                           f"    return {used}\n",
+        lambda name, used: f"from rich.console import Console\n\n\ndef {name}(console: Console):\n    return {used}\n",
     ),
     "hono": Corpus(
-        "hono", "honojs+hono", "src/**/*.ts", r"\.test\.ts$|/jsx/intrinsic|\.d\.ts$",
+        "hono",
+        "honojs+hono",
+        "src/**/*.ts",
+        r"\.test\.ts$|/jsx/intrinsic|\.d\.ts$",
         re.compile(r"^export (?:const|function|class|type|interface) ([A-Za-z]\w+)", re.M),
         lambda name: f"\nexport function {name}(value: number): number {{\n  return value\n}}\n",
-        lambda name, used: f"import {{ Hono }} from './hono'\n\nexport function {name}(app: Hono) {{\n"
-                           f"  return [app, '{used}']\n}}\n",
+        lambda name, used: (
+            f"import {{ Hono }} from './hono'\n\nexport function {name}(app: Hono) {{\n  return [app, '{used}']\n}}\n"
+        ),
     ),
 }
 BUDGETS = (256, 512, 1024, 2048, 4096, 8192)
@@ -109,8 +115,12 @@ def uptime() -> str:
 
 
 def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), "-c", "user.email=soak@localhost", "-c", "user.name=soak",
-                           *args], check=True, capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(root), "-c", "user.email=soak@localhost", "-c", "user.name=soak", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
 
 
 def prepare(corpus: Corpus) -> Path:
@@ -133,8 +143,11 @@ def tree_hash(root: Path) -> str:
 
 def sources(root: Path, corpus: Corpus) -> list[str]:
     exclude = re.compile(corpus.exclude)
-    return sorted(str(p.relative_to(root)) for p in root.glob(corpus.sources)
-                  if p.is_file() and not exclude.search(str(p.relative_to(root))))
+    return sorted(
+        str(p.relative_to(root))
+        for p in root.glob(corpus.sources)
+        if p.is_file() and not exclude.search(str(p.relative_to(root)))
+    )
 
 
 def definitions(root: Path, files: list[str], pattern: re.Pattern[str]) -> dict[str, str]:
@@ -167,11 +180,18 @@ def percentiles(values: list[float]) -> dict[str, float]:
     def at(q: float) -> float:
         return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
-    return {"min": ordered[0], "p50": statistics.median(ordered), "p90": at(0.9), "p99": at(0.99),
-            "max": ordered[-1], "mean": statistics.fmean(ordered)}
+    return {
+        "min": ordered[0],
+        "p50": statistics.median(ordered),
+        "p90": at(0.9),
+        "p99": at(0.99),
+        "max": ordered[-1],
+        "mean": statistics.fmean(ordered),
+    }
 
 
 # --- introspection of the live object (benchmark only: private attributes, read-only) ----------
+
 
 def sessions(repo: AsyncRepoMap) -> list[Any]:
     return repo._lsp.sessions()
@@ -202,8 +222,15 @@ def internal_counts(repo: AsyncRepoMap) -> dict[str, int]:
         if client is not None:
             futures += len(client.protocol._request_futures)
             result_types += len(client.protocol._result_types)
-    out.update({"session._opened": opened, "session.events": events, "session.troubles": troubles,
-                "pygls._request_futures": futures, "pygls._result_types": result_types})
+    out.update(
+        {
+            "session._opened": opened,
+            "session.events": events,
+            "session.troubles": troubles,
+            "pygls._request_futures": futures,
+            "pygls._result_types": result_types,
+        }
+    )
     return out
 
 
@@ -215,10 +242,12 @@ def sample(repo: AsyncRepoMap, index: int, window_times: list[float]) -> dict[st
     me = psutil.Process()
     server_rss = sum(tree_rss_mb(s.pid) for s in sessions(repo) if s.pid is not None)
     return {
-        "map": index, "load": load(),
+        "map": index,
+        "load": load(),
         "rss_mb": me.memory_info().rss / 2**20,
         "server_rss_mb": server_rss,
-        "fds": me.num_fds(), "threads": me.num_threads(),
+        "fds": me.num_fds(),
+        "threads": me.num_threads(),
         "children": len(me.children(recursive=True)),
         "asyncio_tasks": len(asyncio.all_tasks()),
         "gc_objects": len(gc.get_objects()),
@@ -232,6 +261,7 @@ def sample(repo: AsyncRepoMap, index: int, window_times: list[float]) -> dict[st
 
 # --- 1. concurrency ------------------------------------------------------------------------------
 
+
 def requests_for(files: list[str], names: dict[str, str], count: int) -> list[dict[str, Any]]:
     """``count`` different requests: chat files, mentions (idents and files), budgets, waits."""
     picked = sorted(names)[:: max(1, len(names) // count)]
@@ -240,13 +270,20 @@ def requests_for(files: list[str], names: dict[str, str], count: int) -> list[di
         chat = (files[(i * 7) % len(files)],) if i % 3 != 2 else ()
         idents = (picked[i % len(picked)],) if i % 2 == 0 else ()
         mentioned = (Path(files[(i * 11 + 3) % len(files)]).name,) if i % 4 == 1 else ()
-        out.append({"chat_files": chat, "mentioned_idents": idents + mentioned,
-                    "tokens": BUDGETS[i % len(BUDGETS)], "server_wait": 5.0 if i % 5 == 4 else 0.0})
+        out.append(
+            {
+                "chat_files": chat,
+                "mentioned_idents": idents + mentioned,
+                "tokens": BUDGETS[i % len(BUDGETS)],
+                "server_wait": 5.0 if i % 5 == 4 else 0.0,
+            }
+        )
     return out
 
 
 async def fire(repo: AsyncRepoMap, requests: list[dict[str, Any]]) -> dict[str, Any]:
     """All ``requests`` at once; per-call latency (launch → result) and checks."""
+
     async def one(request: dict[str, Any]) -> tuple[float, MapResult | BaseException]:
         t = time.perf_counter()
         try:
@@ -266,7 +303,9 @@ async def fire(repo: AsyncRepoMap, requests: list[dict[str, Any]]) -> dict[str, 
             problems += [f"{request}: {p}" for p in check(result, request["tokens"], request["chat_files"])]
     results = [r for _, r in done if isinstance(r, MapResult)]
     return {
-        "calls": len(requests), "wall_s": wall, "problems": problems,
+        "calls": len(requests),
+        "wall_s": wall,
+        "problems": problems,
         "latency_s": percentiles([t for t, _ in done]),
         "in_lock_s": percentiles([r.timings["total"] for r in results]),
         "with_wait_latency_s": percentiles([t for (t, _), q in zip(done, requests, strict=True) if q["server_wait"]]),
@@ -312,8 +351,9 @@ async def fire_sequential(repo: AsyncRepoMap, requests: list[dict[str, Any]]) ->
     return [(await repo.map(**{**r, "server_wait": 0.0})).text for r in requests]
 
 
-def threaded(root: Path, cache_dir: Path, requests: list[dict[str, Any]], threads: int,
-             per_thread: int) -> dict[str, Any]:
+def threaded(
+    root: Path, cache_dir: Path, requests: list[dict[str, Any]], threads: int, per_thread: int
+) -> dict[str, Any]:
     """The sync facade called from ``threads`` threads at once, ``per_thread`` maps each."""
     before = psutil.Process().num_threads()
     latencies: list[float] = []
@@ -321,6 +361,7 @@ def threaded(root: Path, cache_dir: Path, requests: list[dict[str, Any]], thread
     barrier = threading.Barrier(threads)
     lock = threading.Lock()
     with RepoMap(root, overrides={"cache_dir": str(cache_dir)}) as repo:
+
         def worker(k: int) -> None:
             barrier.wait()
             for j in range(per_thread):
@@ -342,10 +383,17 @@ def threaded(root: Path, cache_dir: Path, requests: list[dict[str, Any]], thread
         for thread in pool:
             thread.join()
         wall = time.perf_counter() - t0
-    return {"threads": threads, "calls": len(latencies), "wall_s": wall, "latency_s": percentiles(latencies),
-            "problems": problems, "threads_before": before,
-            "threads_after_close": psutil.Process().num_threads(), "threads_2s_later": later(),
-            "children_after_close": len(psutil.Process().children(recursive=True))}
+    return {
+        "threads": threads,
+        "calls": len(latencies),
+        "wall_s": wall,
+        "latency_s": percentiles(latencies),
+        "problems": problems,
+        "threads_before": before,
+        "threads_after_close": psutil.Process().num_threads(),
+        "threads_2s_later": later(),
+        "children_after_close": len(psutil.Process().children(recursive=True)),
+    }
 
 
 def later() -> int:
@@ -355,6 +403,7 @@ def later() -> int:
 
 
 # --- 2. soak -------------------------------------------------------------------------------------
+
 
 class Editor:
     """Edits the scratch copy and remembers every original, to restore it exactly."""
@@ -399,8 +448,16 @@ def open_files(repo: AsyncRepoMap) -> list[str]:
     return sorted({path for (_, path) in repo._lsp.documents._open})
 
 
-async def aged_vs_fresh(aged: AsyncRepoMap, root: Path, cache_dir: Path, corpus: Corpus, editor: Editor,
-                        rotating: list[str], overrides: dict[str, Any], rounds: int) -> dict[str, Any]:
+async def aged_vs_fresh(
+    aged: AsyncRepoMap,
+    root: Path,
+    cache_dir: Path,
+    corpus: Corpus,
+    editor: Editor,
+    rotating: list[str],
+    overrides: dict[str, Any],
+    rounds: int,
+) -> dict[str, Any]:
     """The soaked object against a fresh one, map for map at the same moment (same edit, same
     request, alternating which goes first): separates ageing from the machine's load."""
     if rounds <= 0:
@@ -427,19 +484,32 @@ async def aged_vs_fresh(aged: AsyncRepoMap, root: Path, cache_dir: Path, corpus:
                 same += 1
             else:  # what differs: the files, the symbols shown, or only their details (hovers)
                 differs[
-                    "files" if [f.path for f in a.files] != [f.path for f in b.files]
-                    else "symbols" if [[s.name for s in f.symbols] for f in a.files]
-                    != [[s.name for s in f.symbols] for f in b.files]
-                    else "details" if [[s.detail for s in f.symbols] for f in a.files]
+                    "files"
+                    if [f.path for f in a.files] != [f.path for f in b.files]
+                    else "symbols"
+                    if [[s.name for s in f.symbols] for f in a.files] != [[s.name for s in f.symbols] for f in b.files]
+                    else "details"
+                    if [[s.detail for s in f.symbols] for f in a.files]
                     != [[s.detail for s in f.symbols] for f in b.files]
-                    else "other"] += 1
+                    else "other"
+                ] += 1
                 if a.edges != b.edges:
                     differs["edge counts"] += 1
-        servers = {label: {"rss_mb": sum(tree_rss_mb(x.pid) for x in sessions(repo) if x.pid is not None),
-                           "open": sum(len(x._opened) for x in sessions(repo))}
-                   for label, repo in (("aged", aged), ("fresh", fresh))}
-    return {"rounds": rounds, "aged": percentiles(times["aged"]), "fresh": percentiles(times["fresh"]),
-            "identical_texts": same, "differences": dict(differs), "servers": servers}
+        servers = {
+            label: {
+                "rss_mb": sum(tree_rss_mb(x.pid) for x in sessions(repo) if x.pid is not None),
+                "open": sum(len(x._opened) for x in sessions(repo)),
+            }
+            for label, repo in (("aged", aged), ("fresh", fresh))
+        }
+    return {
+        "rounds": rounds,
+        "aged": percentiles(times["aged"]),
+        "fresh": percentiles(times["fresh"]),
+        "identical_texts": same,
+        "differences": dict(differs),
+        "servers": servers,
+    }
 
 
 def slope_per_100(samples: list[dict[str, Any]], key: str) -> float | None:
@@ -452,9 +522,18 @@ def slope_per_100(samples: list[dict[str, Any]], key: str) -> float | None:
     return 100 * sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den if den else None
 
 
-async def soak(root: Path, cache_dir: Path, corpus: Corpus, maps: int, every: int, warmup: int,
-               trace: bool, verbose: bool = False, extra: dict[str, Any] | None = None,
-               control_rounds: int = 40) -> dict[str, Any]:
+async def soak(
+    root: Path,
+    cache_dir: Path,
+    corpus: Corpus,
+    maps: int,
+    every: int,
+    warmup: int,
+    trace: bool,
+    verbose: bool = False,
+    extra: dict[str, Any] | None = None,
+    control_rounds: int = 40,
+) -> dict[str, Any]:
     files = sources(root, corpus)
     step = max(1, len(files) // 16)
     spread = files[::step]
@@ -494,8 +573,9 @@ async def soak(root: Path, cache_dir: Path, corpus: Corpus, maps: int, every: in
                         restore_at.setdefault(i + 5, []).append(rel)
                     name, kind = "", "delete"
                 elif i % 7 == 0 and open_files(repo):
-                    candidates = [p for p in open_files(repo)
-                                  if p in files and p not in deletable and (root / p).exists()]
+                    candidates = [
+                        p for p in open_files(repo) if p in files and p not in deletable and (root / p).exists()
+                    ]
                     rel = candidates[i % len(candidates)] if candidates else rotating[i % len(rotating)]
                     editor.append(rel, corpus.snippet(name))
                     edited, kind = rel, "open"
@@ -504,8 +584,12 @@ async def soak(root: Path, cache_dir: Path, corpus: Corpus, maps: int, every: in
                     editor.append(rel, corpus.snippet(name))
                     edited, kind = rel, "append"
                 chat = (previous_edit,) if (root / previous_edit).exists() and previous_edit != edited else ()
-                request = {"chat_files": chat, "mentioned_idents": (name,) if name else (),
-                           "tokens": BUDGETS[2 + i % 3], "server_wait": 3.0 if i % 25 == 0 else 0.0}
+                request = {
+                    "chat_files": chat,
+                    "mentioned_idents": (name,) if name else (),
+                    "tokens": BUDGETS[2 + i % 3],
+                    "server_wait": 3.0 if i % 25 == 0 else 0.0,
+                }
                 t = time.perf_counter()
                 try:
                     result = await repo.map(**request)
@@ -514,8 +598,14 @@ async def soak(root: Path, cache_dir: Path, corpus: Corpus, maps: int, every: in
                     continue
                 elapsed = time.perf_counter() - t
                 if verbose:
-                    print(i, f"{elapsed:.3f}", kind, {k: round(v, 3) for k, v in result.timings.items() if v > 0.05},
-                          int(result.stats.get("lsp_pending_jobs", 0)), flush=True)
+                    print(
+                        i,
+                        f"{elapsed:.3f}",
+                        kind,
+                        {k: round(v, 3) for k, v in result.timings.items() if v > 0.05},
+                        int(result.stats.get("lsp_pending_jobs", 0)),
+                        flush=True,
+                    )
                 times.append(elapsed)
                 window.append(elapsed)
                 problems += [f"map {i}: {p}" for p in check(result, request["tokens"], chat)]
@@ -526,9 +616,16 @@ async def soak(root: Path, cache_dir: Path, corpus: Corpus, maps: int, every: in
                     if edited in shown and any(s.name == name for s in shown[edited].symbols):
                         fresh["shown"] += 1
                     else:
-                        misses.append({"map": i, "kind": kind, "file": edited, "tokens": result.tokens,
-                                       "file_shown": edited in shown,
-                                       "diagnostics": [d.kind for d in result.diagnostics if d.path == edited]})
+                        misses.append(
+                            {
+                                "map": i,
+                                "kind": kind,
+                                "file": edited,
+                                "tokens": result.tokens,
+                                "file_shown": edited in shown,
+                                "diagnostics": [d.kind for d in result.diagnostics if d.path == edited],
+                            }
+                        )
                 gone = [p for p in shown if not (root / p).exists()]
                 if gone:
                     deleted_shown += 1
@@ -538,16 +635,20 @@ async def soak(root: Path, cache_dir: Path, corpus: Corpus, maps: int, every: in
                 if i % every == 0:
                     samples.append(sample(repo, i, window))
                     window = []
-                    print(f"map {i}: rss {samples[-1]['rss_mb']:.1f} MB, server {samples[-1]['server_rss_mb']:.0f} MB,"
-                          f" fds {samples[-1]['fds']}, threads {samples[-1]['threads']},"
-                          f" children {samples[-1]['children']}, median {samples[-1]['window_median_s']:.3f} s,"
-                          f" load {samples[-1]['load']}", flush=True)
+                    print(
+                        f"map {i}: rss {samples[-1]['rss_mb']:.1f} MB, server {samples[-1]['server_rss_mb']:.0f} MB,"
+                        f" fds {samples[-1]['fds']}, threads {samples[-1]['threads']},"
+                        f" children {samples[-1]['children']}, median {samples[-1]['window_median_s']:.3f} s,"
+                        f" load {samples[-1]['load']}",
+                        flush=True,
+                    )
                     if trace and i == warmup:
                         gc.collect()
                         tracemalloc.start(4)
                         snapshot0 = tracemalloc.take_snapshot()
-            control = await aged_vs_fresh(repo, root, cache_dir, corpus, editor, rotating, overrides,
-                                          rounds=0 if trace else control_rounds)
+            control = await aged_vs_fresh(
+                repo, root, cache_dir, corpus, editor, rotating, overrides, rounds=0 if trace else control_rounds
+            )
         finally:
             editor.restore_all()
         final = await repo.map(tokens=1024)  # after the restore: the object follows the disk back
@@ -558,25 +659,55 @@ async def soak(root: Path, cache_dir: Path, corpus: Corpus, maps: int, every: in
         snapshot1 = tracemalloc.take_snapshot()
         tracemalloc.stop()
         for stat in snapshot1.compare_to(snapshot0, "traceback")[:15]:
-            growth.append({"size_diff_kb": stat.size_diff / 1024, "count_diff": stat.count_diff,
-                           "where": stat.traceback.format()[-6:]})
-    return {"maps": maps, "samples": samples, "problems": problems, "fresh": fresh, "fresh_misses": misses, "deleted_shown": deleted_shown,
-            "diagnostics": dict(diagnostics), "map_s": percentiles(times), "final": out_final,
-            "tracemalloc_growth": growth, "aged_vs_fresh": control, "rotating": rotating, "deletable": deletable,
-            "children_after_close": len(psutil.Process().children(recursive=True))}
+            growth.append(
+                {
+                    "size_diff_kb": stat.size_diff / 1024,
+                    "count_diff": stat.count_diff,
+                    "where": stat.traceback.format()[-6:],
+                }
+            )
+    return {
+        "maps": maps,
+        "samples": samples,
+        "problems": problems,
+        "fresh": fresh,
+        "fresh_misses": misses,
+        "deleted_shown": deleted_shown,
+        "diagnostics": dict(diagnostics),
+        "map_s": percentiles(times),
+        "final": out_final,
+        "tracemalloc_growth": growth,
+        "aged_vs_fresh": control,
+        "rotating": rotating,
+        "deletable": deletable,
+        "children_after_close": len(psutil.Process().children(recursive=True)),
+    }
 
 
 def summarize_soak(result: dict[str, Any], warmup: int) -> dict[str, Any]:
     samples = result["samples"]
     steady = [s for s in samples if s["map"] >= warmup]
-    keys = ["rss_mb", "server_rss_mb", "fds", "threads", "children", "asyncio_tasks", "gc_objects",
-            "window_median_s", *internal_counts_keys(samples)]
+    keys = [
+        "rss_mb",
+        "server_rss_mb",
+        "fds",
+        "threads",
+        "children",
+        "asyncio_tasks",
+        "gc_objects",
+        "window_median_s",
+        *internal_counts_keys(samples),
+    ]
     out = {}
     for key in keys:
         first, last = steady[0].get(key), steady[-1].get(key)
-        out[key] = {"at_warmup": first, "last": last, "slope_per_100": slope_per_100(steady, key),
-                    "ratio_last_first": (last / first) if isinstance(first, (int, float)) and first else None,
-                    "max": max((s[key] for s in steady if isinstance(s.get(key), (int, float))), default=None)}
+        out[key] = {
+            "at_warmup": first,
+            "last": last,
+            "slope_per_100": slope_per_100(steady, key),
+            "ratio_last_first": (last / first) if isinstance(first, (int, float)) and first else None,
+            "max": max((s[key] for s in steady if isinstance(s.get(key), (int, float))), default=None),
+        }
     return out
 
 
@@ -584,8 +715,9 @@ def internal_counts_keys(samples: list[dict[str, Any]]) -> list[str]:
     return [k for k in samples[0] if "." in k]
 
 
-def print_report(name: str, conc: dict[str, Any], threads: dict[str, Any], soaked: dict[str, Any],
-                 summary: dict[str, Any]) -> None:
+def print_report(
+    name: str, conc: dict[str, Any], threads: dict[str, Any], soaked: dict[str, Any], summary: dict[str, Any]
+) -> None:
     print(f"\n## {name}\n")
     if conc:
         print_concurrency(conc, threads)
@@ -593,54 +725,86 @@ def print_report(name: str, conc: dict[str, Any], threads: dict[str, Any], soake
 
 
 def print_concurrency(conc: dict[str, Any], threads: dict[str, Any]) -> None:
-    print("| round | calls | wall (s) | latency p50 / p90 / max (s) | in-lock work p50 / max (s) |"
-          " with server_wait p50 (s) | problems |")
+    print(
+        "| round | calls | wall (s) | latency p50 / p90 / max (s) | in-lock work p50 / max (s) |"
+        " with server_wait p50 (s) | problems |"
+    )
     print("|---|---:|---:|---|---|---:|---:|")
     for key in ("cold", "warm"):
         r = conc[key]
         lat, work, waited = r["latency_s"], r["in_lock_s"], r["with_wait_latency_s"]
-        print(f"| {key} | {r['calls']} | {r['wall_s']:.2f} | {lat['p50']:.2f} / {lat['p90']:.2f} / {lat['max']:.2f} |"
-              f" {work['p50']:.3f} / {work['max']:.2f} | {waited.get('p50', float('nan')):.2f} |"
-              f" {len(r['problems'])} |")
+        print(
+            f"| {key} | {r['calls']} | {r['wall_s']:.2f} | {lat['p50']:.2f} / {lat['p90']:.2f} / {lat['max']:.2f} |"
+            f" {work['p50']:.3f} / {work['max']:.2f} | {waited.get('p50', float('nan')):.2f} |"
+            f" {len(r['problems'])} |"
+        )
     t = threads
-    print(f"| sync facade, {t['threads']} threads | {t['calls']} | {t['wall_s']:.2f} |"
-          f" {t['latency_s']['p50']:.2f} / {t['latency_s']['p90']:.2f} / {t['latency_s']['max']:.2f} | — | — |"
-          f" {len(t['problems'])} |")
-    print(f"\nwarm round identical to the sequential answers: {conc['warm']['identical_to_sequential']}"
-          f"/{conc['warm']['calls']} (two sequential passes identical: "
-          f"{conc['warm']['sequential_repeat_identical']}); drain {conc['drain_s']:.1f} s;"
-          f" tasks left {conc['tasks_after']}; children after close {conc['children_after_close']};"
-          f" threads before/after facade close/2 s later {t['threads_before']}/{t['threads_after_close']}/"
-          f"{t['threads_2s_later']}")
+    print(
+        f"| sync facade, {t['threads']} threads | {t['calls']} | {t['wall_s']:.2f} |"
+        f" {t['latency_s']['p50']:.2f} / {t['latency_s']['p90']:.2f} / {t['latency_s']['max']:.2f} | — | — |"
+        f" {len(t['problems'])} |"
+    )
+    print(
+        f"\nwarm round identical to the sequential answers: {conc['warm']['identical_to_sequential']}"
+        f"/{conc['warm']['calls']} (two sequential passes identical: "
+        f"{conc['warm']['sequential_repeat_identical']}); drain {conc['drain_s']:.1f} s;"
+        f" tasks left {conc['tasks_after']}; children after close {conc['children_after_close']};"
+        f" threads before/after facade close/2 s later {t['threads_before']}/{t['threads_after_close']}/"
+        f"{t['threads_2s_later']}"
+    )
 
 
 def print_soak(soaked: dict[str, Any], summary: dict[str, Any]) -> None:
-    print(f"\nSoak: {soaked['maps']} maps, map time {soaked['map_s']}, problems {len(soaked['problems'])},"
-          f" fresh edit shown {soaked['fresh']['shown']}/{soaked['fresh']['checked']}"
-          f" (misses: {soaked['fresh_misses'][:5]}),"
-          f" deleted file shown {soaked['deleted_shown']}, diagnostics {soaked['diagnostics']},"
-          f" server processes seen {sorted({tuple(x) for s in soaked['samples'] for x in s['servers']})}\n")
-    cols = ["map", "load", "rss_mb", "server_rss_mb", "fds", "threads", "children", "asyncio_tasks",
-            "gc_objects", "window_median_s"]
+    print(
+        f"\nSoak: {soaked['maps']} maps, map time {soaked['map_s']}, problems {len(soaked['problems'])},"
+        f" fresh edit shown {soaked['fresh']['shown']}/{soaked['fresh']['checked']}"
+        f" (misses: {soaked['fresh_misses'][:5]}),"
+        f" deleted file shown {soaked['deleted_shown']}, diagnostics {soaked['diagnostics']},"
+        f" server processes seen {sorted({tuple(x) for s in soaked['samples'] for x in s['servers']})}\n"
+    )
+    cols = [
+        "map",
+        "load",
+        "rss_mb",
+        "server_rss_mb",
+        "fds",
+        "threads",
+        "children",
+        "asyncio_tasks",
+        "gc_objects",
+        "window_median_s",
+    ]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     for s in soaked["samples"]:
-        cells = [f"{s[c]:.3f}" if isinstance(s[c], float) and c == "window_median_s"
-                 else f"{s[c]:.1f}" if isinstance(s[c], float) else str(s[c]) for c in cols]
+        cells = [
+            f"{s[c]:.3f}"
+            if isinstance(s[c], float) and c == "window_median_s"
+            else f"{s[c]:.1f}"
+            if isinstance(s[c], float)
+            else str(s[c])
+            for c in cols
+        ]
         print("| " + " | ".join(cells) + " |")
     print("\n| measure | at warm-up | last | slope per 100 maps | last / warm-up | max |")
     print("|---|---:|---:|---:|---:|---:|")
     for key, v in summary.items():
+
         def f(x: Any) -> str:
             return "—" if x is None else f"{x:.3f}" if isinstance(x, float) else str(x)
-        print(f"| {key} | {f(v['at_warmup'])} | {f(v['last'])} | {f(v['slope_per_100'])} |"
-              f" {f(v['ratio_last_first'])} | {f(v['max'])} |")
+
+        print(
+            f"| {key} | {f(v['at_warmup'])} | {f(v['last'])} | {f(v['slope_per_100'])} |"
+            f" {f(v['ratio_last_first'])} | {f(v['max'])} |"
+        )
     c = soaked.get("aged_vs_fresh")
     if c:
-        print(f"\nAged vs fresh object, {c['rounds']} alternating maps at the same moment: median"
-              f" {c['aged']['p50']:.3f} s vs {c['fresh']['p50']:.3f} s, p90 {c['aged']['p90']:.3f} vs"
-              f" {c['fresh']['p90']:.3f}; identical texts {c['identical_texts']}/{c['rounds']}"
-              f" (differences: {c.get('differences')}); servers {c.get('servers')}")
+        print(
+            f"\nAged vs fresh object, {c['rounds']} alternating maps at the same moment: median"
+            f" {c['aged']['p50']:.3f} s vs {c['fresh']['p50']:.3f} s, p90 {c['aged']['p90']:.3f} vs"
+            f" {c['fresh']['p90']:.3f}; identical texts {c['identical_texts']}/{c['rounds']}"
+            f" (differences: {c.get('differences')}); servers {c.get('servers')}"
+        )
     for g in soaked["tracemalloc_growth"]:
         print(f"{g['size_diff_kb']:+.1f} KB ({g['count_diff']:+d}):", " / ".join(x.strip() for x in g["where"][-2:]))
 
@@ -657,11 +821,16 @@ def main() -> None:
     ap.add_argument("--tracemalloc", action="store_true")
     ap.add_argument("--skip-concurrency", action="store_true")
     ap.add_argument("--verbose", action="store_true", help="one line per soak map")
-    ap.add_argument("--control-rounds", type=int, default=40,
-                    help="maps of the soaked object against a fresh one at the end (0: none)")
+    ap.add_argument(
+        "--control-rounds",
+        type=int,
+        default=40,
+        help="maps of the soaked object against a fresh one at the end (0: none)",
+    )
     ap.add_argument("--tag", default="", help="suffix of the JSON file's name")
-    ap.add_argument("--no-disk-cache", action="store_true",
-                    help="use_cache = false: the object keeps every cached value in memory")
+    ap.add_argument(
+        "--no-disk-cache", action="store_true", help="use_cache = false: the object keeps every cached value in memory"
+    )
     args = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     for name in args.corpus or ["rich"]:
@@ -682,19 +851,45 @@ def main() -> None:
             print(json.dumps(thr, default=str)[:2000], flush=True)
         cache_dir = WORK / f"cache-{name}-soak"
         shutil.rmtree(cache_dir, ignore_errors=True)
-        soaked = asyncio.run(soak(root, cache_dir, corpus, args.maps, args.sample_every, args.warmup,
-                                  args.tracemalloc, args.verbose,
-                                  {"use_cache": False} if args.no_disk_cache else None, args.control_rounds))
+        soaked = asyncio.run(
+            soak(
+                root,
+                cache_dir,
+                corpus,
+                args.maps,
+                args.sample_every,
+                args.warmup,
+                args.tracemalloc,
+                args.verbose,
+                {"use_cache": False} if args.no_disk_cache else None,
+                args.control_rounds,
+            )
+        )
         summary = summarize_soak(soaked, args.warmup)
         restored = tree_hash(root) == before and not git(root, "status", "--porcelain").strip()
         soaked["restored"] = restored
         soaked["cache_mb"] = sum(p.stat().st_size for p in cache_dir.rglob("*") if p.is_file()) / 2**20
         print_report(name, conc, thr, soaked, summary)
-        print(f"\nrestored: {restored}; soak cache {soaked['cache_mb']:.1f} MB; problems (first 10):"
-              f" {soaked['problems'][:10]}; {uptime()}", flush=True)
+        print(
+            f"\nrestored: {restored}; soak cache {soaked['cache_mb']:.1f} MB; problems (first 10):"
+            f" {soaked['problems'][:10]}; {uptime()}",
+            flush=True,
+        )
         out = WORK / f"bench_soak-{name}{args.tag}.json"
-        out.write_text(json.dumps({"corpus": name, "concurrency": conc, "threads": thr, "soak": soaked,
-                                   "summary": summary, "uptime_after": uptime()}, indent=2, default=str))
+        out.write_text(
+            json.dumps(
+                {
+                    "corpus": name,
+                    "concurrency": conc,
+                    "threads": thr,
+                    "soak": soaked,
+                    "summary": summary,
+                    "uptime_after": uptime(),
+                },
+                indent=2,
+                default=str,
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -96,10 +96,18 @@ def main() -> None:
     WORK.mkdir(exist_ok=True)
     aider_python = None
     if not args.no_aider:
-        aider_python = subprocess.run(["bash", str(HERE / "setup_aider_env.sh")], check=True,
-                                      capture_output=True, text=True).stdout.strip().splitlines()[-1]
-    report: dict[str, object] = {"python": platform.python_version(), "cpus": os.cpu_count(),
-                                 "tokens": args.tokens, "repeats": args.repeats, "corpora": {}}
+        aider_python = (
+            subprocess.run(["bash", str(HERE / "setup_aider_env.sh")], check=True, capture_output=True, text=True)
+            .stdout.strip()
+            .splitlines()[-1]
+        )
+    report: dict[str, object] = {
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "tokens": args.tokens,
+        "repeats": args.repeats,
+        "corpora": {},
+    }
     for name in args.corpus or ["stdlib", "gin"]:
         root = prepare_stdlib() if name == "stdlib" else prepare_gin() if name == "gin" else Path(name)
         if root is None:
@@ -110,19 +118,48 @@ def main() -> None:
         floors, ours, aiders = [], [], []
         for _ in range(args.repeats):
             floors.append(run_json([sys.executable, str(HERE / "probe_floor.py"), str(root), str(files)]))
-            ours.append(run_json([sys.executable, str(HERE / "probe_hybridmap.py"), str(root), chat_a,
-                                  chat_b, edit, str(args.tokens), str(WORK / "cache")]))
+            ours.append(
+                run_json(
+                    [
+                        sys.executable,
+                        str(HERE / "probe_hybridmap.py"),
+                        str(root),
+                        chat_a,
+                        chat_b,
+                        edit,
+                        str(args.tokens),
+                        str(WORK / "cache"),
+                    ]
+                )
+            )
             if aider_python:
-                aiders.append(run_json([aider_python, str(HERE / "probe_aider.py"), str(root), str(files),
-                                        chat_a, chat_b, edit, str(args.tokens)]))
+                aiders.append(
+                    run_json(
+                        [
+                            aider_python,
+                            str(HERE / "probe_aider.py"),
+                            str(root),
+                            str(files),
+                            chat_a,
+                            chat_b,
+                            edit,
+                            str(args.tokens),
+                        ]
+                    )
+                )
         entry: dict[str, object] = {
-            "files": floors[0]["files"], "lines": floors[0]["lines"],
-            "floor": [f["floor"] for f in floors], "hybridmap": ours, "aider": aiders,
+            "files": floors[0]["files"],
+            "lines": floors[0]["lines"],
+            "floor": [f["floor"] for f in floors],
+            "hybridmap": ours,
+            "aider": aiders,
         }
         report["corpora"][name] = entry  # type: ignore[index]
         floor = statistics.median(f["floor"] for f in floors)
-        print(f"\n### {name}: {int(floors[0]['files'])} files, {int(floors[0]['lines'])} lines, "
-              f"budget {args.tokens}, medians of {args.repeats}\n")
+        print(
+            f"\n### {name}: {int(floors[0]['files'])} files, {int(floors[0]['lines'])} lines, "
+            f"budget {args.tokens}, medians of {args.repeats}\n"
+        )
         print("| measurement | hybridmap | Aider | hybridmap / Aider | hybridmap / floor |")
         print("|---|---:|---:|---:|---:|")
         print(f"| floor: read + bare tree-sitter parse, 1 core | {floor:.3f} s | | | 1.00 |")

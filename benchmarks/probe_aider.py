@@ -1,6 +1,6 @@
 """Run Aider's RepoMap on a corpus (run with the aider venv's python). Prints one JSON line.
 
-    probe_aider.py ROOT FILELIST CHAT_A CHAT_B EDIT_FILE TOKENS
+probe_aider.py ROOT FILELIST CHAT_A CHAT_B EDIT_FILE TOKENS
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ def main() -> None:
     shutil.rmtree(os.path.join(root, ".aider.tags.cache.v4"), ignore_errors=True)
     out: dict[str, float] = {}
     t0 = time.perf_counter()
-    repo = RepoMap(map_tokens=int(tokens), root=root, main_model=RUNNER.CountingModel(ENC),
-                   io=RUNNER.QuietIO(), refresh="auto")
+    repo = RepoMap(
+        map_tokens=int(tokens), root=root, main_model=RUNNER.CountingModel(ENC), io=RUNNER.QuietIO(), refresh="auto"
+    )
 
     def run(label: str, chat: list[str]) -> None:
         chat_abs = [os.path.join(root, c) for c in chat]

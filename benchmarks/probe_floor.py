@@ -1,6 +1,6 @@
 """The floor: read + bare tree-sitter parse of the same files, one core. Prints one JSON line.
 
-    probe_floor.py ROOT FILELIST
+probe_floor.py ROOT FILELIST
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Run hybridmap on a corpus in a fresh process (cold = empty cache). Prints one JSON line.
 
-    probe_hybridmap.py ROOT CHAT_A CHAT_B EDIT_FILE TOKENS CACHE_DIR
+probe_hybridmap.py ROOT CHAT_A CHAT_B EDIT_FILE TOKENS CACHE_DIR
 """
 
 from __future__ import annotations

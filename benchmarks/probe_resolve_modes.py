@@ -78,8 +78,9 @@ def _locations(result: Any) -> list[tuple[str, Any]]:
 
 
 class Run:
-    def __init__(self, repo: AsyncRepoMap, collected: Any, session: Any, languages: set[str],
-                 pairs: list[tuple[Pair, tuple]]) -> None:
+    def __init__(
+        self, repo: AsyncRepoMap, collected: Any, session: Any, languages: set[str], pairs: list[tuple[Pair, tuple]]
+    ) -> None:
         self.repo = repo
         self.session_languages = languages
         self.root = repo.root
@@ -111,9 +112,13 @@ class Run:
                         continue
                     counts["requests"] += 1
                     try:
-                        result = await self.session.request(T.TEXT_DOCUMENT_DEFINITION, T.DefinitionParams(
-                            text_document=T.TextDocumentIdentifier(uri=uri),
-                            position=self._position(lines, line, col)))
+                        result = await self.session.request(
+                            T.TEXT_DOCUMENT_DEFINITION,
+                            T.DefinitionParams(
+                                text_document=T.TextDocumentIdentifier(uri=uri),
+                                position=self._position(lines, line, col),
+                            ),
+                        )
                     except ServerError as exc:
                         counts["errors"] += 1
                         if len(counts["error_messages"]) < 5:
@@ -135,8 +140,12 @@ class Run:
 
         start = time.perf_counter()
         await asyncio.gather(*(one(pair, sites) for pair, sites in self.pairs))
-        return {"seconds": time.perf_counter() - start, **counts, "per_pair": per_pair,
-                "server_state_after": str(self.session.state)}
+        return {
+            "seconds": time.perf_counter() - start,
+            **counts,
+            "per_pair": per_pair,
+            "server_state_after": str(self.session.state),
+        }
 
     async def references(self) -> dict[str, Any]:
         names = {name for (_, name), _ in self.pairs}
@@ -150,8 +159,14 @@ class Run:
         semaphore = asyncio.Semaphore(self.concurrency)
         by_site: dict[Site, set[str]] = defaultdict(set)
         by_file: dict[Pair, set[str]] = defaultdict(set)
-        counts: dict[str, Any] = {"requests": 0, "errors": 0, "empty": 0, "locations": 0,
-                                  "definitions": len(definitions), "error_messages": []}
+        counts: dict[str, Any] = {
+            "requests": 0,
+            "errors": 0,
+            "empty": 0,
+            "locations": 0,
+            "definitions": len(definitions),
+            "error_messages": [],
+        }
 
         async def one(path: str, name: str, line: int, col: int) -> None:
             async with semaphore:
@@ -160,10 +175,14 @@ class Run:
                     return
                 counts["requests"] += 1
                 try:
-                    result = await self.session.request(T.TEXT_DOCUMENT_REFERENCES, T.ReferenceParams(
-                        text_document=T.TextDocumentIdentifier(uri=self.documents.uri(path)),
-                        position=self._position(lines, line, col),
-                        context=T.ReferenceContext(include_declaration=False)))
+                    result = await self.session.request(
+                        T.TEXT_DOCUMENT_REFERENCES,
+                        T.ReferenceParams(
+                            text_document=T.TextDocumentIdentifier(uri=self.documents.uri(path)),
+                            position=self._position(lines, line, col),
+                            context=T.ReferenceContext(include_declaration=False),
+                        ),
+                    )
                 except ServerError as exc:
                     counts["errors"] += 1
                     if len(counts["error_messages"]) < 5:
@@ -200,9 +219,19 @@ class Run:
 
 
 def agreement(defs: dict[Pair, Any], refs: dict[Pair, Any], level: str) -> dict[str, Any]:
-    out = {"compared": 0, "agree": 0, "agree_in_repo": 0, "agree_outside": 0, "disagree": 0,
-           "agree_cross_file": 0, "definition_within_references": 0, "references_within_definition": 0,
-           "definition_unanswered": 0, "refs_found_when_definition_unanswered": 0, "examples": []}
+    out = {
+        "compared": 0,
+        "agree": 0,
+        "agree_in_repo": 0,
+        "agree_outside": 0,
+        "disagree": 0,
+        "agree_cross_file": 0,
+        "definition_within_references": 0,
+        "references_within_definition": 0,
+        "definition_unanswered": 0,
+        "refs_found_when_definition_unanswered": 0,
+        "examples": [],
+    }
     for pair, ref in refs.items():
         d = defs.get(pair)
         if d is None or not d["answered"]:
@@ -222,8 +251,9 @@ def agreement(defs: dict[Pair, Any], refs: dict[Pair, Any], level: str) -> dict[
         else:
             out["disagree"] += 1
             if len(out["examples"]) < 8:
-                out["examples"].append({"pair": list(pair), "definition": sorted(d["targets"]),
-                                        "references": sorted(ref[level])})
+                out["examples"].append(
+                    {"pair": list(pair), "definition": sorted(d["targets"]), "references": sorted(ref[level])}
+                )
     return out
 
 
@@ -234,10 +264,15 @@ async def one_run(root: str, server: str, order: str) -> dict[str, Any]:
         registry, languages = registry_with_only(server, scratch)
         import hybridmap
 
-        out: dict[str, Any] = {"server": server, "order": order, "load_before": uptime(),
-                               "hybridmap": str(Path(hybridmap.__file__).parent)}
-        async with AsyncRepoMap(root, registry=registry, overrides={"cache_dir": str(cache_dir)},
-                                start_servers=False) as repo:
+        out: dict[str, Any] = {
+            "server": server,
+            "order": order,
+            "load_before": uptime(),
+            "hybridmap": str(Path(hybridmap.__file__).parent),
+        }
+        async with AsyncRepoMap(
+            root, registry=registry, overrides={"cache_dir": str(cache_dir)}, start_servers=False
+        ) as repo:
             collected = await asyncio.to_thread(repo._collect)
             present = sorted(set(languages) & set(collected.languages.values()))
             lsp = repo._lsp  # benchmark introspection: the product's pool and documents
@@ -245,17 +280,22 @@ async def one_run(root: str, server: str, order: str) -> dict[str, Any]:
             start = time.perf_counter()
             for language in present:
                 warm = repo._warm_file(collected, language)
-                lsp.pool.ensure_started(language, lambda s, warm=warm: lsp.documents.ensure_open(s, warm)
-                                        if warm else None)
+                lsp.pool.ensure_started(
+                    language, lambda s, warm=warm: lsp.documents.ensure_open(s, warm) if warm else None
+                )
             await lsp.pool.wait_ready(present, 600)
             out["ready_s"] = time.perf_counter() - start
             session = lsp.pool.session(present[0])
             assert session is not None and session.is_ready, f"{server} not ready: {lsp.pool.report(present[0])}"
             out["version"] = session.version
             definers = repo._definers
-            pairs = [(pair, sites) for pair, sites in candidate_pairs(
-                collected.tags, collected.languages, definers, set(present), set(), repo.settings)
-                if definers[pair[1]] >= 2]
+            pairs = [
+                (pair, sites)
+                for pair, sites in candidate_pairs(
+                    collected.tags, collected.languages, definers, set(present), set(), repo.settings
+                )
+                if definers[pair[1]] >= 2
+            ]
             out["pairs"] = len(pairs)
             out["sites"] = sum(len(s) for _, s in pairs)
             out["identifiers"] = len({name for (_, name), _ in pairs})
@@ -291,17 +331,24 @@ def drive(root: str, server: str, repeats: int, at: str | None) -> None:
     runs = []
     for i in range(repeats):
         order = "dr" if i % 2 == 0 else "rd"
-        proc = subprocess.run([sys.executable, __file__, root, server, "--order", order, "--once"],
-                              capture_output=True, text=True, env=env)
+        proc = subprocess.run(
+            [sys.executable, __file__, root, server, "--order", order, "--once"],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         if proc.returncode != 0:
             print(f"run {i} failed:\n{proc.stderr[-3000:]}")
             continue
         runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
         r = runs[-1]
-        print(f"{order}: definition {r['definition']['seconds']:.2f} s / {r['definition']['requests']} req, "
-              f"references {r['references']['seconds']:.2f} s / {r['references']['requests']} req, "
-              f"agree (site) {r['agreement_site']['agree']}/{r['agreement_site']['compared']}, "
-              f"load {r['load_before']} -> {r['load_after']}", flush=True)
+        print(
+            f"{order}: definition {r['definition']['seconds']:.2f} s / {r['definition']['requests']} req, "
+            f"references {r['references']['seconds']:.2f} s / {r['references']['requests']} req, "
+            f"agree (site) {r['agreement_site']['agree']}/{r['agreement_site']['compared']}, "
+            f"load {r['load_before']} -> {r['load_after']}",
+            flush=True,
+        )
     if not runs:
         return
     work = HERE / ".work"
@@ -313,22 +360,30 @@ def drive(root: str, server: str, repeats: int, at: str | None) -> None:
         return statistics.median(values) if values else float("nan")
 
     r = runs[0]
-    print(f"\n{Path(root).name} / {server} ({r['version']}): {r['pairs']} ambiguous pairs, {r['sites']} sites, "
-          f"{r['identifiers']} identifiers, {r['references']['definitions']} definitions")
+    print(
+        f"\n{Path(root).name} / {server} ({r['version']}): {r['pairs']} ambiguous pairs, {r['sites']} sites, "
+        f"{r['identifiers']} identifiers, {r['references']['definitions']} definitions"
+    )
     for mode in ("definition", "references"):
-        print(f"  {mode}: median {med(mode, 'seconds'):.2f} s (first: {med(mode, 'seconds', 'dr' if mode == 'definition' else 'rd'):.2f} s,"
-              f" second: {med(mode, 'seconds', 'rd' if mode == 'definition' else 'dr'):.2f} s),"
-              f" requests {med(mode, 'requests'):.0f}, empty {med(mode, 'empty'):.0f}, errors {med(mode, 'errors'):.0f}")
+        print(
+            f"  {mode}: median {med(mode, 'seconds'):.2f} s (first: {med(mode, 'seconds', 'dr' if mode == 'definition' else 'rd'):.2f} s,"
+            f" second: {med(mode, 'seconds', 'rd' if mode == 'definition' else 'dr'):.2f} s),"
+            f" requests {med(mode, 'requests'):.0f}, empty {med(mode, 'empty'):.0f}, errors {med(mode, 'errors'):.0f}"
+        )
         for run in runs:
             if run[mode]["error_messages"]:
-                print(f"    {run['order']}: server {run[mode]['server_state_after']} after; first errors: {run[mode]['error_messages'][:2]}")
+                print(
+                    f"    {run['order']}: server {run[mode]['server_state_after']} after; first errors: {run[mode]['error_messages'][:2]}"
+                )
     for level in ("site", "file"):
         a = r[f"agreement_{level}"]
-        print(f"  agreement ({level}, run 1): {a['agree']}/{a['compared']} (cross-file targets: {a['agree_cross_file']};"
-              f" definition ⊂ references {a['definition_within_references']}, references ⊂ definition"
-              f" {a['references_within_definition']}) "
-              f"(in repo {a['agree_in_repo']}, outside {a['agree_outside']}), disagree {a['disagree']}, "
-              f"definition unanswered {a['definition_unanswered']} (references found {a['refs_found_when_definition_unanswered']})")
+        print(
+            f"  agreement ({level}, run 1): {a['agree']}/{a['compared']} (cross-file targets: {a['agree_cross_file']};"
+            f" definition ⊂ references {a['definition_within_references']}, references ⊂ definition"
+            f" {a['references_within_definition']}) "
+            f"(in repo {a['agree_in_repo']}, outside {a['agree_outside']}), disagree {a['disagree']}, "
+            f"definition unanswered {a['definition_unanswered']} (references found {a['refs_found_when_definition_unanswered']})"
+        )
 
 
 def main() -> None:

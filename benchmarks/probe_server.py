@@ -82,8 +82,7 @@ def pair_counts(repo: RepoMap) -> dict[str, int]:
     lsp = inner._lsp
     definers = inner._definers
     languages = set(lsp._planned_languages)
-    candidates = candidate_pairs(inner._tags, lsp.documents._languages, definers, languages, set(),
-                                 inner.settings)
+    candidates = candidate_pairs(inner._tags, lsp.documents._languages, definers, languages, set(), inner.settings)
     counts: Counter[str] = Counter()
     for (_, name), _sites in candidates:
         counts["candidates_ambiguous" if definers.get(name, 0) > 1 else "candidates_generic"] += 1
@@ -115,11 +114,13 @@ def timed_map(repo: RepoMap, **kwargs: Any) -> tuple[Any, dict[str, float]]:
     marks["call"] = time.perf_counter()
     result = repo._call(run())
     marks["return"] = time.perf_counter()
-    return result, {"seconds": marks["return"] - marks["call"],
-                    "to_loop": marks["loop_enter"] - marks["call"],
-                    "in_loop": marks["loop_exit"] - marks["loop_enter"],
-                    "back_to_caller": marks["return"] - marks["loop_exit"],
-                    "map_total": result.timings.get("total", 0.0)}
+    return result, {
+        "seconds": marks["return"] - marks["call"],
+        "to_loop": marks["loop_enter"] - marks["call"],
+        "in_loop": marks["loop_exit"] - marks["loop_enter"],
+        "back_to_caller": marks["return"] - marks["loop_exit"],
+        "map_total": result.timings.get("total", 0.0),
+    }
 
 
 def first_maps_sync(root: str, registry: LanguageRegistry, cache_dir: str, order: str) -> dict[str, Any]:
@@ -220,8 +221,12 @@ def main() -> None:
         registry, languages = registry_with_only(args.server, scratch)
         import hybridmap
 
-        out: dict[str, Any] = {"server": args.server, "languages": languages, "load_before": uptime(),
-                               "hybridmap": str(Path(hybridmap.__file__).parent)}
+        out: dict[str, Any] = {
+            "server": args.server,
+            "languages": languages,
+            "load_before": uptime(),
+            "hybridmap": str(Path(hybridmap.__file__).parent),
+        }
         # Warm the OS file cache and imports once, so neither measured map pays for them.
         cold(args.cache_dir)
         with RepoMap(args.root, registry=registry, overrides={"cache_dir": args.cache_dir}) as repo:

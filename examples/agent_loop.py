@@ -51,8 +51,10 @@ async def main() -> None:
             result = await repo.map(chat_files=chat, mentioned_idents=mentions(message), tokens=args.tokens)
             reply = await call_model(prompt_for(message, result))
             servers = ", ".join(f"{k}: {v.state}" for k, v in result.servers.items()) or "none"
-            print(f"turn {turn}: {len(result.files)} files, {result.tokens}/{result.budget} tokens, "
-                  f"edges {result.edges}, servers {servers} -> {reply}")
+            print(
+                f"turn {turn}: {len(result.files)} files, {result.tokens}/{result.budget} tokens, "
+                f"edges {result.edges}, servers {servers} -> {reply}"
+            )
             print("  files:", ", ".join(f.path for f in result.files[:5]))
             await asyncio.sleep(1.0)  # the model thinking: servers work in the background meanwhile
 

@@ -27,12 +27,21 @@ async def main(root: str, wait: float) -> None:
         tools = (await session.list_tools()).tools
         print("tools:", ", ".join(tool.name for tool in tools))
 
-        result = await session.call_tool("repo_map", {
-            "chat_files": ["app.py"], "message": "who calls load?", "tokens": 512, "server_wait": wait})
+        result = await session.call_tool(
+            "repo_map", {"chat_files": ["app.py"], "message": "who calls load?", "tokens": 512, "server_wait": wait}
+        )
         summary = result.structured_content or {}
         print(text_of(result))  # the map text
-        print("map:", summary.get("tokens"), "/", summary.get("budget"), "tokens; edges", summary.get("edges"),
-              "; servers", {k: v["state"] for k, v in summary.get("servers", {}).items()})
+        print(
+            "map:",
+            summary.get("tokens"),
+            "/",
+            summary.get("budget"),
+            "tokens; edges",
+            summary.get("edges"),
+            "; servers",
+            {k: v["state"] for k, v in summary.get("servers", {}).items()},
+        )
 
         found = await session.call_tool("search_symbols", {"query": "load", "limit": 5})
         for match in (found.structured_content or {}).get("matches", []):

@@ -25,8 +25,13 @@ def main() -> int:
 
     # start_servers=False unless we wait: a one-shot script that does not wait cannot use them.
     with RepoMap(args.root, start_servers=args.wait > 0) as repo:
-        result = repo.map(chat_files=args.chat, mentioned_idents=args.mention, tokens=args.tokens,
-                          mode="hybrid", server_wait=args.wait)
+        result = repo.map(
+            chat_files=args.chat,
+            mentioned_idents=args.mention,
+            tokens=args.tokens,
+            mode="hybrid",
+            server_wait=args.wait,
+        )
     sys.stdout.write(result.text)
     for language, report in result.servers.items():
         print(f"# {language}: {report.state} ({report.server or 'no server'})", file=sys.stderr)

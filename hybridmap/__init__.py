@@ -5,13 +5,25 @@ from typing import TYPE_CHECKING, Any
 # Public names are imported lazily (PEP 562): parse workers import
 # hybridmap.sources.* and must not pay for pygls, scipy and networkx.
 _EXPORTS = {
-    "AsyncRepoMap": "api", "RepoMap": "api", "Comparison": "compare",
-    "ConfigError": "errors", "HybridMapError": "errors", "RequestError": "errors",
-    "RootError": "errors", "ServerError": "errors",
-    "Diagnostic": "model", "FileStatus": "model", "MapRequest": "model", "MapResult": "model",
-    "Provenance": "model", "RankedFile": "model", "RankedSymbol": "model",
-    "ServerReport": "model", "ServerState": "model",
-    "Settings": "settings", "load_settings": "settings",
+    "AsyncRepoMap": "api",
+    "RepoMap": "api",
+    "Comparison": "compare",
+    "ConfigError": "errors",
+    "HybridMapError": "errors",
+    "RequestError": "errors",
+    "RootError": "errors",
+    "ServerError": "errors",
+    "Diagnostic": "model",
+    "FileStatus": "model",
+    "MapRequest": "model",
+    "MapResult": "model",
+    "Provenance": "model",
+    "RankedFile": "model",
+    "RankedSymbol": "model",
+    "ServerReport": "model",
+    "ServerState": "model",
+    "Settings": "settings",
+    "load_settings": "settings",
 }
 
 if TYPE_CHECKING:

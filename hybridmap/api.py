@@ -79,8 +79,12 @@ class AsyncRepoMap:
         self._config_notes = tuple(Diagnostic("hybridmap.toml", "repository_config", n) for n in notes)
         self.registry = registry if registry is not None else LanguageRegistry.load()
         cache_dir = self.settings.resolved_cache_dir() if self.settings.use_cache else None
-        self._cache = Cache(cache_dir, self.settings.cache_size_limit, self.settings.cache_timeout_seconds,
-                            self.settings.memory_cache_entries)
+        self._cache = Cache(
+            cache_dir,
+            self.settings.cache_size_limit,
+            self.settings.cache_timeout_seconds,
+            self.settings.memory_cache_entries,
+        )
         self._source = TreeSitterSource(self.registry, self._cache, self.settings)
         self._progress = progress
         self._start_servers = start_servers
@@ -141,8 +145,9 @@ class AsyncRepoMap:
     ) -> MapResult:
         """Build a map. Never raises for bad files, caches or servers: see ``diagnostics``."""
         if request is None:
-            request = MapRequest(tuple(chat_files), tuple(mentioned_files), tuple(mentioned_idents),
-                                 tokens, mode, server_wait)
+            request = MapRequest(
+                tuple(chat_files), tuple(mentioned_files), tuple(mentioned_idents), tokens, mode, server_wait
+            )
         if self._closed:
             raise RequestError("this map is closed")
         async with self._lock:
@@ -161,8 +166,9 @@ class AsyncRepoMap:
         """The static and the hybrid map of one request, from one index snapshot, and what
         differs (see :mod:`hybridmap.compare`). ``request.mode`` is ignored."""
         if request is None:
-            request = MapRequest(tuple(chat_files), tuple(mentioned_files), tuple(mentioned_idents),
-                                 tokens, "hybrid", server_wait)
+            request = MapRequest(
+                tuple(chat_files), tuple(mentioned_files), tuple(mentioned_idents), tokens, "hybrid", server_wait
+            )
         if self._closed:
             raise RequestError("this map is closed")
         async with self._lock:  # one lock: no other map can index or replace the graph in between
@@ -172,8 +178,9 @@ class AsyncRepoMap:
             hybrid = await self._map_locked(replace(request, mode="hybrid"), collected)
         return compare_maps(request, *static, *hybrid)
 
-    async def _map_locked(self, request: MapRequest,
-                          collected: SourceResult | None = None) -> tuple[MapResult, RepoGraph]:
+    async def _map_locked(
+        self, request: MapRequest, collected: SourceResult | None = None
+    ) -> tuple[MapResult, RepoGraph]:
         """One map and the graph it was ranked on; the caller holds ``self._lock``.
 
         ``collected`` reuses an index snapshot (compare builds two maps from one).
@@ -203,11 +210,13 @@ class AsyncRepoMap:
                 # they left undescribed (bounded), while time is left.
                 t = time.perf_counter()
                 version = self._lsp.version
-                if self._lsp.request_symbols(self._focus) and \
-                        await self._lsp.wait_idle(deadline - time.monotonic()) and self._lsp.version != version:
+                if (
+                    self._lsp.request_symbols(self._focus)
+                    and await self._lsp.wait_idle(deadline - time.monotonic())
+                    and self._lsp.version != version
+                ):
                     server_view = self._lsp.snapshot(collected)
-                    result, hovers = await asyncio.to_thread(
-                        self._build, collected, request, server_view, languages)
+                    result, hovers = await asyncio.to_thread(self._build, collected, request, server_view, languages)
                 if self._lsp.request_hovers(hovers) and await self._lsp.wait_idle(deadline - time.monotonic()):
                     result = _with_details(result, self._lsp.snapshot(collected).details)
                 lsp_seconds += time.perf_counter() - t
@@ -219,7 +228,8 @@ class AsyncRepoMap:
                     self._pending_start.cancel()
                 self._pending_start = asyncio.get_running_loop().call_later(
                     self.settings.server_start_delay,
-                    lambda: self._background(self._start_lsp(collected, languages, 0.0, chat, hovers)))
+                    lambda: self._background(self._start_lsp(collected, languages, 0.0, chat, hovers)),
+                )
         result.timings["servers"] = lsp_seconds
         result.timings["total"] = time.perf_counter() - started
         if self._graph is None:  # _build always sets it
@@ -231,20 +241,35 @@ class AsyncRepoMap:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _start_lsp(self, collected: SourceResult, languages: list[str], wait: float,
-                         chat: tuple[str, ...], hovers: Sequence[tuple[str, int, int]] = ()) -> None:
+    async def _start_lsp(
+        self,
+        collected: SourceResult,
+        languages: list[str],
+        wait: float,
+        chat: tuple[str, ...],
+        hovers: Sequence[tuple[str, int, int]] = (),
+    ) -> None:
         """Start the languages' servers and plan their work; with ``wait``, wait for it."""
-        await self._lsp.start(collected, languages, self._definers, self._tags_generation,
-                              chat + self._focus, wait,
-                              lambda language: self._warm_file(collected, language))
+        await self._lsp.start(
+            collected,
+            languages,
+            self._definers,
+            self._tags_generation,
+            chat + self._focus,
+            wait,
+            lambda language: self._warm_file(collected, language),
+        )
         if hovers:
             self._lsp.request_hovers(hovers)
 
     def _server_reports(self, languages: list[str]) -> dict[str, ServerReport]:
         if not self._start_servers and not self._lsp.sessions():
-            return {language: ServerReport(ServerState.DISABLED, None, None,
-                                           "not started: server wait is 0 in a one-shot call")
-                    for language in languages}
+            return {
+                language: ServerReport(
+                    ServerState.DISABLED, None, None, "not started: server wait is 0 in a one-shot call"
+                )
+                for language in languages
+            }
         reports = {}
         for language in languages:
             report = self._lsp.report(language)
@@ -271,8 +296,11 @@ class AsyncRepoMap:
 
     def _warm_file(self, collected: SourceResult, language: str) -> str | None:
         """A file to open as soon as the language's server is up: the one with most references."""
-        return max((p for p, lang in collected.languages.items() if lang == language and p in collected.tags),
-                   key=lambda p: len(collected.tags[p].ref_names), default=None)
+        return max(
+            (p for p, lang in collected.languages.items() if lang == language and p in collected.tags),
+            key=lambda p: len(collected.tags[p].ref_names),
+            default=None,
+        )
 
     def _validate(self, request: MapRequest) -> None:
         budget = self.settings.map_tokens if request.tokens is None else request.tokens
@@ -290,16 +318,16 @@ class AsyncRepoMap:
     def _collect(self) -> SourceResult:
         result = self._source.collect(self.root, self._progress)
         old = self._tags
-        unchanged = len(old) == len(result.tags) and all(
-            old.get(path) is value for path, value in result.tags.items())
+        unchanged = len(old) == len(result.tags) and all(old.get(path) is value for path, value in result.tags.items())
         if not unchanged:
             self._tags = result.tags
             self._tags_generation += 1
             self._definers = definer_counts(result.tags)
         return result
 
-    def _build(self, result: SourceResult, request: MapRequest, server_view: SourceResult | None,
-               languages: list[str]) -> tuple[MapResult, list[tuple[str, int, int]]]:
+    def _build(
+        self, result: SourceResult, request: MapRequest, server_view: SourceResult | None, languages: list[str]
+    ) -> tuple[MapResult, list[tuple[str, int, int]]]:
         """The map, and the (path, line, column) of shown symbols no server has described yet."""
         settings = self.settings
         budget = settings.map_tokens if request.tokens is None else request.tokens
@@ -314,10 +342,14 @@ class AsyncRepoMap:
             resolved = server_view.resolved
             timings["merge"] = time.perf_counter() - t0
         diagnostics: list[Diagnostic] = list(result.diagnostics)
-        if settings.use_cache and not self._cache.persistent and not any(
-                d.kind == "cache_unavailable" for d in diagnostics):  # the cache's own words come first
-            diagnostics.append(Diagnostic(str(settings.resolved_cache_dir()), "cache_unavailable",
-                                          "running without a disk cache"))
+        if (
+            settings.use_cache
+            and not self._cache.persistent
+            and not any(d.kind == "cache_unavailable" for d in diagnostics)
+        ):  # the cache's own words come first
+            diagnostics.append(
+                Diagnostic(str(settings.resolved_cache_dir()), "cache_unavailable", "running without a disk cache")
+            )
         for key in ("list", "read", "parse"):
             timings[f"index.{key}"] = result.stats[key]
         timings["index"] = sum(result.stats[k] for k in ("list", "read", "cache_lookup", "parse", "cache_store"))
@@ -334,9 +366,15 @@ class AsyncRepoMap:
         t2 = time.perf_counter()
         timings["graph"] = t2 - t1
         # The packer can use at most one item per token plus fill_attempts misses.
-        ranking = rank(graph, tags, chat_files=chat, mentioned_files=mentioned_paths,
-                       mentioned_idents=idents, settings=settings,
-                       limit=budget + settings.fill_attempts + 1)
+        ranking = rank(
+            graph,
+            tags,
+            chat_files=chat,
+            mentioned_files=mentioned_paths,
+            mentioned_idents=idents,
+            settings=settings,
+            limit=budget + settings.fill_attempts + 1,
+        )
         t3 = time.perf_counter()
         timings["rank"] = t3 - t2
         renderer = Renderer(tags, settings, result.special_files)
@@ -359,22 +397,36 @@ class AsyncRepoMap:
         diagnostics.extend(self._config_notes)
         files_out = _ranked_files(packed.items, tags, ranking.file_scores, ranking.reasons, result.languages)
         return MapResult(
-            text=packed.text, tokens=packed.tokens, budget=budget, files=files_out,
-            servers=servers, edges=graph.edge_counts_by_provenance(), diagnostics=tuple(diagnostics),
-            timings=timings, mode=request.mode, tokenizer=self._counter.name,
-            stats={**{k: v for k, v in result.stats.items() if k not in _PHASES},
-                   "graph_files": float(len(graph.files)), "graph_edges": float(len(graph.edge_src)),
-                   "ranked_items": float(ranking.total_items), "pack_renders": float(packed.renders),
-                   "lsp_resolved_pairs": float(len(resolved or {})),
-                   "lsp_pending_jobs": float(self._lsp.pending),
-                   "lsp_symbol_files_known": float(len(server_view.tags) if server_view else 0),
-                   **{f"lsp_{k}": float(v) for k, v in self._lsp.stats.items()}},
-        ), [(item.path, tags[item.path].symbols[item.symbol].name_line,
-             tags[item.path].symbols[item.symbol].name_col)
-            for item in packed.items if item.symbol >= 0 and not tags[item.path].symbols[item.symbol].detail]
+            text=packed.text,
+            tokens=packed.tokens,
+            budget=budget,
+            files=files_out,
+            servers=servers,
+            edges=graph.edge_counts_by_provenance(),
+            diagnostics=tuple(diagnostics),
+            timings=timings,
+            mode=request.mode,
+            tokenizer=self._counter.name,
+            stats={
+                **{k: v for k, v in result.stats.items() if k not in _PHASES},
+                "graph_files": float(len(graph.files)),
+                "graph_edges": float(len(graph.edge_src)),
+                "ranked_items": float(ranking.total_items),
+                "pack_renders": float(packed.renders),
+                "lsp_resolved_pairs": float(len(resolved or {})),
+                "lsp_pending_jobs": float(self._lsp.pending),
+                "lsp_symbol_files_known": float(len(server_view.tags) if server_view else 0),
+                **{f"lsp_{k}": float(v) for k, v in self._lsp.stats.items()},
+            },
+        ), [
+            (item.path, tags[item.path].symbols[item.symbol].name_line, tags[item.path].symbols[item.symbol].name_col)
+            for item in packed.items
+            if item.symbol >= 0 and not tags[item.path].symbols[item.symbol].detail
+        ]
 
-    def _graph_for(self, tags: Mapping[str, FileTags],
-                   resolved: Mapping[tuple[str, str], frozenset[str]] | None) -> RepoGraph:
+    def _graph_for(
+        self, tags: Mapping[str, FileTags], resolved: Mapping[tuple[str, str], frozenset[str]] | None
+    ) -> RepoGraph:
         key = (self._tags_generation, self._lsp.version if resolved is not None else -1)
         if self._graph is None or key != self._graph_key:
             self._graph = build_graph(tags, self.settings, resolved)
@@ -428,8 +480,7 @@ def _split_mentions(words: Sequence[str], languages: Mapping[str, str]) -> tuple
     return files, idents
 
 
-def _why_empty(tags: Mapping[str, FileTags], languages: Mapping[str, str], chat: Sequence[str],
-               budget: int) -> str:
+def _why_empty(tags: Mapping[str, FileTags], languages: Mapping[str, str], chat: Sequence[str], budget: int) -> str:
     if not languages:
         return "no files in a supported language under the root"
     if not tags:
@@ -441,8 +492,13 @@ def _why_empty(tags: Mapping[str, FileTags], languages: Mapping[str, str], chat:
     return f"budget of {budget} tokens is too small for even one entry"
 
 
-def _ranked_files(items: Sequence[Any], tags: Mapping[str, FileTags], scores: Mapping[str, float],
-                  reasons: Mapping[str, tuple[str, ...]], languages: Mapping[str, str]) -> tuple[RankedFile, ...]:
+def _ranked_files(
+    items: Sequence[Any],
+    tags: Mapping[str, FileTags],
+    scores: Mapping[str, float],
+    reasons: Mapping[str, tuple[str, ...]],
+    languages: Mapping[str, str],
+) -> tuple[RankedFile, ...]:
     """Files in the order of their best item (``items`` is best first), ranked by its score: the
     file's PageRank alone would not be monotonic (a file's best definition, not the file, ranks it)."""
     order: dict[str, list[Any]] = {}
@@ -452,11 +508,16 @@ def _ranked_files(items: Sequence[Any], tags: Mapping[str, FileTags], scores: Ma
     for path, chosen in order.items():
         symbols = tags[path].symbols
         shown = sorted((it for it in chosen if it.symbol >= 0), key=lambda it: symbols[it.symbol].span.start_line)
-        out.append(RankedFile(
-            path=path, rank=chosen[0].score, file_rank=scores.get(path, 0.0), language=languages.get(path),
-            symbols=tuple(_ranked_symbol(symbols[it.symbol], it.score) for it in shown),
-            why=reasons.get(path, ()),
-        ))
+        out.append(
+            RankedFile(
+                path=path,
+                rank=chosen[0].score,
+                file_rank=scores.get(path, 0.0),
+                language=languages.get(path),
+                symbols=tuple(_ranked_symbol(symbols[it.symbol], it.score) for it in shown),
+                why=reasons.get(path, ()),
+            )
+        )
     return tuple(out)
 
 
@@ -464,18 +525,30 @@ def _ranked_symbol(symbol: Any, score: float) -> RankedSymbol:
     span = symbol.span
     # A span ending at column 0 ends with the previous line's newline.
     end = span.end_line if span.end_col > 0 or span.end_line == span.start_line else span.end_line - 1
-    return RankedSymbol(name=symbol.name, kind=symbol.kind, line=symbol.name_line + 1,
-                        signature=symbol.signature.strip(), provenance=symbol.provenance, rank=score,
-                        detail=symbol.detail, col=symbol.name_col, end_line=max(end, symbol.name_line) + 1)
+    return RankedSymbol(
+        name=symbol.name,
+        kind=symbol.kind,
+        line=symbol.name_line + 1,
+        signature=symbol.signature.strip(),
+        provenance=symbol.provenance,
+        rank=score,
+        detail=symbol.detail,
+        col=symbol.name_col,
+        end_line=max(end, symbol.name_line) + 1,
+    )
 
 
 def _with_details(result: MapResult, details: Mapping[tuple[str, int, int], str]) -> MapResult:
     """``result`` with hover details filled in for shown symbols that had none."""
     files = tuple(
-        replace(f, symbols=tuple(
-            s if s.detail else replace(s, detail=details.get((f.path, s.line - 1, s.col), ""))
-            for s in f.symbols))
-        for f in result.files)
+        replace(
+            f,
+            symbols=tuple(
+                s if s.detail else replace(s, detail=details.get((f.path, s.line - 1, s.col), "")) for s in f.symbols
+            ),
+        )
+        for f in result.files
+    )
     return replace(result, files=files)
 
 
@@ -543,9 +616,17 @@ class RepoMap:
         server_wait: float = 0.0,
     ) -> MapResult:
         """Build a map (see :meth:`AsyncRepoMap.map`)."""
-        return self._call(self._async.map(  # type: ignore[no-any-return]
-            request, chat_files=chat_files, mentioned_files=mentioned_files, mentioned_idents=mentioned_idents,
-            tokens=tokens, mode=mode, server_wait=server_wait))
+        return self._call(
+            self._async.map(  # type: ignore[no-any-return]
+                request,
+                chat_files=chat_files,
+                mentioned_files=mentioned_files,
+                mentioned_idents=mentioned_idents,
+                tokens=tokens,
+                mode=mode,
+                server_wait=server_wait,
+            )
+        )
 
     def compare(
         self,
@@ -558,9 +639,16 @@ class RepoMap:
         server_wait: float = 0.0,
     ) -> Comparison:
         """The static and the hybrid map of one request (see :meth:`AsyncRepoMap.compare`)."""
-        return self._call(self._async.compare(  # type: ignore[no-any-return]
-            request, chat_files=chat_files, mentioned_files=mentioned_files, mentioned_idents=mentioned_idents,
-            tokens=tokens, server_wait=server_wait))
+        return self._call(
+            self._async.compare(  # type: ignore[no-any-return]
+                request,
+                chat_files=chat_files,
+                mentioned_files=mentioned_files,
+                mentioned_idents=mentioned_idents,
+                tokens=tokens,
+                server_wait=server_wait,
+            )
+        )
 
     def graph(self) -> RepoGraph | None:
         return self._async.graph()
@@ -595,4 +683,3 @@ class RepoMap:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-

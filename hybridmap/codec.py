@@ -72,12 +72,28 @@ def _header(kind: int) -> bytes:
 
 
 def _tags_body(tags: FileTags, problems: list[list[str]]) -> bytes:
-    rows = [(s.name, s.kind, s.span.start_line, s.span.start_col, s.span.end_line, s.span.end_col,
-             s.name_line, s.name_col, s.signature, s.parent, s.provenance.value, s.detail) for s in tags.symbols]
+    rows = [
+        (
+            s.name,
+            s.kind,
+            s.span.start_line,
+            s.span.start_col,
+            s.span.end_line,
+            s.span.end_col,
+            s.name_line,
+            s.name_col,
+            s.signature,
+            s.parent,
+            s.provenance.value,
+            s.detail,
+        )
+        for s in tags.symbols
+    ]
     symbols = [list(column) for column in zip(*rows, strict=True)] if rows else _NO_SYMBOLS
     rest = _dumps([symbols, tags.ref_names, tags.line_count, tags.complete, problems]).encode()
-    return b"".join((_LENGTHS.pack(len(tags.ref_positions), len(tags.ref_kinds)),
-                     tags.ref_positions, tags.ref_kinds, rest))
+    return b"".join(
+        (_LENGTHS.pack(len(tags.ref_positions), len(tags.ref_kinds)), tags.ref_positions, tags.ref_kinds, rest)
+    )
 
 
 Resolution = tuple[tuple[str, ...], tuple[tuple[str, str], ...]]
@@ -87,9 +103,12 @@ def _is_resolution(value: object) -> TypeGuard[Resolution]:
     if type(value) is not tuple or len(value) != 2:
         return False
     targets, shas = value
-    return (type(targets) is tuple and all(type(t) is str for t in targets) and type(shas) is tuple
-            and all(type(p) is tuple and len(p) == 2 and type(p[0]) is str and type(p[1]) is str
-                    for p in shas))
+    return (
+        type(targets) is tuple
+        and all(type(t) is str for t in targets)
+        and type(shas) is tuple
+        and all(type(p) is tuple and len(p) == 2 and type(p[0]) is str and type(p[1]) is str for p in shas)
+    )
 
 
 # --- decoding ----------------------------------------------------------------------------------
@@ -110,7 +129,7 @@ def decode(data: bytes) -> Any:
     if decoder is None:
         raise CodecError(f"unknown cache value kind {kind}")
     try:
-        return decoder(data[_HEADER.size:])
+        return decoder(data[_HEADER.size :])
     except CodecError:
         raise
     except _DECODE_ERRORS as exc:
@@ -139,20 +158,18 @@ def _decode_text(body: bytes) -> str:
 def _decode_resolution(body: bytes) -> Resolution:
     targets, shas = _loads(body)
     _check(type(targets) is list and _all_str(targets), "resolution targets")
-    _check(type(shas) is list and all(type(p) is list and len(p) == 2 and _all_str(p) for p in shas),
-           "resolution shas")
+    _check(type(shas) is list and all(type(p) is list and len(p) == 2 and _all_str(p) for p in shas), "resolution shas")
     return tuple(targets), _pairs(shas)
 
 
 def _decode_tags(body: bytes) -> tuple[FileTags, tuple[tuple[str, str], ...]]:
     n_positions, n_kinds = _LENGTHS.unpack_from(body)
     start = _LENGTHS.size
-    positions = body[start:start + n_positions]
-    kinds = body[start + n_positions:start + n_positions + n_kinds]
-    symbols, names, line_count, complete, problems = _loads(body[start + n_positions + n_kinds:])
+    positions = body[start : start + n_positions]
+    kinds = body[start + n_positions : start + n_positions + n_kinds]
+    symbols, names, line_count, complete, problems = _loads(body[start + n_positions + n_kinds :])
     _check(type(names) is list and _all_str(names), "reference names")
-    _check(len(positions) == n_positions == 8 * len(names) and len(kinds) == n_kinds == len(names),
-           "reference columns")
+    _check(len(positions) == n_positions == 8 * len(names) and len(kinds) == n_kinds == len(names), "reference columns")
     _check(not kinds or max(kinds) < len(REFERENCE_KIND_CODES), "reference kind")
     _check(type(line_count) is int and type(complete) is bool, "file fields")
     return FileTags(_symbols(symbols), tuple(names), positions, kinds, line_count, complete), _problems(problems)
@@ -160,17 +177,33 @@ def _decode_tags(body: bytes) -> tuple[FileTags, tuple[tuple[str, str], ...]]:
 
 def _symbols(decoded: object) -> tuple[Symbol, ...]:
     c = cast("list[list[Any]]", decoded)
-    _check(type(c) is list and len(c) == len(_SYMBOL_TYPES) and all(type(column) is list for column in c)
-           and len(set(map(len, c))) == 1, "symbol columns")
+    _check(
+        type(c) is list
+        and len(c) == len(_SYMBOL_TYPES)
+        and all(type(column) is list for column in c)
+        and len(set(map(len, c))) == 1,
+        "symbol columns",
+    )
     for column, kind in zip(c, _SYMBOL_TYPES, strict=True):  # one C-level pass per column (bool is not int here)
         _check(set(map(type, column)) <= {kind}, "symbol field")
-    return tuple(map(Symbol, c[0], c[1], map(Span, c[2], c[3], c[4], c[5]), c[6], c[7], c[8], c[9],
-                     map(_PROVENANCE.__getitem__, c[10]), c[11]))
+    return tuple(
+        map(
+            Symbol,
+            c[0],
+            c[1],
+            map(Span, c[2], c[3], c[4], c[5]),
+            c[6],
+            c[7],
+            c[8],
+            c[9],
+            map(_PROVENANCE.__getitem__, c[10]),
+            c[11],
+        )
+    )
 
 
 def _problems(items: Any) -> tuple[tuple[str, str], ...]:
-    _check(type(items) is list and all(type(p) is list and len(p) == 2 and _all_str(p) for p in items),
-           "problems")
+    _check(type(items) is list and all(type(p) is list and len(p) == 2 and _all_str(p) for p in items), "problems")
     return _pairs(items)
 
 

@@ -60,8 +60,13 @@ def graph_edges(graph: RepoGraph) -> dict[Edge, Provenance]:
     files, idents = graph.files, graph.idents
     return {
         Edge(files[s], files[d], idents[i]): PROVENANCE_CODES[p]
-        for s, d, i, p in zip(graph.edge_src.tolist(), graph.edge_dst.tolist(),
-                              graph.edge_ident.tolist(), graph.edge_provenance.tolist(), strict=True)
+        for s, d, i, p in zip(
+            graph.edge_src.tolist(),
+            graph.edge_dst.tolist(),
+            graph.edge_ident.tolist(),
+            graph.edge_provenance.tolist(),
+            strict=True,
+        )
     }
 
 
@@ -90,8 +95,14 @@ class FileMove:
         return _change(self.static, self.hybrid)
 
     def to_json(self) -> dict[str, object]:
-        return {"path": escape_path(self.path), "static": self.static, "hybrid": self.hybrid,
-                "change": self.change, "static_rank": self.static_rank, "hybrid_rank": self.hybrid_rank}
+        return {
+            "path": escape_path(self.path),
+            "static": self.static,
+            "hybrid": self.hybrid,
+            "change": self.change,
+            "static_rank": self.static_rank,
+            "hybrid_rank": self.hybrid_rank,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,8 +121,15 @@ class SymbolMove:
         return _change(self.static, self.hybrid)
 
     def to_json(self) -> dict[str, object]:
-        return {"path": escape_path(self.path), "name": self.name, "kind": self.kind, "line": self.line,
-                "static": self.static, "hybrid": self.hybrid, "change": self.change}
+        return {
+            "path": escape_path(self.path),
+            "name": self.name,
+            "kind": self.kind,
+            "line": self.line,
+            "static": self.static,
+            "hybrid": self.hybrid,
+            "change": self.change,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,8 +143,7 @@ class BudgetUse:
 
     @classmethod
     def of(cls, result: MapResult) -> BudgetUse:
-        return cls(result.budget, result.tokens, len(result.files),
-                   sum(len(f.symbols) for f in result.files))
+        return cls(result.budget, result.tokens, len(result.files), sum(len(f.symbols) for f in result.files))
 
     def to_json(self) -> dict[str, int]:
         return {"budget": self.budget, "tokens": self.tokens, "files": self.files, "symbols": self.symbols}
@@ -180,37 +197,40 @@ class Comparison:
 
     def to_json(self) -> dict[str, object]:
         """JSON-ready, as :meth:`MapResult.to_json` (escaped paths, UTF-8 encodable)."""
-        return json_safe({
-            "request": {
-                "chat_files": list(self.request.chat_files),
-                "mentioned_files": list(self.request.mentioned_files),
-                "mentioned_idents": list(self.request.mentioned_idents),
-                "tokens": self.static.budget,
-                "server_wait": self.request.server_wait,
-            },
-            "static": self.static.to_json(),
-            "hybrid": self.hybrid.to_json(),
-            "edges": {
-                "resolved": [{**e.to_json(), "name_matched": e in self.confirmed} for e in self.resolved],
-                "removed": [e.to_json() for e in self.removed],
-                "kept": self.kept,
-                "static": dict(self.static.edges),
-                "hybrid": dict(self.hybrid.edges),
-            },
-            "rank": {
-                "files": [m.to_json() for m in self.files],
-                "symbols": [m.to_json() for m in self.symbols],
-            },
-            "budget": {"static": self.static_budget.to_json(), "hybrid": self.hybrid_budget.to_json()},
-            "servers": {k: v.to_json() for k, v in self.servers.items()},
-            "servers_ready": self.servers_ready,
-            "diagnostics": [d.to_json() for d in self.diagnostics],
-            "notes": list(self.notes),
-        })
+        return json_safe(
+            {
+                "request": {
+                    "chat_files": list(self.request.chat_files),
+                    "mentioned_files": list(self.request.mentioned_files),
+                    "mentioned_idents": list(self.request.mentioned_idents),
+                    "tokens": self.static.budget,
+                    "server_wait": self.request.server_wait,
+                },
+                "static": self.static.to_json(),
+                "hybrid": self.hybrid.to_json(),
+                "edges": {
+                    "resolved": [{**e.to_json(), "name_matched": e in self.confirmed} for e in self.resolved],
+                    "removed": [e.to_json() for e in self.removed],
+                    "kept": self.kept,
+                    "static": dict(self.static.edges),
+                    "hybrid": dict(self.hybrid.edges),
+                },
+                "rank": {
+                    "files": [m.to_json() for m in self.files],
+                    "symbols": [m.to_json() for m in self.symbols],
+                },
+                "budget": {"static": self.static_budget.to_json(), "hybrid": self.hybrid_budget.to_json()},
+                "servers": {k: v.to_json() for k, v in self.servers.items()},
+                "servers_ready": self.servers_ready,
+                "diagnostics": [d.to_json() for d in self.diagnostics],
+                "notes": list(self.notes),
+            }
+        )
 
 
-def compare_maps(request: MapRequest, static: MapResult, static_graph: RepoGraph,
-                 hybrid: MapResult, hybrid_graph: RepoGraph) -> Comparison:
+def compare_maps(
+    request: MapRequest, static: MapResult, static_graph: RepoGraph, hybrid: MapResult, hybrid_graph: RepoGraph
+) -> Comparison:
     """Compare the static and hybrid maps of ``request`` (built from one index snapshot)."""
     if static.mode != "static" or hybrid.mode != "hybrid":
         raise ValueError(f"expected a static and a hybrid map, got {static.mode} and {hybrid.mode}")
@@ -220,11 +240,17 @@ def compare_maps(request: MapRequest, static: MapResult, static_graph: RepoGraph
     removed = sorted(e for e, p in before.items() if p is Provenance.NAME_MATCH and e not in after)
     kept = sum(1 for e, p in after.items() if p is Provenance.NAME_MATCH and e in before)
     return Comparison(
-        request=request, static=static, hybrid=hybrid,
-        resolved=tuple(resolved), removed=tuple(removed),
-        confirmed=frozenset(e for e in resolved if e in before), kept=kept,
-        files=_file_moves(static, hybrid), symbols=_symbol_moves(static, hybrid),
-        static_budget=BudgetUse.of(static), hybrid_budget=BudgetUse.of(hybrid),
+        request=request,
+        static=static,
+        hybrid=hybrid,
+        resolved=tuple(resolved),
+        removed=tuple(removed),
+        confirmed=frozenset(e for e in resolved if e in before),
+        kept=kept,
+        files=_file_moves(static, hybrid),
+        symbols=_symbol_moves(static, hybrid),
+        static_budget=BudgetUse.of(static),
+        hybrid_budget=BudgetUse.of(hybrid),
         servers=dict(hybrid.servers),
         diagnostics=tuple(dict.fromkeys((*static.diagnostics, *hybrid.diagnostics))),
         notes=_notes(request, hybrid),
@@ -236,8 +262,13 @@ def _file_moves(static: MapResult, hybrid: MapResult) -> tuple[FileMove, ...]:
     after = {f.path: (i, f.rank) for i, f in enumerate(hybrid.files, 1)}
     order = [*after, *(p for p in before if p not in after)]
     return tuple(
-        FileMove(p, before[p][0] if p in before else None, after[p][0] if p in after else None,
-                 before[p][1] if p in before else None, after[p][1] if p in after else None)
+        FileMove(
+            p,
+            before[p][0] if p in before else None,
+            after[p][0] if p in after else None,
+            before[p][1] if p in before else None,
+            after[p][1] if p in after else None,
+        )
         for p in order
     )
 
@@ -247,8 +278,9 @@ _SymbolKey = tuple[str, str, str, int]
 
 def _symbol_positions(result: MapResult) -> dict[_SymbolKey, int]:
     """Definitions shown, by rank (ties: file order, then line), as 1-based positions."""
-    shown = [((f.path, s.name, s.kind, s.line), -s.rank, fi, s.line)
-             for fi, f in enumerate(result.files) for s in f.symbols]
+    shown = [
+        ((f.path, s.name, s.kind, s.line), -s.rank, fi, s.line) for fi, f in enumerate(result.files) for s in f.symbols
+    ]
     shown.sort(key=lambda t: (t[1], t[2], t[3]))
     return {key: i for i, (key, *_rest) in enumerate(shown, 1)}
 
@@ -264,26 +296,35 @@ def _notes(request: MapRequest, hybrid: MapResult) -> tuple[str, ...]:
     notes: list[str] = []
     wait = f"{request.server_wait:g} s"
     if not hybrid.servers:
-        notes.append("no language server is configured for the languages of this repository: "
-                     "the hybrid map is the static map")
+        notes.append(
+            "no language server is configured for the languages of this repository: the hybrid map is the static map"
+        )
     for language, report in sorted(hybrid.servers.items()):
         if report.state is ServerState.READY:
             continue
         who = f"{language} ({report.server})" if report.server else language
         if report.state in (ServerState.MISSING, ServerState.UNTRUSTED, ServerState.FAILED):
-            notes.append(f"{who}: server {report.state}: its names stay name-matched"
-                         + (f" ({report.detail})" if report.detail else ""))
+            notes.append(
+                f"{who}: server {report.state}: its names stay name-matched"
+                + (f" ({report.detail})" if report.detail else "")
+            )
         elif request.server_wait <= 0:
-            notes.append(f"{who}: server {report.state}: server wait is 0, so the hybrid map used only "
-                         "answers the server gave to earlier maps of this object (none in a one-shot call): "
-                         f"pass a server wait, e.g. --server-wait {DEFAULT_SERVER_WAIT:g}")
+            notes.append(
+                f"{who}: server {report.state}: server wait is 0, so the hybrid map used only "
+                "answers the server gave to earlier maps of this object (none in a one-shot call): "
+                f"pass a server wait, e.g. --server-wait {DEFAULT_SERVER_WAIT:g}"
+            )
         else:
-            notes.append(f"{who}: server not ready within the server wait of {wait} ({report.state}): "
-                         "the hybrid map used only what it had answered by then")
+            notes.append(
+                f"{who}: server not ready within the server wait of {wait} ({report.state}): "
+                "the hybrid map used only what it had answered by then"
+            )
     pending = int(hybrid.stats.get("lsp_pending_jobs", 0))
     if pending:
-        notes.append(f"{pending} server requests were still queued when the hybrid map was built: what they "
-                     "would answer is not in it (names not yet resolved keep their name-matched edges)")
+        notes.append(
+            f"{pending} server requests were still queued when the hybrid map was built: what they "
+            "would answer is not in it (names not yet resolved keep their name-matched edges)"
+        )
     return tuple(notes)
 
 
@@ -301,8 +342,7 @@ def choose_layout(layout: str, width: int | None, is_terminal: bool) -> Layout:
 
 def display_width(text: str) -> int:
     """Terminal cells ``text`` takes (wide East Asian characters take two)."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 0 if unicodedata.combining(c) else 1
-               for c in text)
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 0 if unicodedata.combining(c) else 1 for c in text)
 
 
 def fit(text: str, width: int | None) -> str:
@@ -342,8 +382,9 @@ def _map_lines(result: MapResult) -> list[tuple[str, str]]:
     return out
 
 
-def _aligned(left: Sequence[tuple[str, str]],
-             right: Sequence[tuple[str, str]]) -> Iterable[tuple[str, str | None, str | None]]:
+def _aligned(
+    left: Sequence[tuple[str, str]], right: Sequence[tuple[str, str]]
+) -> Iterable[tuple[str, str | None, str | None]]:
     """(kind, static line, hybrid line) rows, equal lines side by side (sdiff-style)."""
     matcher = difflib.SequenceMatcher(None, left, right, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -370,14 +411,15 @@ def _summary(name: str, use: BudgetUse, result: MapResult) -> str:
 
 def render_columns(comparison: Comparison, width: int | None) -> list[str]:
     left, right = _map_lines(comparison.static), _map_lines(comparison.hybrid)
-    heads = (_summary("static", comparison.static_budget, comparison.static),
-             _summary("hybrid", comparison.hybrid_budget, comparison.hybrid))
+    heads = (
+        _summary("static", comparison.static_budget, comparison.static),
+        _summary("hybrid", comparison.hybrid_budget, comparison.hybrid),
+    )
     if width is None:  # no terminal to fit: columns as wide as the widest line
         column = max(map(display_width, [*(t for _, t in (*left, *right)), *heads]), default=1)
     else:
         column = max(1, (width - _GUTTER_WIDTH) // 2)
-    lines = [_pad(fit(heads[0], column), column) + " │ " + fit(heads[1], column),
-             "─" * column + "─┼─" + "─" * column]
+    lines = [_pad(fit(heads[0], column), column) + " │ " + fit(heads[1], column), "─" * column + "─┼─" + "─" * column]
     for kind, a, b in _aligned(left, right):
         lines.append((_pad(fit(a or "", column), column) + _GUTTER[kind] + fit(b or "", column)).rstrip())
     return lines
@@ -385,8 +427,10 @@ def render_columns(comparison: Comparison, width: int | None) -> list[str]:
 
 def render_unified(comparison: Comparison, width: int | None) -> list[str]:
     left, right = _map_lines(comparison.static), _map_lines(comparison.hybrid)
-    lines = [fit("--- " + _summary("static", comparison.static_budget, comparison.static), width),
-             fit("+++ " + _summary("hybrid", comparison.hybrid_budget, comparison.hybrid), width)]
+    lines = [
+        fit("--- " + _summary("static", comparison.static_budget, comparison.static), width),
+        fit("+++ " + _summary("hybrid", comparison.hybrid_budget, comparison.hybrid), width),
+    ]
     for kind, a, b in _aligned(left, right):
         if kind == "equal":
             lines.append(fit("  " + (a or ""), width))
@@ -433,10 +477,13 @@ def render_differences(comparison: Comparison, limit: int = LIST_LIMIT) -> list[
         return f"{e.src} -> {e.dst}  {e.ident}"
 
     confirmed = len(c.confirmed)
-    out.append(f"Resolved by servers: {len(c.resolved)} lsp edges"
-               + (f" ({confirmed} of them among the name-matched guesses)" if c.resolved else ""))
-    out += _capped([edge(e) + ("" if e in c.confirmed else "  (not name-matched)") for e in c.resolved],
-                   limit, "resolved edges")
+    out.append(
+        f"Resolved by servers: {len(c.resolved)} lsp edges"
+        + (f" ({confirmed} of them among the name-matched guesses)" if c.resolved else "")
+    )
+    out += _capped(
+        [edge(e) + ("" if e in c.confirmed else "  (not name-matched)") for e in c.resolved], limit, "resolved edges"
+    )
     out.append(f"Removed name-matched guesses: {len(c.removed)}")
     out += _capped([edge(e) for e in c.removed], limit, "removed edges")
     out.append(f"Kept name-matched edges (no server answer changed them): {c.kept}")
@@ -451,20 +498,27 @@ def render_differences(comparison: Comparison, limit: int = LIST_LIMIT) -> list[
     symbols = c.moved_symbols
     out.append(f"Symbols that moved (position among the symbols shown): {len(symbols)}")
     if symbols:
-        rows = [[f"{m.path}:{m.line}", f"{m.name} ({m.kind})", _position(m.static), "->", _position(m.hybrid),
-                 m.change] for m in symbols[:limit]]
+        rows = [
+            [f"{m.path}:{m.line}", f"{m.name} ({m.kind})", _position(m.static), "->", _position(m.hybrid), m.change]
+            for m in symbols[:limit]
+        ]
         out += ["  " + line for line in _table(rows)]
         if len(symbols) > limit:
             out.append(f"  … and {len(symbols) - limit} more symbols (--format json lists all)")
 
     s, h = c.static_budget, c.hybrid_budget
     out.append("Budget spent:")
-    out += ["  " + line for line in _table([
-        ["", "static", "hybrid"],
-        ["tokens", f"{s.tokens}/{s.budget}", f"{h.tokens}/{h.budget}"],
-        ["files", str(s.files), str(h.files)],
-        ["symbols", str(s.symbols), str(h.symbols)],
-    ])]
+    out += [
+        "  " + line
+        for line in _table(
+            [
+                ["", "static", "hybrid"],
+                ["tokens", f"{s.tokens}/{s.budget}", f"{h.tokens}/{h.budget}"],
+                ["files", str(s.files), str(h.files)],
+                ["symbols", str(s.symbols), str(h.symbols)],
+            ]
+        )
+    ]
     if c.diagnostics:
         out.append(f"Diagnostics: {len(c.diagnostics)}")
         out += _capped([f"{d.path}: {d.kind}: {d.message}" for d in c.diagnostics], limit, "diagnostics")
@@ -473,8 +527,7 @@ def render_differences(comparison: Comparison, limit: int = LIST_LIMIT) -> list[
     return [safe_line(line) for line in out]  # paths, names, server details: the repository's
 
 
-def render_comparison(comparison: Comparison, layout: Layout, width: int | None,
-                      limit: int = LIST_LIMIT) -> str:
+def render_comparison(comparison: Comparison, layout: Layout, width: int | None, limit: int = LIST_LIMIT) -> str:
     """The whole text view; with a ``width`` no line is wider than it."""
     maps = render_columns(comparison, width) if layout == "columns" else render_unified(comparison, width)
     below = [fit(line, width) for line in render_differences(comparison, limit)]

@@ -40,9 +40,16 @@ class CandidateCheck:
     install: str
 
     def to_json(self) -> dict[str, object]:
-        return {"name": self.name, "command": self.command, "source": self.source, "trusted": self.trusted,
-                "root_patterns_ok": self.root_patterns_ok, "executable": self.executable,
-                "problem": self.problem, "install": self.install}
+        return {
+            "name": self.name,
+            "command": self.command,
+            "source": self.source,
+            "trusted": self.trusted,
+            "root_patterns_ok": self.root_patterns_ok,
+            "executable": self.executable,
+            "problem": self.problem,
+            "install": self.install,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,14 +65,25 @@ class LanguageCheck:
     """Why the repository's own ``.hybridmap/lsp_configs`` file for this language was ignored."""
 
     def to_json(self) -> dict[str, object]:
-        return {"language": self.language, "files": self.files, "chosen": self.chosen,
-                "candidates": [c.to_json() for c in self.candidates],
-                "report": self.report.to_json() if self.report is not None else None,
-                "config_problem": self.config_problem}
+        return {
+            "language": self.language,
+            "files": self.files,
+            "chosen": self.chosen,
+            "candidates": [c.to_json() for c in self.candidates],
+            "report": self.report.to_json() if self.report is not None else None,
+            "config_problem": self.config_problem,
+        }
 
 
-async def check_servers(root: Path, registry: LanguageRegistry, settings: Settings, *, start: bool,
-                        wait: float, environ: Mapping[str, str] | None = None) -> list[LanguageCheck]:
+async def check_servers(
+    root: Path,
+    registry: LanguageRegistry,
+    settings: Settings,
+    *,
+    start: bool,
+    wait: float,
+    environ: Mapping[str, str] | None = None,
+) -> list[LanguageCheck]:
     listing = await asyncio.to_thread(list_files, root, settings)
     counts = Counter(lang for lang in (registry.language_for(p) for p in listing.paths) if lang)
     pool = ServerPool(registry, root, settings, environ)
@@ -78,27 +96,54 @@ async def check_servers(root: Path, registry: LanguageRegistry, settings: Settin
             for config in pool.candidates(language):
                 patterns_ok = root_patterns_present(root, config.required_root_patterns)
                 executable = find_command(config.command, environ=environ)
-                problem = ("untrusted: a repository config; opt in with trust_repository_servers"
-                           if not config.trusted else
-                           f"none of {list(config.required_root_patterns)} in ROOT" if not patterns_ok else
-                           command_problem(config.command) if executable is None else "")
-                candidates.append(CandidateCheck(
-                    config.name, " ".join([config.command, *config.args]),
-                    str(config.source or ""), config.trusted, patterns_ok, executable, problem, config.install))
+                problem = (
+                    "untrusted: a repository config; opt in with trust_repository_servers"
+                    if not config.trusted
+                    else f"none of {list(config.required_root_patterns)} in ROOT"
+                    if not patterns_ok
+                    else command_problem(config.command)
+                    if executable is None
+                    else ""
+                )
+                candidates.append(
+                    CandidateCheck(
+                        config.name,
+                        " ".join([config.command, *config.args]),
+                        str(config.source or ""),
+                        config.trusted,
+                        patterns_ok,
+                        executable,
+                        problem,
+                        config.install,
+                    )
+                )
             chosen = next((c.name for c in candidates if not c.problem), None)
             if start and chosen is not None:
                 # Open one file, as a map does: tsserver loads the project (and reports
                 # readiness) only once a file is open.
                 first = next((p for p in listing.paths if registry.language_for(p) == language), None)
-                pool.ensure_started(language, None if first is None else
-                                    lambda session, first=first: documents.ensure_open(session, first))
-            checks.append(LanguageCheck(language, counts[language], tuple(candidates), chosen, None,
-                                        pool.config_problems.get(language, "")))
+                pool.ensure_started(
+                    language,
+                    None if first is None else lambda session, first=first: documents.ensure_open(session, first),
+                )
+            checks.append(
+                LanguageCheck(
+                    language, counts[language], tuple(candidates), chosen, None, pool.config_problems.get(language, "")
+                )
+            )
         if start:
             await pool.wait_ready([c.language for c in checks if c.chosen], wait)
-            checks = [LanguageCheck(c.language, c.files, c.candidates, c.chosen,
-                                    pool.report(c.language) if c.chosen else None, c.config_problem)
-                      for c in checks]
+            checks = [
+                LanguageCheck(
+                    c.language,
+                    c.files,
+                    c.candidates,
+                    c.chosen,
+                    pool.report(c.language) if c.chosen else None,
+                    c.config_problem,
+                )
+                for c in checks
+            ]
     finally:
         await pool.aclose()
     return checks
@@ -109,8 +154,10 @@ def render_checks(checks: list[LanguageCheck]) -> str:
         return "No language under ROOT has a language server configured: maps are static-only.\n"
     lines: list[str] = []
     for check in checks:
-        lines.append(f"{check.language} ({check.files} files): "
-                     + (f"uses {check.chosen}" if check.chosen else "no usable server (static map only)"))
+        lines.append(
+            f"{check.language} ({check.files} files): "
+            + (f"uses {check.chosen}" if check.chosen else "no usable server (static map only)")
+        )
         for cand in check.candidates:
             mark = "✓" if not cand.problem else "✗"
             where = cand.executable or cand.command

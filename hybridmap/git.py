@@ -39,23 +39,27 @@ from pathlib import Path
 #: overridden on every call. Each is read by some command we run (ls-files and rev-parse
 #: for the walk; log, diff, diff-tree, show, cat-file, worktree, checkout for the eval).
 HARDENED_CONFIG: tuple[str, ...] = (
-    "core.fsmonitor=false",            # a command run on every index refresh
-    "core.hooksPath=/dev/null",        # post-checkout and every other hook
-    "safe.bareRepository=explicit",    # embedded bare repositories are never discovered
+    "core.fsmonitor=false",  # a command run on every index refresh
+    "core.hooksPath=/dev/null",  # post-checkout and every other hook
+    "safe.bareRepository=explicit",  # embedded bare repositories are never discovered
     "core.pager=cat",
-    "pager.log=false", "pager.diff=false", "pager.show=false",
+    "pager.log=false",
+    "pager.diff=false",
+    "pager.show=false",
     "color.ui=never",
     "core.quotepath=off",
-    "protocol.allow=never",            # no transport at all (ext:: runs commands; lazy fetches)
+    "protocol.allow=never",  # no transport at all (ext:: runs commands; lazy fetches)
     "core.sshCommand=false",
     "credential.helper=",
     "core.askPass=",
-    "gc.auto=0",                       # no background gc (and its pre-auto-gc hook)
+    "gc.auto=0",  # no background gc (and its pre-auto-gc hook)
     "maintenance.auto=false",
-    "log.showSignature=false",         # would run gpg.program
-    "gpg.program=false", "gpg.ssh.program=false", "gpg.x509.program=false",
+    "log.showSignature=false",  # would run gpg.program
+    "gpg.program=false",
+    "gpg.ssh.program=false",
+    "gpg.x509.program=false",
     "diff.external=",
-    "core.untrackedCache=false",       # never rewrites the index's untracked cache
+    "core.untrackedCache=false",  # never rewrites the index's untracked cache
     "core.splitIndex=false",
     "submodule.recurse=false",
     "core.alternateRefsCommand=",
@@ -69,8 +73,8 @@ _FIXED_ENVIRONMENT = {
     "GIT_TERMINAL_PROMPT": "0",
     "GIT_OPTIONAL_LOCKS": "0",
     "GIT_PAGER": "cat",
-    "GIT_NO_REPLACE_OBJECTS": "1",     # replace refs would show other content than the commit has
-    "LC_ALL": "C",                     # untranslated messages: we match some of them
+    "GIT_NO_REPLACE_OBJECTS": "1",  # replace refs would show other content than the commit has
+    "LC_ALL": "C",  # untranslated messages: we match some of them
 }
 
 
@@ -111,8 +115,11 @@ def _kept(name: str) -> bool:
     ``safe.directory``, and ``GIT_CONFIG_GLOBAL``) is the user's, and our ``-c`` items still
     win over it; every other GIT_* variable (GIT_DIR, GIT_WORK_TREE, GIT_EXTERNAL_DIFF...)
     would make git read or run something other than the root's own repository."""
-    return not name.startswith("GIT_") or name in ("GIT_CONFIG_COUNT", "GIT_CONFIG_GLOBAL") \
+    return (
+        not name.startswith("GIT_")
+        or name in ("GIT_CONFIG_COUNT", "GIT_CONFIG_GLOBAL")
         or name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))
+    )
 
 
 def git_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -140,17 +147,24 @@ def hardened_args(extra_config: Sequence[str] = ()) -> list[str]:
     return args
 
 
-def run_git(cwd: Path, *args: str, timeout: float = 60.0, input_bytes: bytes | None = None,
-            extra_config: Sequence[str] = ()) -> GitResult:
+def run_git(
+    cwd: Path, *args: str, timeout: float = 60.0, input_bytes: bytes | None = None, extra_config: Sequence[str] = ()
+) -> GitResult:
     """Run ``git ARGS`` in ``cwd`` with every defence above; never raises for git's own failure."""
     executable = git_executable()
     if executable is None:
         raise GitUnavailable("git is not installed")
     try:
-        proc = subprocess.run([executable, *hardened_args(extra_config), *args], cwd=cwd,
-                              input=input_bytes, capture_output=True, timeout=timeout, check=False,
-                              env=git_environment(), stdin=None if input_bytes is not None else
-                              subprocess.DEVNULL)
+        proc = subprocess.run(
+            [executable, *hardened_args(extra_config), *args],
+            cwd=cwd,
+            input=input_bytes,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+            env=git_environment(),
+            stdin=None if input_bytes is not None else subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired as exc:
         raise GitUnavailable(f"'git {' '.join(args[:2])}' took longer than {timeout:g} s") from exc
     except OSError as exc:
@@ -166,17 +180,20 @@ def filter_overrides(cwd: Path, extra_config: Sequence[str] = (), timeout: float
     (git skips a filter whose command is empty). Needed only by commands that write
     a work tree (the eval's scratch checkout).
     """
-    result = run_git(cwd, "config", "-z", "--get-regexp", r"^filter\.", timeout=timeout,
-                     extra_config=extra_config)
+    result = run_git(cwd, "config", "-z", "--get-regexp", r"^filter\.", timeout=timeout, extra_config=extra_config)
     names: set[str] = set()
     for entry in result.stdout.split(b"\0"):
         key = entry.split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
         if key.count(".") >= 2:
-            names.add(key[len("filter."):key.rindex(".")])
+            names.add(key[len("filter.") : key.rindex(".")])
     out: list[str] = []
     for name in sorted(names):
-        out += [f"filter.{name}.smudge=", f"filter.{name}.clean=", f"filter.{name}.process=",
-                f"filter.{name}.required=false"]
+        out += [
+            f"filter.{name}.smudge=",
+            f"filter.{name}.clean=",
+            f"filter.{name}.process=",
+            f"filter.{name}.required=false",
+        ]
     return tuple(out)
 
 
@@ -233,8 +250,9 @@ def locate(root: Path, timeout: float = 60.0) -> Location | Refusal:
     another repository), dubious ownership.
     """
     try:
-        result = run_git(root, "rev-parse", "--is-bare-repository", "--absolute-git-dir",
-                         "--show-toplevel", timeout=timeout)
+        result = run_git(
+            root, "rev-parse", "--is-bare-repository", "--absolute-git-dir", "--show-toplevel", timeout=timeout
+        )
     except GitUnavailable as exc:
         return Refusal(str(exc), expected="not installed" in str(exc))
     if not result.ok:
@@ -244,8 +262,10 @@ def locate(root: Path, timeout: float = 60.0) -> Location | Refusal:
         if b"dubious ownership" in err:
             return Refusal("git refuses this repository because another user owns it ('dubious ownership')")
         if b"bare repository" in err:
-            return Refusal("the directory is inside an embedded bare repository, which git is told never "
-                           "to use (safe.bareRepository=explicit)")
+            return Refusal(
+                "the directory is inside an embedded bare repository, which git is told never "
+                "to use (safe.bareRepository=explicit)"
+            )
         return Refusal(f"git rev-parse failed (exit {result.returncode})")
     lines = result.text().splitlines()
     if len(lines) < 3 or lines[0] != "false":

@@ -125,12 +125,24 @@ class RepoGraph:
 
         graph = nx.MultiDiGraph()
         graph.add_nodes_from(self.files)
-        for s, d, i, c, w, p in zip(self.edge_src.tolist(), self.edge_dst.tolist(),
-                                    self.edge_ident.tolist(), self.edge_count.tolist(),
-                                    self.edge_weight.tolist(), self.edge_provenance.tolist(),
-                                    strict=True):
-            graph.add_edge(self.files[s], self.files[d], key=self.idents[i], ident=self.idents[i],
-                           count=c, weight=w, provenance=str(PROVENANCE_CODES[p]))
+        for s, d, i, c, w, p in zip(
+            self.edge_src.tolist(),
+            self.edge_dst.tolist(),
+            self.edge_ident.tolist(),
+            self.edge_count.tolist(),
+            self.edge_weight.tolist(),
+            self.edge_provenance.tolist(),
+            strict=True,
+        ):
+            graph.add_edge(
+                self.files[s],
+                self.files[d],
+                key=self.idents[i],
+                ident=self.idents[i],
+                count=c,
+                weight=w,
+                provenance=str(PROVENANCE_CODES[p]),
+            )
         return graph
 
 
@@ -142,8 +154,9 @@ def definer_counts(tags: Mapping[str, FileTags]) -> dict[str, int]:
     return dict(counts)
 
 
-def build_graph(tags: Mapping[str, FileTags], settings: Settings,
-                resolved: Mapping[tuple[str, str], frozenset[str]] | None = None) -> RepoGraph:
+def build_graph(
+    tags: Mapping[str, FileTags], settings: Settings, resolved: Mapping[tuple[str, str], frozenset[str]] | None = None
+) -> RepoGraph:
     """The graph over ``tags`` (path -> tags).
 
     ``resolved`` maps (source path, identifier) to the files a language server
@@ -217,14 +230,19 @@ def build_graph(tags: Mapping[str, FileTags], settings: Settings,
             sym_names.append(sym.name)
     multipliers = [path_multiplier(path, settings) for path in files]
     return RepoGraph(
-        files=files, idents=idents,
-        edge_src=np.asarray(src, dtype=np.int32), edge_dst=np.asarray(dst, dtype=np.int32),
-        edge_ident=np.asarray(idn, dtype=np.int32), edge_count=np.asarray(cnt, dtype=np.int32),
+        files=files,
+        idents=idents,
+        edge_src=np.asarray(src, dtype=np.int32),
+        edge_dst=np.asarray(dst, dtype=np.int32),
+        edge_ident=np.asarray(idn, dtype=np.int32),
+        edge_count=np.asarray(cnt, dtype=np.int32),
         edge_weight=np.asarray(wgt, dtype=np.float64),
         edge_provenance=np.asarray(prov, dtype=np.int8),
         definers=definers,
-        symbol_file=np.asarray(sym_file, dtype=np.int32), symbol_local=np.asarray(sym_local, dtype=np.int32),
-        symbol_ident=np.asarray(sym_ident, dtype=np.int64), symbol_names=tuple(sym_names),
+        symbol_file=np.asarray(sym_file, dtype=np.int32),
+        symbol_local=np.asarray(sym_local, dtype=np.int32),
+        symbol_ident=np.asarray(sym_ident, dtype=np.int64),
+        symbol_names=tuple(sym_names),
         path_multiplier=np.asarray([m for m, _ in multipliers], dtype=np.float64),
         path_reasons=tuple(why for _, why in multipliers),
     )

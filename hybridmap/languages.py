@@ -101,9 +101,15 @@ def load_language(config_path: Path, query_dirs: Sequence[Path]) -> Language:
     if query_path is None:
         raise ConfigError(f"{config_path}: no query file '{query_name}' in {', '.join(map(str, query_dirs))}")
     return Language(
-        name=name, grammar=grammar, extensions=frozenset(extensions),
-        filenames=frozenset(filenames), globs=tuple(globs), roots=tuple(roots),
-        query_path=query_path, config_path=config_path, raw=data,
+        name=name,
+        grammar=grammar,
+        extensions=frozenset(extensions),
+        filenames=frozenset(filenames),
+        globs=tuple(globs),
+        roots=tuple(roots),
+        query_path=query_path,
+        config_path=config_path,
+        raw=data,
     )
 
 
@@ -159,9 +165,7 @@ class CompiledLanguage:
         names = [self.query.capture_name(i) for i in range(self.query.capture_count)]
         self.has_references = any(n.startswith("name.reference.") for n in names)
         self.identifier_query = None if self.has_references else self._identifier_query()
-        self.query_hash = hashlib.sha256(
-            f"{language.grammar}\0{source}".encode()
-        ).hexdigest()[:16]
+        self.query_hash = hashlib.sha256(f"{language.grammar}\0{source}".encode()).hexdigest()[:16]
         self._parser = Parser(self.ts_language)
 
     def _identifier_query(self) -> Any:
@@ -169,8 +173,18 @@ class CompiledLanguage:
         from tree_sitter import Query
 
         kinds = [
-            k for k in ("identifier", "type_identifier", "simple_identifier", "constant",
-                        "field_identifier", "property_identifier", "name", "symbol", "word")
+            k
+            for k in (
+                "identifier",
+                "type_identifier",
+                "simple_identifier",
+                "constant",
+                "field_identifier",
+                "property_identifier",
+                "name",
+                "symbol",
+                "word",
+            )
             if self.ts_language.id_for_node_kind(k, True)
         ]
         if not kinds:
@@ -185,8 +199,9 @@ class CompiledLanguage:
 class LanguageRegistry:
     """Maps paths to languages; compiles each language's query once, lazily."""
 
-    def __init__(self, languages: Iterable[Language], config_dirs: Sequence[Path] = (),
-                 query_dirs: Sequence[Path] = ()) -> None:
+    def __init__(
+        self, languages: Iterable[Language], config_dirs: Sequence[Path] = (), query_dirs: Sequence[Path] = ()
+    ) -> None:
         #: Where this registry was loaded from (parse workers load the same).
         self.config_dirs = tuple(config_dirs)
         self.query_dirs = tuple(query_dirs)
@@ -206,8 +221,9 @@ class LanguageRegistry:
         self._lock = threading.Lock()
 
     @classmethod
-    def load(cls, config_dirs: Sequence[Path] | None = None,
-             query_dirs: Sequence[Path] | None = None) -> LanguageRegistry:
+    def load(
+        cls, config_dirs: Sequence[Path] | None = None, query_dirs: Sequence[Path] | None = None
+    ) -> LanguageRegistry:
         from .settings import user_config_dir
 
         if config_dirs is None:
@@ -219,8 +235,7 @@ class LanguageRegistry:
             if directory.is_dir():
                 for path in sorted(directory.glob("*.toml")):
                     by_stem[path.stem] = path  # later directories override earlier ones
-        return cls((load_language(path, query_dirs) for path in by_stem.values()),
-                   config_dirs, query_dirs)
+        return cls((load_language(path, query_dirs) for path in by_stem.values()), config_dirs, query_dirs)
 
     @property
     def names(self) -> list[str]:

@@ -62,8 +62,11 @@ def guard_library_logging() -> None:
             top.setLevel(logging.WARNING)
         if not any(isinstance(h, logging.NullHandler) for h in top.handlers):
             top.addHandler(logging.NullHandler())
-        loggers = [top] + [logger for key, logger in logging.root.manager.loggerDict.items()
-                           if key.startswith(name + ".") and isinstance(logger, logging.Logger)]
+        loggers = [top] + [
+            logger
+            for key, logger in logging.root.manager.loggerDict.items()
+            if key.startswith(name + ".") and isinstance(logger, logging.Logger)
+        ]
         for logger in loggers:
             if _FILTER not in logger.filters:
                 logger.addFilter(_FILTER)

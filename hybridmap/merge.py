@@ -30,8 +30,9 @@ from .model import DEFINITION_KINDS, FileTags, Provenance, Span, Symbol
 HoverKey = tuple[str, int, int]
 
 
-def merge_file(static: FileTags, server: FileTags | None, path: str = "",
-               hovers: Mapping[HoverKey, str] | None = None) -> FileTags:
+def merge_file(
+    static: FileTags, server: FileTags | None, path: str = "", hovers: Mapping[HoverKey, str] | None = None
+) -> FileTags:
     """One file's tags with the server's symbols merged in (see module docstring)."""
     if server is None and not hovers:
         return static
@@ -48,7 +49,8 @@ def merge_file(static: FileTags, server: FileTags | None, path: str = "",
                 confirmed.add(index)
                 ours = symbols[index]
                 symbols[index] = dataclasses.replace(
-                    ours, provenance=Provenance.TREE_SITTER_AND_LSP, detail=theirs.detail or ours.detail)
+                    ours, provenance=Provenance.TREE_SITTER_AND_LSP, detail=theirs.detail or ours.detail
+                )
             elif server.complete and theirs.kind in DEFINITION_KINDS:
                 extras.append(theirs)
         for extra in extras:
@@ -62,8 +64,9 @@ def merge_file(static: FileTags, server: FileTags | None, path: str = "",
     return dataclasses.replace(static, symbols=tuple(symbols))
 
 
-def _counterpart(symbols: list[Symbol], candidates: tuple[int, ...] | list[int], theirs: Symbol,
-                 taken: set[int]) -> int | None:
+def _counterpart(
+    symbols: list[Symbol], candidates: tuple[int, ...] | list[int], theirs: Symbol, taken: set[int]
+) -> int | None:
     best: int | None = None
     best_distance = 0
     for index in candidates:
@@ -74,8 +77,10 @@ def _counterpart(symbols: list[Symbol], candidates: tuple[int, ...] | list[int],
             return index
         # Same name inside our definition's span: servers disagree on where a range starts
         # (decorators, doc comments, export keywords), never on which definition it is.
-        if ours.span.start_line <= theirs.name_line <= ours.span.end_line or \
-                theirs.span.start_line <= ours.name_line <= theirs.span.end_line:
+        if (
+            ours.span.start_line <= theirs.name_line <= ours.span.end_line
+            or theirs.span.start_line <= ours.name_line <= theirs.span.end_line
+        ):
             distance = abs(ours.name_line - theirs.name_line)
             if best is None or distance < best_distance:
                 best, best_distance = index, distance
@@ -87,8 +92,11 @@ def _innermost(symbols: list[Symbol], span: Span, limit: int) -> int:
     best, best_size = -1, None
     for index in range(limit):
         outer = symbols[index].span
-        contains = (outer.start_line, outer.start_col) <= (span.start_line, span.start_col) and \
-            (outer.end_line, outer.end_col) >= (span.end_line, span.end_col) and outer != span
+        contains = (
+            (outer.start_line, outer.start_col) <= (span.start_line, span.start_col)
+            and (outer.end_line, outer.end_col) >= (span.end_line, span.end_col)
+            and outer != span
+        )
         if contains:
             size = (outer.end_line - outer.start_line, outer.end_col - outer.start_col)
             if best_size is None or size < best_size:
@@ -96,10 +104,12 @@ def _innermost(symbols: list[Symbol], span: Span, limit: int) -> int:
     return best
 
 
-def merge_tags(static: Mapping[str, FileTags], server: Mapping[str, FileTags],
-               hovers: Mapping[HoverKey, str] | None = None,
-               memo: dict[str, tuple[FileTags, FileTags | None, FileTags]] | None = None
-               ) -> dict[str, FileTags]:
+def merge_tags(
+    static: Mapping[str, FileTags],
+    server: Mapping[str, FileTags],
+    hovers: Mapping[HoverKey, str] | None = None,
+    memo: dict[str, tuple[FileTags, FileTags | None, FileTags]] | None = None,
+) -> dict[str, FileTags]:
     """Every file's merged tags. ``memo`` (path → inputs and output) skips unchanged files;
     it is left holding exactly the files merged by this call.
 

@@ -56,9 +56,23 @@ Mode = Literal["static", "hybrid"]
 
 DEFINITION_KINDS = frozenset(
     {
-        "function", "method", "constructor", "class", "interface", "struct", "enum",
-        "trait", "type", "module", "namespace", "constant", "variable", "field",
-        "property", "macro", "implementation",
+        "function",
+        "method",
+        "constructor",
+        "class",
+        "interface",
+        "struct",
+        "enum",
+        "trait",
+        "type",
+        "module",
+        "namespace",
+        "constant",
+        "variable",
+        "field",
+        "property",
+        "macro",
+        "implementation",
     }
 )
 REFERENCE_KINDS = frozenset({"call", "class", "type", "implementation", "module"})
@@ -99,15 +113,37 @@ class Symbol:
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # Flat tuples pickle several times faster than nested slotted dataclasses.
         sp = self.span
-        return _symbol_from_tuple, ((self.name, self.kind, sp.start_line, sp.start_col, sp.end_line,
-                                     sp.end_col, self.name_line, self.name_col, self.signature,
-                                     self.parent, self.provenance.value, self.detail),)
+        return _symbol_from_tuple, (
+            (
+                self.name,
+                self.kind,
+                sp.start_line,
+                sp.start_col,
+                sp.end_line,
+                sp.end_col,
+                self.name_line,
+                self.name_col,
+                self.signature,
+                self.parent,
+                self.provenance.value,
+                self.detail,
+            ),
+        )
 
 
 def _symbol_from_tuple(t: tuple[Any, ...]) -> Symbol:
     # Entries cached before ``detail`` existed have 11 fields: still valid, detail empty.
-    return Symbol(t[0], t[1], Span(t[2], t[3], t[4], t[5]), t[6], t[7], t[8], t[9], Provenance(t[10]),
-                  t[11] if len(t) > 11 else "")
+    return Symbol(
+        t[0],
+        t[1],
+        Span(t[2], t[3], t[4], t[5]),
+        t[6],
+        t[7],
+        t[8],
+        t[9],
+        Provenance(t[10]),
+        t[11] if len(t) > 11 else "",
+    )
 
 
 class Reference(NamedTuple):
@@ -146,15 +182,15 @@ class FileTags:
     imports. A merge uses partial lists to confirm symbols, never to add new ones."""
 
     @classmethod
-    def build(cls, symbols: tuple[Symbol, ...], references: Sequence[Reference], line_count: int = 0,
-              complete: bool = True) -> FileTags:
+    def build(
+        cls, symbols: tuple[Symbol, ...], references: Sequence[Reference], line_count: int = 0, complete: bool = True
+    ) -> FileTags:
         positions = array("I")
         for ref in references:
             positions.append(ref.line)
             positions.append(ref.col)
         kinds = bytes(_KIND_INDEX.get(ref.kind, 0) for ref in references)
-        return cls(symbols, tuple(ref.name for ref in references), positions.tobytes(), kinds,
-                   line_count, complete)
+        return cls(symbols, tuple(ref.name for ref in references), positions.tobytes(), kinds, line_count, complete)
 
     @property
     def references(self) -> tuple[Reference, ...]:
@@ -348,9 +384,7 @@ class MapResult:
 
     @property
     def degraded(self) -> bool:
-        return bool(self.diagnostics) or any(
-            r.state is not ServerState.READY for r in self.servers.values()
-        )
+        return bool(self.diagnostics) or any(r.state is not ServerState.READY for r in self.servers.values())
 
     def to_json(self) -> MapJson:
         """JSON-ready: paths escaped reversibly (:func:`.sanitize.escape_path`), every string

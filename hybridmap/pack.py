@@ -109,8 +109,7 @@ class TokenCounter:
     def flush(self) -> None:
         """Store the line counts learnt since the last flush (one transaction)."""
         if self._unsaved and self._cache is not None:
-            self._cache.set_many({**{key: str(count) for key, count in self._unsaved.items()},
-                                  self._marker: "1"})
+            self._cache.set_many({**{key: str(count) for key, count in self._unsaved.items()}, self._marker: "1"})
         self._unsaved.clear()
 
 
@@ -122,8 +121,7 @@ class Packed:
     renders: int
 
 
-def pack(items: Sequence[RankItem], renderer: Renderer, counter: Counter, budget: int,
-         fill_attempts: int) -> Packed:
+def pack(items: Sequence[RankItem], renderer: Renderer, counter: Counter, budget: int, fill_attempts: int) -> Packed:
     renders = 0
 
     def measure(chosen: Sequence[RankItem], header: bool = True) -> tuple[str, int]:

@@ -12,7 +12,9 @@ _TEST_DIR = re.compile(r"(^|/)(tests?|testing|__tests__|spec|specs)/", re.I)
 #: that name-match everything (every language fixture defines a ``Point``).
 _FIXTURE_DIR = re.compile(
     r"(^|/)(fixtures?|__fixtures__|__snapshots__|snapshots|__mocks__|mocks|test[_-]?data|"
-    r"test[_-]?resources|testfixtures|golden|goldens|__golden__)/", re.I)
+    r"test[_-]?resources|testfixtures|golden|goldens|__golden__)/",
+    re.I,
+)
 _TEST_FILE = re.compile(
     r"(^test_.*|.*_test\.[^.]+$|.*_tests?\.py$|.*\.(test|spec)\.[jt]sx?$|.*Tests?\.(java|kt|cs|swift)$|conftest\.py$)"
 )

@@ -35,8 +35,7 @@ from .settings import Settings
 CSR_MIN_EDGES = 10_000
 
 
-def _transition(n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray
-                ) -> tuple[np.ndarray, Any]:
+def _transition(n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, Any]:
     """(out-weight per node, a function x -> x @ D^-1 A) for the edge list."""
     out = np.bincount(src, weights=weight, minlength=n).astype(np.float64)
     inv = np.divide(1.0, out, out=np.zeros_like(out), where=out != 0)
@@ -50,9 +49,17 @@ def _transition(n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray
     return out, lambda x: np.bincount(dst, weights=x[src] * normalized, minlength=n)
 
 
-def pagerank(n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray,
-             personalization: np.ndarray | None, *, alpha: float, max_iter: int,
-             tol: float) -> np.ndarray:
+def pagerank(
+    n: int,
+    src: np.ndarray,
+    dst: np.ndarray,
+    weight: np.ndarray,
+    personalization: np.ndarray | None,
+    *,
+    alpha: float,
+    max_iter: int,
+    tol: float,
+) -> np.ndarray:
     """networkx.pagerank semantics on arrays; parallel edges add their weights."""
     if n == 0:
         return np.zeros(0)
@@ -89,9 +96,16 @@ class Ranking:
     """How many items the full ranking has (more than ``items`` when limited)."""
 
 
-def rank(graph: RepoGraph, tags: Mapping[str, FileTags], *, chat_files: Sequence[str],
-         mentioned_files: Sequence[str], mentioned_idents: Sequence[str],
-         settings: Settings, limit: int | None = None) -> Ranking:
+def rank(
+    graph: RepoGraph,
+    tags: Mapping[str, FileTags],
+    *,
+    chat_files: Sequence[str],
+    mentioned_files: Sequence[str],
+    mentioned_idents: Sequence[str],
+    settings: Settings,
+    limit: int | None = None,
+) -> Ranking:
     """Rank every file and definition for one request; return the best ``limit`` items."""
     n = len(graph.files)
     index = graph.index
@@ -126,8 +140,11 @@ def rank(graph: RepoGraph, tags: Mapping[str, FileTags], *, chat_files: Sequence
             personal[fi] += settings.mentioned_ident_definer_personalization
             because(fi, f"defines mentioned '{ident}'")
     # Files with an edge *into* a chat file: its callers, importers and tests.
-    chat_users = _chat_users(graph, chat) \
-        if chat and (settings.chat_dependent_personalization or settings.chat_dependent_boost) else []
+    chat_users = (
+        _chat_users(graph, chat)
+        if chat and (settings.chat_dependent_personalization or settings.chat_dependent_boost)
+        else []
+    )
     if settings.chat_dependent_personalization:
         for fi in chat_users:
             personal[fi] += settings.chat_dependent_personalization
@@ -143,8 +160,9 @@ def rank(graph: RepoGraph, tags: Mapping[str, FileTags], *, chat_files: Sequence
     # The teleport that reaches every file goes to each in proportion to its path weight: many
     # small test fixtures otherwise collect PageRank by their number alone (this repository's
     # own first map was mostly language fixtures).
-    everyone = graph.path_multiplier if settings.path_weighted_teleport and graph.path_multiplier.sum() > 0 \
-        else np.ones(n)
+    everyone = (
+        graph.path_multiplier if settings.path_weighted_teleport and graph.path_multiplier.sum() > 0 else np.ones(n)
+    )
     if personal.any() and settings.uniform_personalization_share > 0:
         # A little teleport to every file: files the request's files cannot reach still get
         # their structural rank, so a large budget spreads instead of digging into few files.
@@ -154,9 +172,16 @@ def rank(graph: RepoGraph, tags: Mapping[str, FileTags], *, chat_files: Sequence
         personal = everyone.copy()
     pair_of_edge, pair_src, pair_dst = graph.pairs
     pair_weight = np.bincount(pair_of_edge, weights=weights, minlength=len(pair_src)) if len(weights) else weights
-    x = pagerank(n, pair_src, pair_dst, pair_weight, personal if personal.any() else None,
-                 alpha=settings.pagerank_damping, max_iter=settings.pagerank_max_iterations,
-                 tol=settings.pagerank_tolerance)
+    x = pagerank(
+        n,
+        pair_src,
+        pair_dst,
+        pair_weight,
+        personal if personal.any() else None,
+        alpha=settings.pagerank_damping,
+        max_iter=settings.pagerank_max_iterations,
+        tol=settings.pagerank_tolerance,
+    )
 
     multipliers = graph.path_multiplier.copy()
     for fi in mentioned_f:
@@ -200,8 +225,7 @@ def rank(graph: RepoGraph, tags: Mapping[str, FileTags], *, chat_files: Sequence
         found = definition_keys[pos_clipped] == keys
         scores[np.flatnonzero(has_ident)[found]] += definition_rank[pos_clipped[found]]
     if idents:
-        boost = np.fromiter((name in idents for name in graph.symbol_names), dtype=bool,
-                            count=len(graph.symbol_names))
+        boost = np.fromiter((name in idents for name in graph.symbol_names), dtype=bool, count=len(graph.symbol_names))
         scores[boost] *= settings.mentioned_definition_boost
         if settings.pin_mentioned_definitions and boost.any():
             # What the user named is shown first, whatever the graph thinks of it.
@@ -223,8 +247,7 @@ def rank(graph: RepoGraph, tags: Mapping[str, FileTags], *, chat_files: Sequence
     items = []
     for k in order.tolist():
         if k < n_sym:
-            items.append(RankItem(float(all_scores[k]), graph.files[graph.symbol_file[k]],
-                                  int(graph.symbol_local[k])))
+            items.append(RankItem(float(all_scores[k]), graph.files[graph.symbol_file[k]], int(graph.symbol_local[k])))
         else:
             fi = bare[k - n_sym]
             items.append(RankItem(float(all_scores[k]), graph.files[fi], -1))
@@ -236,7 +259,8 @@ def rank(graph: RepoGraph, tags: Mapping[str, FileTags], *, chat_files: Sequence
     return Ranking(
         items=tuple(items),
         file_scores=dict(zip(graph.files, file_score.tolist(), strict=True)),
-        reasons=why, total_items=total,
+        reasons=why,
+        total_items=total,
     )
 
 

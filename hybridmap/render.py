@@ -22,8 +22,7 @@ from .settings import Settings
 class Renderer:
     """Renders any subset of a request's ranked items; memoizes per-item lines."""
 
-    def __init__(self, tags: Mapping[str, FileTags], settings: Settings,
-                 special_files: Sequence[str] = ()) -> None:
+    def __init__(self, tags: Mapping[str, FileTags], settings: Settings, special_files: Sequence[str] = ()) -> None:
         self._tags = tags
         self._settings = settings
         self._lines: dict[tuple[str, int], tuple[tuple[int, str], ...]] = {}

@@ -72,8 +72,17 @@ class Settings:
     look unchanged: two writes within one timestamp tick look identical. 0.05 s covers
     Linux's coarse file-time tick; raise it on filesystems with 1-2 s timestamps (FAT, HFS+)."""
     walk_exclude_dirs: tuple[str, ...] = (
-        ".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv",
-        ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".tox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
     )
     """Directory names never entered by the non-git walk (git repositories use
     ``git ls-files`` and their own ignore rules instead)."""
@@ -85,8 +94,20 @@ class Settings:
     exclude: tuple[str, ...] = ()
     """Gitignore-style patterns of files never mapped (``--exclude``), applied after ``include``."""
     untracked_build_dirs: tuple[str, ...] = (
-        "build", "dist", "target", "out", "_build", "*.egg-info", ".eggs", ".next", ".nuxt",
-        ".gradle", "cmake-build-*", "bazel-*", "coverage", "htmlcov",
+        "build",
+        "dist",
+        "target",
+        "out",
+        "_build",
+        "*.egg-info",
+        ".eggs",
+        ".next",
+        ".nuxt",
+        ".gradle",
+        "cmake-build-*",
+        "bazel-*",
+        "coverage",
+        "htmlcov",
     )
     """Directory names (shell globs, at any depth) holding build output: files under them are left
     out unless git tracks them (committed build output is the project's choice) or an ``include``
@@ -397,8 +418,10 @@ def _check_text(rule: Rule, value: Any) -> Any:
 def _check_names(rule: Rule, value: Any) -> Any:
     if not isinstance(value, (list, tuple)) or len(value) > rule.high:
         return _BAD
-    ok = all(isinstance(v, str) and 0 < len(v) <= 255 and v.isprintable() and "/" not in v
-             and v not in (".", "..") for v in value)
+    ok = all(
+        isinstance(v, str) and 0 < len(v) <= 255 and v.isprintable() and "/" not in v and v not in (".", "..")
+        for v in value
+    )
     return tuple(value) if ok else _BAD
 
 
@@ -417,8 +440,14 @@ def _check_patterns(rule: Rule, value: Any) -> Any:
     return tuple(value)
 
 
-_CHECKS = {"int": _check_int, "float": _check_float, "bool": _check_bool, "text": _check_text,
-           "names": _check_names, "patterns": _check_patterns}
+_CHECKS = {
+    "int": _check_int,
+    "float": _check_float,
+    "bool": _check_bool,
+    "text": _check_text,
+    "names": _check_names,
+    "patterns": _check_patterns,
+}
 
 
 def _int(low: int, high: int, protective: bool = False) -> Rule:
@@ -522,8 +551,13 @@ RULES: Mapping[str, Rule] = {
 
 _FIELD_NAMES = tuple(f.name for f in dataclasses.fields(Settings))
 _FIELDS = frozenset(_FIELD_NAMES)
-_BY_TYPE = {bool: _BOOL, int: _int(-(2**63), 2**63 - 1), float: _float(-1e300, 1e300),
-            str: Rule("text", 0, 4_096, nullable=True), tuple: Rule("names", 0, 10_000)}
+_BY_TYPE = {
+    bool: _BOOL,
+    int: _int(-(2**63), 2**63 - 1),
+    float: _float(-1e300, 1e300),
+    str: Rule("text", 0, 4_096, nullable=True),
+    tuple: Rule("names", 0, 10_000),
+}
 
 
 def rule_for(name: str) -> Rule:
@@ -537,11 +571,23 @@ def rule_for(name: str) -> Rule:
 
 #: Keys a repository's own ``hybridmap.toml`` may set: ranking and budget, never a protective one.
 REPOSITORY_TUNABLE = frozenset(
-    name for name in _FIELD_NAMES
-    if not rule_for(name).protective and (
-        name.endswith(("_weight", "_personalization", "_boost", "_share")) or name.startswith("pagerank_")
-        or name in {"map_tokens", "well_named_min_length", "common_ident_definers", "file_symbol_decay",
-                    "pin_mentioned_definitions", "special_files_first", "path_weighted_teleport"})
+    name
+    for name in _FIELD_NAMES
+    if not rule_for(name).protective
+    and (
+        name.endswith(("_weight", "_personalization", "_boost", "_share"))
+        or name.startswith("pagerank_")
+        or name
+        in {
+            "map_tokens",
+            "well_named_min_length",
+            "common_ident_definers",
+            "file_symbol_decay",
+            "pin_mentioned_definitions",
+            "special_files_first",
+            "path_weighted_teleport",
+        }
+    )
 )
 
 
@@ -556,7 +602,9 @@ def check_setting(key: str, value: Any, source: str, allowed: frozenset[str] | N
 
 
 def settings_from_mapping(
-    data: Mapping[str, Any], source: str, base: Settings | None = None,
+    data: Mapping[str, Any],
+    source: str,
+    base: Settings | None = None,
     allowed: frozenset[str] | None = None,
 ) -> Settings:
     """Apply ``data`` (snake_case or kebab-case keys) on top of ``base``."""
@@ -584,6 +632,7 @@ def apply_repository_settings(section: Any, source: str, base: Settings) -> tupl
 
 
 # --- reading settings files ------------------------------------------------------------------
+
 
 def _read_bounded(path: Path, limit: int, follow: bool) -> bytes | None:
     """The bytes of ``path``; None when it does not exist. ConfigError when it is not a regular

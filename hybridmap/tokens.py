@@ -60,8 +60,9 @@ class FunctionCounter:
     def count(self, text: str) -> int:
         n = self._function(text)
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise ConfigError(f"token_counter returned {n!r} for a text of {len(text)} characters; "
-                              "it must return a non-negative int")
+            raise ConfigError(
+                f"token_counter returned {n!r} for a text of {len(text)} characters; it must return a non-negative int"
+            )
         return n
 
     def preload(self) -> None:
@@ -82,18 +83,20 @@ class HuggingFaceCounter(FunctionCounter):
         try:
             from tokenizers import Tokenizer
         except ImportError as exc:
-            raise ConfigError(f"tokenizer '{path}' needs the 'tokenizers' package "
-                              "(pip install 'hybridmap[tokenizers]')") from exc
+            raise ConfigError(
+                f"tokenizer '{path}' needs the 'tokenizers' package (pip install 'hybridmap[tokenizers]')"
+            ) from exc
         try:
             tokenizer: Any = Tokenizer.from_file(str(path))
         except Exception as exc:  # tokenizers raises its own Exception subclass on a bad file
-            raise ConfigError(f"tokenizer '{path}' is not a tokenizer.json tokenizers can read "
-                              f"({str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__})") from exc
+            raise ConfigError(
+                f"tokenizer '{path}' is not a tokenizer.json tokenizers can read "
+                f"({str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__})"
+            ) from exc
         super().__init__(lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids), str(path))
 
 
-def make_counter(spec: str, cache: Cache | None = None,
-                 function: Callable[[str], int] | None = None) -> Counter:
+def make_counter(spec: str, cache: Cache | None = None, function: Callable[[str], int] | None = None) -> Counter:
     """The counter for the ``encoding`` setting (a name or a path), or for ``function`` if given.
 
     :class:`ConfigError` names the choices when ``spec`` is neither an offline encoding nor a
@@ -113,5 +116,7 @@ def make_counter(spec: str, cache: Cache | None = None,
             raise ConfigError(f"tokenizer file '{spec}' does not exist")
         return HuggingFaceCounter(path)
     names = ", ".join([*offline, *(f"{a} (= {t})" for a, t in ALIASES.items())]) or "none installed"
-    raise ConfigError(f"tokenizer '{spec}' is not available offline; use one of {names}, the path of a "
-                      "HuggingFace tokenizer.json, or token_counter= in the API")
+    raise ConfigError(
+        f"tokenizer '{spec}' is not available offline; use one of {names}, the path of a "
+        "HuggingFace tokenizer.json, or token_counter= in the API"
+    )

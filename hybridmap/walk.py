@@ -33,12 +33,38 @@ from .settings import Settings
 #: Files listed first in a map when present: they tell a model what the project is.
 SPECIAL_FILE_NAMES = frozenset(
     {
-        "README", "README.md", "README.rst", "README.txt", "AGENTS.md", "CLAUDE.md",
-        "CONTRIBUTING.md", "pyproject.toml", "setup.py", "setup.cfg", "requirements.txt",
-        "package.json", "tsconfig.json", "go.mod", "Cargo.toml", "Gemfile", "pom.xml",
-        "build.gradle", "build.gradle.kts", "CMakeLists.txt", "Makefile", "meson.build",
-        "composer.json", "mix.exs", "Dockerfile", "docker-compose.yml", ".gitlab-ci.yml",
-        ".travis.yml", "Jenkinsfile", "deno.json", "pubspec.yaml", "Package.swift",
+        "README",
+        "README.md",
+        "README.rst",
+        "README.txt",
+        "AGENTS.md",
+        "CLAUDE.md",
+        "CONTRIBUTING.md",
+        "pyproject.toml",
+        "setup.py",
+        "setup.cfg",
+        "requirements.txt",
+        "package.json",
+        "tsconfig.json",
+        "go.mod",
+        "Cargo.toml",
+        "Gemfile",
+        "pom.xml",
+        "build.gradle",
+        "build.gradle.kts",
+        "CMakeLists.txt",
+        "Makefile",
+        "meson.build",
+        "composer.json",
+        "mix.exs",
+        "Dockerfile",
+        "docker-compose.yml",
+        ".gitlab-ci.yml",
+        ".travis.yml",
+        "Jenkinsfile",
+        "deno.json",
+        "pubspec.yaml",
+        "Package.swift",
     }
 )
 
@@ -142,8 +168,9 @@ def _git_ls_files(root: Path) -> tuple[list[tuple[str, bool]] | None, Diagnostic
     return out, None
 
 
-_WALKED = ("files were listed by walking the directory (.gitignore files honoured, .git/info/exclude "
-           "and global excludes not)")
+_WALKED = (
+    "files were listed by walking the directory (.gitignore files honoured, .git/info/exclude and global excludes not)"
+)
 
 
 def _ignore_spec(directory: Path) -> pathspec.PathSpec | None:
@@ -167,7 +194,7 @@ def _ignored(specs: tuple[tuple[str, pathspec.PathSpec], ...], rel: str, is_dir:
 
 
 def _entry_kind(entry: os.DirEntry[str]) -> str:
-    """"dir" (a real directory), "dirlink" (a symlink to one: never entered) or "file"."""
+    """ "dir" (a real directory), "dirlink" (a symlink to one: never entered) or "file"."""
     try:
         if entry.is_dir(follow_symlinks=False):
             return "dir"
@@ -196,8 +223,9 @@ def _walk(root: Path, settings: Settings, keep: PathFilter) -> tuple[list[str], 
             with os.scandir(directory) as scan:
                 entries = sorted(scan, key=lambda e: e.name)
         except OSError as exc:
-            diagnostics.append(Diagnostic(rel_dir or ".", "unreadable",
-                                          f"cannot list directory: {exc.strerror or type(exc).__name__}"))
+            diagnostics.append(
+                Diagnostic(rel_dir or ".", "unreadable", f"cannot list directory: {exc.strerror or type(exc).__name__}")
+            )
             continue
         subdirs: list[str] = []
         for entry in entries:
@@ -209,8 +237,9 @@ def _walk(root: Path, settings: Settings, keep: PathFilter) -> tuple[list[str], 
             elif kind == "file" and not _ignored(specs, rel, False) and keep.keep(rel, tracked=False):
                 out.append(rel)
                 if len(out) >= settings.max_files:
-                    diagnostics.append(Diagnostic(".", "too_many_files",
-                                                  f"stopped listing at max_files={settings.max_files}"))
+                    diagnostics.append(
+                        Diagnostic(".", "too_many_files", f"stopped listing at max_files={settings.max_files}")
+                    )
                     return out, diagnostics
         stack.extend((sub, specs) for sub in reversed(subdirs))  # sorted order, depth first
     return out, diagnostics
@@ -225,8 +254,7 @@ def list_files(root: Path, settings: Settings) -> Listing:
         git_paths = [rel for rel, tracked in listed if keep.keep(rel, tracked)]
         diagnostics: list[Diagnostic] = []
         if len(git_paths) > settings.max_files:
-            diagnostics.append(Diagnostic(".", "too_many_files",
-                                          f"stopped listing at max_files={settings.max_files}"))
+            diagnostics.append(Diagnostic(".", "too_many_files", f"stopped listing at max_files={settings.max_files}"))
             git_paths = git_paths[: settings.max_files]
         return Listing(tuple(git_paths), "git", tuple(diagnostics))
     paths, diagnostics = _walk(root, settings, keep)
@@ -295,8 +323,9 @@ def read_source(root: Path, rel: str, settings: Settings) -> ReadResult:
         result = _read_once(root, real, settings)
         if result is not None:
             return result
-    return ReadResult(FileStatus.UNREADABLE,
-                      message=f"file kept changing while it was read ({attempts} attempts); skipped this time")
+    return ReadResult(
+        FileStatus.UNREADABLE, message=f"file kept changing while it was read ({attempts} attempts); skipped this time"
+    )
 
 
 def _read_once(root: Path, real: Path, settings: Settings) -> ReadResult | None:
@@ -311,14 +340,18 @@ def _read_once(root: Path, real: Path, settings: Settings) -> ReadResult | None:
         return ReadResult(FileStatus.UNREADABLE, message=f"cannot open: {_reason(exc)}")
     try:
         if not _opened_inside(root, fd):
-            return ReadResult(FileStatus.OUTSIDE_ROOT,
-                              message="a directory on its path became a symlink out of the root; not read")
+            return ReadResult(
+                FileStatus.OUTSIDE_ROOT, message="a directory on its path became a symlink out of the root; not read"
+            )
         before = os.fstat(fd)
         if not stat.S_ISREG(before.st_mode):
             return ReadResult(FileStatus.UNREADABLE, message="not a regular file")
         if before.st_size > settings.max_file_bytes:
-            return ReadResult(FileStatus.TOO_LARGE, size=before.st_size,
-                              message=f"{before.st_size} bytes > max_file_bytes={settings.max_file_bytes}")
+            return ReadResult(
+                FileStatus.TOO_LARGE,
+                size=before.st_size,
+                message=f"{before.st_size} bytes > max_file_bytes={settings.max_file_bytes}",
+            )
         with os.fdopen(fd, "rb", closefd=False) as fh:
             data = fh.read(settings.max_file_bytes + 1)
         after = os.fstat(fd)
@@ -327,10 +360,14 @@ def _read_once(root: Path, real: Path, settings: Settings) -> ReadResult | None:
     finally:
         os.close(fd)
     if len(data) > settings.max_file_bytes:  # grew while we read it
-        return ReadResult(FileStatus.TOO_LARGE, size=len(data),
-                          message=f"more than max_file_bytes={settings.max_file_bytes}")
-    if (before.st_size, before.st_mtime_ns, before.st_ctime_ns) != (after.st_size, after.st_mtime_ns,
-                                                                    after.st_ctime_ns):
+        return ReadResult(
+            FileStatus.TOO_LARGE, size=len(data), message=f"more than max_file_bytes={settings.max_file_bytes}"
+        )
+    if (before.st_size, before.st_mtime_ns, before.st_ctime_ns) != (
+        after.st_size,
+        after.st_mtime_ns,
+        after.st_ctime_ns,
+    ):
         return None  # a writer was busy: these bytes may be half old, half new
     return classify(data, settings)
 
@@ -394,7 +431,14 @@ def classify(data: bytes, settings: Settings) -> ReadResult:
         line_count = data.count(b"\n") + 1
         longest = max(len(line) for line in data.split(b"\n")) if len(data) > settings.minified_avg_line_chars else 0
         if len(data) / line_count > settings.minified_avg_line_chars or longest > settings.minified_max_line_chars:
-            return ReadResult(FileStatus.MINIFIED, size=len(data),
-                              message=f"looks minified (longest line {longest} chars)")
-    return ReadResult(FileStatus.OK, data=data, sha256=hashlib.sha256(data).hexdigest(),
-                      message="; ".join(message for _, message in notes), size=len(data), notes=tuple(notes))
+            return ReadResult(
+                FileStatus.MINIFIED, size=len(data), message=f"looks minified (longest line {longest} chars)"
+            )
+    return ReadResult(
+        FileStatus.OK,
+        data=data,
+        sha256=hashlib.sha256(data).hexdigest(),
+        message="; ".join(message for _, message in notes),
+        size=len(data),
+        notes=tuple(notes),
+    )

@@ -1,7 +1,7 @@
 """Regenerate the settings table in docs/configuration.md from hybridmap/settings.py.
 
-    python scripts/gen_settings_doc.py          # rewrite the table
-    python scripts/gen_settings_doc.py --check  # exit 1 if the doc is stale (used by the tests)
+python scripts/gen_settings_doc.py          # rewrite the table
+python scripts/gen_settings_doc.py --check  # exit 1 if the doc is stale (used by the tests)
 """
 
 from __future__ import annotations
@@ -38,8 +38,13 @@ def allowed(name: str) -> str:
     from hybridmap.settings import REPOSITORY_TUNABLE, rule_for
 
     rule = rule_for(name)
-    who = ("; **protective**: never from a repository" if rule.protective
-           else "; a repository may set it" if name in REPOSITORY_TUNABLE else "")
+    who = (
+        "; **protective**: never from a repository"
+        if rule.protective
+        else "; a repository may set it"
+        if name in REPOSITORY_TUNABLE
+        else ""
+    )
     return rule.describe() + who
 
 

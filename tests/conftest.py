@@ -24,8 +24,14 @@ from hybridmap.settings import Settings
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 
 
-def run_on_pty(args: list[str], *, stream: str, columns: int | None = None,
-               env: Mapping[str, str] | None = None, timeout: float = 300) -> tuple[int, str, str]:
+def run_on_pty(
+    args: list[str],
+    *,
+    stream: str,
+    columns: int | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 300,
+) -> tuple[int, str, str]:
     """Run ``python -m hybridmap ARGS`` with ``stream`` ("stdout" or "stderr") on a real
     pseudo-terminal, the other one piped. Returns (exit code, terminal text, piped text)."""
     leader, follower = pty.openpty()
@@ -34,8 +40,9 @@ def run_on_pty(args: list[str], *, stream: str, columns: int | None = None,
     on_tty = {"stdout": follower} if stream == "stdout" else {"stderr": follower}
     piped = "stderr" if stream == "stdout" else "stdout"
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "hybridmap", *args], env=env,
-                                **{piped: subprocess.PIPE}, **on_tty)  # type: ignore[call-overload]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "hybridmap", *args], env=env, **{piped: subprocess.PIPE}, **on_tty
+        )  # type: ignore[call-overload]
         os.close(follower)
         # The piped stream is drained alongside, so a long output cannot fill the pipe and stall
         # the child while we wait for the terminal to close.
@@ -60,10 +67,18 @@ def run_on_pty(args: list[str], *, stream: str, columns: int | None = None,
 
 def git(root: Path, *args: str) -> str:
     proc = subprocess.run(
-        ["git", "-C", str(root), *args], check=True, capture_output=True, text=True,
-        env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-             "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
-             "HOME": str(root), "PATH": "/usr/bin:/bin:/usr/local/bin"},
+        ["git", "-C", str(root), *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@example.invalid",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.invalid",
+            "HOME": str(root),
+            "PATH": "/usr/bin:/bin:/usr/local/bin",
+        },
     )
     return proc.stdout
 
@@ -114,8 +129,7 @@ def stdlib_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real git repository holding a few real stdlib packages (json, email, http, logging)."""
     root = tmp_path_factory.mktemp("stdlib_repo")
     for package in ("json", "email", "http", "logging", "urllib"):
-        shutil.copytree(STDLIB / package, root / package,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        shutil.copytree(STDLIB / package, root / package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     (root / "README.md").write_text("# sample\nA few stdlib packages.\n")
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
@@ -135,8 +149,7 @@ def no_orphan_processes():
     deadline = time.monotonic() + 5
     alive: list[psutil.Process] = []
     while time.monotonic() < deadline:
-        alive = [p for p in me.children(recursive=True)
-                 if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        alive = [p for p in me.children(recursive=True) if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
         if not alive:
             return
         time.sleep(0.1)

@@ -45,10 +45,21 @@ def make_root(tmp_path: Path, listing: str, build: Callable[[Path], None], name:
     return root
 
 
-def map_root(root: Path, registry: LanguageRegistry, cache: Path, tokens: int = 8192,
-             progress: Callable[[str, int, int], None] | None = None, **overrides: object) -> MapResult:
-    with RepoMap(root, overrides={"cache_dir": str(cache), **overrides}, registry=registry,
-                 progress=progress, start_servers=False) as repo:
+def map_root(
+    root: Path,
+    registry: LanguageRegistry,
+    cache: Path,
+    tokens: int = 8192,
+    progress: Callable[[str, int, int], None] | None = None,
+    **overrides: object,
+) -> MapResult:
+    with RepoMap(
+        root,
+        overrides={"cache_dir": str(cache), **overrides},
+        registry=registry,
+        progress=progress,
+        start_servers=False,
+    ) as repo:
         return repo.map(tokens=tokens, mode="static")
 
 
@@ -90,35 +101,47 @@ def real_binary() -> bytes:
 
 
 def build_zoo(root: Path) -> None:
-    write_files(root, {
-        "good.py": "def good_function():\n    return crlf_function(1, 2)\n",
-        "tool.c": real_binary(),
-        "bundle.js": "!function(e){var t={};function n(r){return t[r]}n.m=e}([" + "function(e,t){e.x=1}," * 20_000 + "]);",
-        "latin1.py": "# -*- coding: latin-1 -*-\ndef caf\u00e9_latin():\n    return '\u00e9t\u00e9'\n".encode("latin-1"),
-        # What Windows Notepad writes: UTF-16 LE with a BOM and CRLF line ends.
-        "utf16.py": "class Utf16Class:\r\n    def utf16_method(self,\r\n                     arg):\r\n        pass\r\n"
-                    .encode("utf-16"),
-        "bom.py": b"\xef\xbb\xbfdef bom_function():\n    pass\n\n\nclass BomClass:\n    pass\n",
-        "crlf.py": b"def crlf_function(a,\r\n                  b):\r\n    return a\r\n\r\n"
-                   b"class CrlfClass:\r\n    def crlf_method(self):\r\n        pass\r\n",
-        "classic_mac.py": b"def mac_function():\r    pass\r\rdef mac_second():\r    pass\r",
-        "nul.py": b"def before_nul():\n    return 1\n\nMARKER = 'a\x00b'\n\ndef after_nul():\n    return 2\n",
-        # An unclosed call swallows what follows: the grammar cannot recover for 30 lines.
-        "broken.py": "def before_error():\n    return 1\n\nbroken = call(\n"
-                     + "".join(f"def swallowed_{i}():\n    return {i}\n" for i in range(15)) + "\n",
-    })
+    write_files(
+        root,
+        {
+            "good.py": "def good_function():\n    return crlf_function(1, 2)\n",
+            "tool.c": real_binary(),
+            "bundle.js": "!function(e){var t={};function n(r){return t[r]}n.m=e}(["
+            + "function(e,t){e.x=1}," * 20_000
+            + "]);",
+            "latin1.py": "# -*- coding: latin-1 -*-\ndef caf\u00e9_latin():\n    return '\u00e9t\u00e9'\n".encode(
+                "latin-1"
+            ),
+            # What Windows Notepad writes: UTF-16 LE with a BOM and CRLF line ends.
+            "utf16.py": "class Utf16Class:\r\n    def utf16_method(self,\r\n                     arg):\r\n        pass\r\n".encode(
+                "utf-16"
+            ),
+            "bom.py": b"\xef\xbb\xbfdef bom_function():\n    pass\n\n\nclass BomClass:\n    pass\n",
+            "crlf.py": b"def crlf_function(a,\r\n                  b):\r\n    return a\r\n\r\n"
+            b"class CrlfClass:\r\n    def crlf_method(self):\r\n        pass\r\n",
+            "classic_mac.py": b"def mac_function():\r    pass\r\rdef mac_second():\r    pass\r",
+            "nul.py": b"def before_nul():\n    return 1\n\nMARKER = 'a\x00b'\n\ndef after_nul():\n    return 2\n",
+            # An unclosed call swallows what follows: the grammar cannot recover for 30 lines.
+            "broken.py": "def before_error():\n    return 1\n\nbroken = call(\n"
+            + "".join(f"def swallowed_{i}():\n    return {i}\n" for i in range(15))
+            + "\n",
+        },
+    )
 
 
 @pytest.fixture(scope="module")
 def zoo(tmp_path_factory: pytest.TempPathFactory, registry: LanguageRegistry) -> dict[str, MapResult]:
     base = tmp_path_factory.mktemp("zoo")
-    return {listing: map_root(make_root(base, listing, build_zoo), registry, base / f"cache-{listing}")
-            for listing in LISTINGS}
+    return {
+        listing: map_root(make_root(base, listing, build_zoo), registry, base / f"cache-{listing}")
+        for listing in LISTINGS
+    }
 
 
 @pytest.mark.parametrize("listing", LISTINGS)
 def test_binary_minified_and_broken_files_are_named_and_the_rest_is_mapped(
-        zoo: dict[str, MapResult], listing: str) -> None:
+    zoo: dict[str, MapResult], listing: str
+) -> None:
     result = zoo[listing]
     found = kinds(result)
     assert found["tool.c"] == {"binary"}
@@ -134,8 +157,7 @@ def test_binary_minified_and_broken_files_are_named_and_the_rest_is_mapped(
 
 
 @pytest.mark.parametrize("listing", LISTINGS)
-def test_encodings_and_line_endings_keep_lines_and_signatures_right(
-        zoo: dict[str, MapResult], listing: str) -> None:
+def test_encodings_and_line_endings_keep_lines_and_signatures_right(zoo: dict[str, MapResult], listing: str) -> None:
     result = zoo[listing]
     found = kinds(result)
     assert found["latin1.py"] == {"transcoded"} and "Latin-1" in message(result, "latin1.py", "transcoded")
@@ -168,8 +190,12 @@ def test_nul_bytes_in_a_text_file_do_not_end_it(zoo: dict[str, MapResult], listi
 
 
 def test_a_50_mb_source_file_is_skipped_without_being_read(tmp_path: Path) -> None:
-    roots = {listing: make_root(tmp_path, listing, lambda r: write_files(r, {"small.py": "def small_function():\n    pass\n"}))
-             for listing in LISTINGS}
+    roots = {
+        listing: make_root(
+            tmp_path, listing, lambda r: write_files(r, {"small.py": "def small_function():\n    pass\n"})
+        )
+        for listing in LISTINGS
+    }
     line = b"def generated_function_%07d(argument):\n    return argument\n"
     for root in roots.values():
         with (root / "huge.py").open("wb") as fh:  # untracked in the git root: git lists it as "other"
@@ -186,7 +212,7 @@ def test_a_50_mb_source_file_is_skipped_without_being_read(tmp_path: Path) -> No
         with RepoMap({str(tmp_path / "baseline")!r}, overrides={{"use_cache": False}}, start_servers=False) as repo:
             repo.map(tokens=2048, mode="static")
         out = {{"baseline": peak()}}
-        for listing, root in {({k: str(v) for k, v in roots.items()})!r}.items():
+        for listing, root in { ({k: str(v) for k, v in roots.items()})!r}.items():
             started = time.monotonic()
             with RepoMap(root, overrides={{"use_cache": False}}, start_servers=False) as repo:
                 out[listing] = repo.map(tokens=2048, mode="static").to_json()
@@ -196,8 +222,9 @@ def test_a_50_mb_source_file_is_skipped_without_being_read(tmp_path: Path) -> No
     """)
     (tmp_path / "baseline").mkdir()
     write_files(tmp_path / "baseline", {"small.py": "def small_function():\n    pass\n"})
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
-                          cwd=PROJECT, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=PROJECT, check=True
+    )
     out = json.loads(proc.stdout)
     for listing in LISTINGS:
         result = out[listing]
@@ -213,7 +240,9 @@ def test_a_function_of_100000_lines_is_mapped_in_bounded_time(tmp_path: Path, re
     listing = "git"  # parsing is the same whichever way the file was listed
     # 900 KB (under max_file_bytes) and one call per line: 100,000 references.
     body = "def huge_function(v):\n" + "    f(v)\n" * 100_000 + "    return v\n\n\ndef after_huge():\n    pass\n"
-    root = make_root(tmp_path, listing, lambda r: write_files(r, {"huge.py": body, "other.py": "def other():\n    pass\n"}))
+    root = make_root(
+        tmp_path, listing, lambda r: write_files(r, {"huge.py": body, "other.py": "def other():\n    pass\n"})
+    )
     timeout = Settings().parse_timeout_seconds
     started = time.monotonic()
     result = map_root(root, registry, tmp_path / "cache")
@@ -230,8 +259,11 @@ def test_a_function_of_100000_lines_is_mapped_in_bounded_time(tmp_path: Path, re
 
 def test_a_pathological_file_costs_its_time_limit_once(tmp_path: Path, registry: LanguageRegistry) -> None:
     # The Python tag query over 400 KB of nested parentheses ran 187 s unbounded (measured).
-    root = make_root(tmp_path, "git", lambda r: write_files(r, {"nested.py": "x = " + "(\n" * 200_000,
-                                                                "fine.py": "def fine():\n    pass\n"}))
+    root = make_root(
+        tmp_path,
+        "git",
+        lambda r: write_files(r, {"nested.py": "x = " + "(\n" * 200_000, "fine.py": "def fine():\n    pass\n"}),
+    )
     started = time.monotonic()
     first = map_root(root, registry, tmp_path / "cache", parse_timeout_seconds=1.0)
     assert time.monotonic() - started < 1.0 + 10
@@ -261,23 +293,25 @@ def outside(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("listing", LISTINGS)
-def test_symlinks_never_lead_out_of_the_root(tmp_path: Path, registry: LanguageRegistry, outside: Path,
-                                            listing: str) -> None:
+def test_symlinks_never_lead_out_of_the_root(
+    tmp_path: Path, registry: LanguageRegistry, outside: Path, listing: str
+) -> None:
     def build(root: Path) -> None:
         write_files(root, {"main.py": f"from secret import {SECRET_NAME}\n\ndef main():\n    {SECRET_NAME}()\n"})
-        os.symlink(outside / "secret.py", root / "secret.py")            # a file outside
-        os.symlink("secret.py", root / "hop.py")                        # inside -> inside -> outside
-        os.symlink(outside / "pkg", root / "linked_pkg")                # a directory outside
-        os.symlink(outside / "loop1", root / "outside_loop.py")          # a loop outside
-        os.symlink("self_loop_b.py", root / "self_loop_a.py")            # a loop inside
+        os.symlink(outside / "secret.py", root / "secret.py")  # a file outside
+        os.symlink("secret.py", root / "hop.py")  # inside -> inside -> outside
+        os.symlink(outside / "pkg", root / "linked_pkg")  # a directory outside
+        os.symlink(outside / "loop1", root / "outside_loop.py")  # a loop outside
+        os.symlink("self_loop_b.py", root / "self_loop_a.py")  # a loop inside
         os.symlink("self_loop_a.py", root / "self_loop_b.py")
-        os.symlink(".", root / "cycle_dir")                              # a directory cycle
+        os.symlink(".", root / "cycle_dir")  # a directory cycle
         os.symlink("missing.py", root / "dangling.py")
 
     root = make_root(tmp_path, listing, build)
     result = map_root(root, registry, tmp_path / "cache")
-    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}, registry=registry,
-                 start_servers=False) as repo:
+    with RepoMap(
+        root, overrides={"cache_dir": str(tmp_path / "cache")}, registry=registry, start_servers=False
+    ) as repo:
         as_chat = repo.map(chat_files=["secret.py"], mentioned_idents=[SECRET_NAME], tokens=4096, mode="static")
     found = kinds(result)
     assert found["secret.py"] == {"outside_root"} and found["hop.py"] == {"outside_root"}
@@ -302,7 +336,11 @@ def test_a_directory_swapped_for_a_symlink_while_reading_is_caught(tmp_path: Pat
     root = tmp_path / "root"
     (root / "pkg").mkdir(parents=True)
     (root / "pkg" / "secret.py").write_text("inside = 1\n")
-    flipper = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    flipper = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         import os, time
         root, outside = {str(root)!r}, {str(outside)!r}
         os.symlink(outside, root + "/pkg_link")
@@ -312,7 +350,9 @@ def test_a_directory_swapped_for_a_symlink_while_reading_is_caught(tmp_path: Pat
             os.rename(root + "/pkg_link", root + "/pkg")
             os.rename(root + "/pkg", root + "/pkg_link")
             os.rename(root + "/pkg_real", root + "/pkg")
-    """)])
+    """),
+        ]
+    )
     try:
         settings = Settings()
         caught = reads = 0
@@ -367,13 +407,21 @@ def test_deep_trees_are_listed_without_recursion(tmp_path: Path, registry: Langu
 
 @pytest.mark.parametrize("listing", LISTINGS)
 def test_files_deleted_rewritten_or_replaced_between_listing_and_reading(
-        tmp_path: Path, registry: LanguageRegistry, outside: Path, listing: str) -> None:
-    root = make_root(tmp_path, listing, lambda r: write_files(r, {
-        "keep.py": "def keep():\n    pass\n",
-        "deleted.py": "def deleted_soon():\n    pass\n",
-        "rewritten.py": "def before_rewrite():\n    pass\n",
-        "swapped.py": "def swapped_before():\n    pass\n",
-    }))
+    tmp_path: Path, registry: LanguageRegistry, outside: Path, listing: str
+) -> None:
+    root = make_root(
+        tmp_path,
+        listing,
+        lambda r: write_files(
+            r,
+            {
+                "keep.py": "def keep():\n    pass\n",
+                "deleted.py": "def deleted_soon():\n    pass\n",
+                "rewritten.py": "def before_rewrite():\n    pass\n",
+                "swapped.py": "def swapped_before():\n    pass\n",
+            },
+        ),
+    )
 
     def after_listing(phase: str, done: int, total: int) -> None:
         if phase == "listing":  # listed, not yet read: the repository changes under the map
@@ -396,8 +444,7 @@ def test_files_deleted_rewritten_or_replaced_between_listing_and_reading(
 
 
 @pytest.mark.parametrize("listing", LISTINGS)
-def test_fifo_and_directory_named_like_source_files(tmp_path: Path, registry: LanguageRegistry,
-                                                   listing: str) -> None:
+def test_fifo_and_directory_named_like_source_files(tmp_path: Path, registry: LanguageRegistry, listing: str) -> None:
     def build(root: Path) -> None:
         write_files(root, {"ok.py": "def ok():\n    pass\n", "pkg.py/inner.py": "def inner():\n    pass\n"})
         os.mkfifo(root / "pipe.py")
@@ -419,8 +466,19 @@ def _can_run_as_nobody() -> bool:
         return True  # already unprivileged: chmod 000 works as it is
     if shutil.which("setpriv") is None:
         return False
-    probe = subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-                            sys.executable, "-c", "import hybridmap"], capture_output=True, cwd="/")
+    probe = subprocess.run(
+        [
+            "setpriv",
+            f"--reuid={NOBODY}",
+            f"--regid={NOBODY}",
+            "--clear-groups",
+            sys.executable,
+            "-c",
+            "import hybridmap",
+        ],
+        capture_output=True,
+        cwd="/",
+    )
     return probe.returncode == 0
 
 
@@ -428,12 +486,19 @@ def run_as_unprivileged(args: list[str], env: dict[str, str] | None = None) -> s
     """Run the real CLI as an unprivileged user (setpriv to 'nobody' when we are root)."""
     prefix = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"] if os.geteuid() == 0 else []
     full_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent", **(env or {})}
-    return subprocess.run([*prefix, sys.executable, "-m", "hybridmap", *args], capture_output=True, text=True,
-                          timeout=120, cwd="/", env=full_env)
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "hybridmap", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd="/",
+        env=full_env,
+    )
 
 
-needs_unprivileged = pytest.mark.skipif(not _can_run_as_nobody(),
-                                        reason="needs setpriv to drop root, or an unprivileged user")
+needs_unprivileged = pytest.mark.skipif(
+    not _can_run_as_nobody(), reason="needs setpriv to drop root, or an unprivileged user"
+)
 
 
 @needs_unprivileged
@@ -441,10 +506,16 @@ needs_unprivileged = pytest.mark.skipif(not _can_run_as_nobody(),
 def test_unreadable_files_and_directories(public_tmp: Path, listing: str) -> None:
     """chmod 000 means nothing to root, so the map runs as 'nobody' (setpriv): a real
     unprivileged process meeting real permission errors."""
+
     def build(root: Path) -> None:
-        write_files(root, {"readable.py": "def readable_function():\n    pass\n",
-                           "private.py": "def private_function():\n    pass\n",
-                           "locked/hidden.py": "def hidden_function():\n    pass\n"})
+        write_files(
+            root,
+            {
+                "readable.py": "def readable_function():\n    pass\n",
+                "private.py": "def private_function():\n    pass\n",
+                "locked/hidden.py": "def hidden_function():\n    pass\n",
+            },
+        )
 
     root = make_root(public_tmp, listing.split("-")[0], build, name=listing)
     for sub in root.rglob("*"):
@@ -452,8 +523,11 @@ def test_unreadable_files_and_directories(public_tmp: Path, listing: str) -> Non
     (root / "private.py").chmod(0o000)
     (root / "locked").chmod(0o000)
     # git refuses a repository another user owns unless told it is safe.
-    env = {} if listing != "git" else {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory",
-                                       "GIT_CONFIG_VALUE_0": "*"}
+    env = (
+        {}
+        if listing != "git"
+        else {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*"}
+    )
     proc = run_as_unprivileged(["map", str(root), "--format", "json", "--mode", "static", "--no-cache"], env)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)

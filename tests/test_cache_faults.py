@@ -41,21 +41,35 @@ SCHEMA_1_COMMIT = "2c9497c"
 def sample_repo(root: Path, files: int = 40, defs: int = 30) -> Path:
     """A git repository of Python files that call each other (a real graph to rank)."""
     root.mkdir(parents=True)
-    write_files(root, {
-        f"pkg/mod{i}.py": "".join(f"def func_{i}_{j}(value):\n    return func_{(i + 1) % files}_{j}(value)\n\n"
-                                  for j in range(defs))
-        for i in range(files)
-    })
+    write_files(
+        root,
+        {
+            f"pkg/mod{i}.py": "".join(
+                f"def func_{i}_{j}(value):\n    return func_{(i + 1) % files}_{j}(value)\n\n" for j in range(defs)
+            )
+            for i in range(files)
+        },
+    )
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "sample")
     return root
 
 
-def map_with(root: Path, cache: Path, registry: LanguageRegistry,
-             progress: Callable[[str, int, int], None] | None = None, **overrides: object) -> MapResult:
-    with RepoMap(root, overrides={"cache_dir": str(cache), **overrides}, registry=registry,
-                 progress=progress, start_servers=False) as repo:
+def map_with(
+    root: Path,
+    cache: Path,
+    registry: LanguageRegistry,
+    progress: Callable[[str, int, int], None] | None = None,
+    **overrides: object,
+) -> MapResult:
+    with RepoMap(
+        root,
+        overrides={"cache_dir": str(cache), **overrides},
+        registry=registry,
+        progress=progress,
+        start_servers=False,
+    ) as repo:
         return repo.map(tokens=2048, mode="static")
 
 
@@ -95,8 +109,9 @@ def test_garbage_over_the_database_is_rebuilt(tmp_path: Path, registry: Language
     (cache / "cache.db").write_bytes(os.urandom((cache / "cache.db").stat().st_size))
     result = map_with(root, cache, registry)
     assert result.text == fresh_map(root, tmp_path, registry).text
-    assert cache_kinds(result) == [("cache_corrupt", "cache database unreadable (file is not a database); "
-                                                     "rebuilding it")]
+    assert cache_kinds(result) == [
+        ("cache_corrupt", "cache database unreadable (file is not a database); rebuilding it")
+    ]
     assert_heals(root, cache, registry, result)
 
 
@@ -110,8 +125,9 @@ def test_truncated_database_is_found_damaged_mid_map_and_rebuilt(tmp_path: Path,
         fh.truncate(size // 2)  # the header is intact: only reading the entries finds it
     result = map_with(root, cache, registry)
     assert result.text == fresh_map(root, tmp_path, registry).text
-    assert cache_kinds(result) == [("cache_corrupt", "cache database damaged (database disk image is "
-                                                     "malformed); rebuilt empty")]
+    assert cache_kinds(result) == [
+        ("cache_corrupt", "cache database damaged (database disk image is malformed); rebuilt empty")
+    ]
     assert_heals(root, cache, registry, result)
 
 
@@ -123,18 +139,20 @@ def test_corrupt_entries_are_dropped_and_parsed_again(tmp_path: Path, registry: 
     map_with(root, cache, registry)
     checkpoint(cache)
     with sqlite3.connect(cache / "cache.db") as db:
-        rows = db.execute("SELECT rowid, filename FROM Cache WHERE key LIKE ? ORDER BY rowid",
-                          (disk_key("tags:%"),)).fetchall()
+        rows = db.execute(
+            "SELECT rowid, filename FROM Cache WHERE key LIKE ? ORDER BY rowid", (disk_key("tags:%"),)
+        ).fetchall()
         in_row = next(rowid for rowid, filename in rows if filename is None)
         value = db.execute("SELECT value FROM Cache WHERE rowid = ?", (in_row,)).fetchone()[0]
-        db.execute("UPDATE Cache SET value = ? WHERE rowid = ?", (value[:len(value) // 2], in_row))  # cut short
+        db.execute("UPDATE Cache SET value = ? WHERE rowid = ?", (value[: len(value) // 2], in_row))  # cut short
         value_file = next(filename for _, filename in rows if filename is not None)
     (cache / value_file).write_bytes(b"hmc\x01\x01garbage")  # our header, then no record
     result = map_with(root, cache, registry)
     assert result.stats["files_parsed"] == 2
     assert result.text == fresh_map(root, tmp_path, registry).text
-    assert cache_kinds(result) == [("cache_corrupt", "2 cached entries unusable (not in hybridmap's cache "
-                                                     "encoding); dropped and parsed again")]
+    assert cache_kinds(result) == [
+        ("cache_corrupt", "2 cached entries unusable (not in hybridmap's cache encoding); dropped and parsed again")
+    ]
     assert_heals(root, cache, registry, result)
 
 
@@ -145,8 +163,10 @@ def old_version(tmp_path: Path) -> Path | None:
     """The package as it was at SCHEMA_1_COMMIT (None when this checkout lacks the history)."""
     target = tmp_path / "old-hybridmap"
     target.mkdir()
-    archive = subprocess.run(["git", "-C", str(PROJECT), "archive", SCHEMA_1_COMMIT, "hybridmap",
-                              "lsp_configs", "queries"], capture_output=True)
+    archive = subprocess.run(
+        ["git", "-C", str(PROJECT), "archive", SCHEMA_1_COMMIT, "hybridmap", "lsp_configs", "queries"],
+        capture_output=True,
+    )
     if archive.returncode != 0:
         return None
     subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
@@ -196,8 +216,7 @@ def test_a_cache_written_by_the_previous_version(tmp_path: Path, registry: Langu
         assert map_with_old_version(old, root, cache)["files_parsed"] == 0
 
 
-def test_entries_of_another_kind_under_todays_keys_are_dropped(tmp_path: Path,
-                                                              registry: LanguageRegistry) -> None:
+def test_entries_of_another_kind_under_todays_keys_are_dropped(tmp_path: Path, registry: LanguageRegistry) -> None:
     """A version that changes what it stores and forgets to bump the schema must not crash or
     mislead a newer one: such entries decode, into values the reader cannot use."""
     root = sample_repo(tmp_path / "repo", files=6)
@@ -212,8 +231,12 @@ def test_entries_of_another_kind_under_todays_keys_are_dropped(tmp_path: Path,
             disk.set(disk_key(key), codec.encode(other))  # bare FileTags (as schema 1), a str, a tuple
     result = map_with(root, cache, registry)
     assert result.text == fresh_map(root, tmp_path, registry).text and result.stats["files_parsed"] == 6
-    assert cache_kinds(result) == [("cache_corrupt", "6 cached entries unusable (written by another "
-                                                     "hybridmap version, or damaged); dropped and parsed again")]
+    assert cache_kinds(result) == [
+        (
+            "cache_corrupt",
+            "6 cached entries unusable (written by another hybridmap version, or damaged); dropped and parsed again",
+        )
+    ]
     assert_heals(root, cache, registry, result)
 
 
@@ -228,10 +251,10 @@ def test_read_only_cache_directory(public_tmp: Path, registry: LanguageRegistry)
     for path in [root, cache, *root.rglob("*"), *cache.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)  # readable by everyone, writable by root only
     before = {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in cache.iterdir()}
-    proc = run_as_unprivileged(["map", str(root), "--format", "json", "--mode", "static", "--tokens", "2048",
-                                "--cache-dir", str(cache)],
-                               {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory",
-                                "GIT_CONFIG_VALUE_0": "*"})
+    proc = run_as_unprivileged(
+        ["map", str(root), "--format", "json", "--mode", "static", "--tokens", "2048", "--cache-dir", str(cache)],
+        {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*"},
+    )
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result["text"] == expected.text
@@ -246,13 +269,22 @@ def test_a_process_holding_the_lock_does_not_hold_up_the_map(tmp_path: Path, reg
     root = sample_repo(tmp_path / "repo", files=10)
     cache = tmp_path / "cache"
     expected = map_with(root, cache, registry)
-    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         import sqlite3, sys, time
         db = sqlite3.connect({str(cache / "cache.db")!r}, isolation_level=None)
         db.execute("BEGIN IMMEDIATE")  # a writer stuck mid-transaction
         print("locked", flush=True)
         sys.stdin.read()
-    """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    """),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         write_files(root, {"pkg/new.py": "def brand_new_function():\n    return func_0_0(1)\n"})
@@ -260,8 +292,10 @@ def test_a_process_holding_the_lock_does_not_hold_up_the_map(tmp_path: Path, reg
         result = map_with(root, cache, registry, cache_timeout_seconds=1.0)
         assert time.monotonic() - started < 1.0 + 10  # not diskcache's 60 s
         assert result.stats["files_parsed"] == 11 and result.text == fresh_map(root, tmp_path, registry).text
-        assert ("cache_unavailable", "cache locked by another process for more than "
-                "cache_timeout_seconds=1; running without it") in cache_kinds(result)
+        assert (
+            "cache_unavailable",
+            "cache locked by another process for more than cache_timeout_seconds=1; running without it",
+        ) in cache_kinds(result)
     finally:
         holder.kill()
         holder.wait()
@@ -282,24 +316,32 @@ DRIVER = textwrap.dedent("""
 """)
 
 
-def test_two_processes_mapping_with_one_cache_at_once(stdlib_repo: Path, tmp_path: Path,
-                                                      registry: LanguageRegistry) -> None:
+def test_two_processes_mapping_with_one_cache_at_once(
+    stdlib_repo: Path, tmp_path: Path, registry: LanguageRegistry
+) -> None:
     cache = tmp_path / "shared"
     go = tmp_path / "go"
-    procs = [subprocess.Popen([sys.executable, "-c", DRIVER, str(stdlib_repo), str(cache), str(go)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", DRIVER, str(stdlib_repo), str(cache), str(go)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     time.sleep(1.0)  # both imported and waiting
     go.touch()
     outputs = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
-    with RepoMap(stdlib_repo, overrides={"cache_dir": str(tmp_path / "fresh")}, registry=registry,
-                 start_servers=False) as repo:
+    with RepoMap(
+        stdlib_repo, overrides={"cache_dir": str(tmp_path / "fresh")}, registry=registry, start_servers=False
+    ) as repo:
         expected_json = repo.map(tokens=4096, mode="static").to_json()
     for out in outputs:
         assert out["text"] == expected_json["text"] and out["files"] == expected_json["files"]
         assert [d for d in out["diagnostics"] if d["kind"].startswith("cache_")] == []
     # Consistent afterwards: a third run parses nothing and gives the same map.
-    with RepoMap(stdlib_repo, overrides={"cache_dir": str(cache)}, registry=registry,
-                 start_servers=False) as repo:
+    with RepoMap(stdlib_repo, overrides={"cache_dir": str(cache)}, registry=registry, start_servers=False) as repo:
         third = repo.map(tokens=4096, mode="static")
     assert third.stats["files_parsed"] == 0 and third.stats["cache_hits"] > 0
     assert third.to_json()["text"] == expected_json["text"] and cache_kinds(third) == []
@@ -308,8 +350,9 @@ def test_two_processes_mapping_with_one_cache_at_once(stdlib_repo: Path, tmp_pat
 # --- files that change while they are mapped ------------------------------------------------
 
 
-def test_a_file_edited_after_it_was_read_gives_the_old_map_then_the_new(tmp_path: Path,
-                                                                        registry: LanguageRegistry) -> None:
+def test_a_file_edited_after_it_was_read_gives_the_old_map_then_the_new(
+    tmp_path: Path, registry: LanguageRegistry
+) -> None:
     root = sample_repo(tmp_path / "repo", files=5, defs=3)
     write_files(root, {"a_edited.py": "def version_one():\n    return 1\n"})  # listed, and read, first
     cache = tmp_path / "cache"
@@ -318,8 +361,9 @@ def test_a_file_edited_after_it_was_read_gives_the_old_map_then_the_new(tmp_path
         if phase == "reading" and (root / "a_edited.py").read_text().startswith("def version_one"):
             (root / "a_edited.py").write_text("def version_two_longer():\n    return 2\n")
 
-    with RepoMap(root, overrides={"cache_dir": str(cache)}, registry=registry, progress=edit_after_read,
-                 start_servers=False) as repo:
+    with RepoMap(
+        root, overrides={"cache_dir": str(cache)}, registry=registry, progress=edit_after_read, start_servers=False
+    ) as repo:
         during = repo.map(tokens=2048, mode="static")
         after = repo.map(tokens=2048, mode="static")
     names = lambda result: {s.name for f in result.files if f.path == "a_edited.py" for s in f.symbols}  # noqa: E731
@@ -342,8 +386,13 @@ def test_a_same_size_edit_that_keeps_mtime_is_seen_next_time(tmp_path: Path, reg
             target.write_text("def omega_name():\n    return 1\n")  # same size
             os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
 
-    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}, registry=registry,
-                 progress=same_size_edit, start_servers=False) as repo:
+    with RepoMap(
+        root,
+        overrides={"cache_dir": str(tmp_path / "cache")},
+        registry=registry,
+        progress=same_size_edit,
+        start_servers=False,
+    ) as repo:
         assert "def alpha_name" in repo.map(tokens=1024, mode="static").text  # read before the edit
         assert "def omega_name" in repo.map(tokens=1024, mode="static").text
 
@@ -370,8 +419,9 @@ def test_a_file_rewritten_in_place_during_maps(tmp_path: Path, registry: Languag
     thread.start()
     seen = []
     try:
-        with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}, registry=registry,
-                     start_servers=False) as repo:
+        with RepoMap(
+            root, overrides={"cache_dir": str(tmp_path / "cache")}, registry=registry, start_servers=False
+        ) as repo:
             for _ in range(40):
                 result = repo.map(tokens=2048, mode="static")
                 shown = {s.name for f in result.files if f.path == "hot.py" for s in f.symbols}

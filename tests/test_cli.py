@@ -12,13 +12,11 @@ from .conftest import run_on_pty
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "hybridmap", *args], capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run([sys.executable, "-m", "hybridmap", *args], capture_output=True, text=True, timeout=300)
 
 
 def test_map_json_contract(stdlib_repo: Path, tmp_path: Path) -> None:
-    proc = run_cli("map", str(stdlib_repo), "--tokens", "1024", "--format", "json",
-                   "--cache-dir", str(tmp_path))
+    proc = run_cli("map", str(stdlib_repo), "--tokens", "1024", "--format", "json", "--cache-dir", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert {"text", "tokens", "budget", "files", "servers", "edges", "diagnostics", "timings"} <= set(data)
@@ -38,8 +36,18 @@ def test_map_json_contract(stdlib_repo: Path, tmp_path: Path) -> None:
 
 
 def test_map_text_with_chat_and_mention(stdlib_repo: Path, tmp_path: Path) -> None:
-    proc = run_cli("map", str(stdlib_repo), "--tokens", "512", "--chat", "json/decoder.py",
-                   "--mention", "FileCookieJar", "--cache-dir", str(tmp_path))
+    proc = run_cli(
+        "map",
+        str(stdlib_repo),
+        "--tokens",
+        "512",
+        "--chat",
+        "json/decoder.py",
+        "--mention",
+        "FileCookieJar",
+        "--cache-dir",
+        str(tmp_path),
+    )
     assert proc.returncode == 0, proc.stderr
     assert "json/decoder.py:" not in proc.stdout
     assert "class FileCookieJar" in proc.stdout
@@ -67,8 +75,9 @@ def test_cache_clear(git_repo, tmp_path: Path) -> None:
 
 
 def test_progress_shows_on_a_terminal_only(stdlib_repo: Path, tmp_path: Path) -> None:
-    code, stderr, stdout = run_on_pty(["map", str(stdlib_repo), "--tokens", "256",
-                                       "--cache-dir", str(tmp_path / "tty")], stream="stderr")
+    code, stderr, stdout = run_on_pty(
+        ["map", str(stdlib_repo), "--tokens", "256", "--cache-dir", str(tmp_path / "tty")], stream="stderr"
+    )
     assert code == 0
     assert "hybridmap: parsing" in stderr and "files" in stderr
     assert "parsing" not in stdout  # the map itself stays clean

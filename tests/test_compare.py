@@ -49,8 +49,13 @@ def make_repo(root: Path, source: Path) -> Path:
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    return subprocess.run([sys.executable, "-m", "hybridmap", "compare", *args], capture_output=True,
-                          text=True, timeout=120, env={**base, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "hybridmap", "compare", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**base, **(env or {})},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -94,19 +99,36 @@ def test_rank_moves_follow_the_two_maps(python_comparison: Comparison) -> None:
     for move in c.files:
         assert move.static == (static_order.index(move.path) + 1 if move.path in static_order else None)
         assert move.hybrid == (hybrid_order.index(move.path) + 1 if move.path in hybrid_order else None)
-        expected = ("entered" if move.static is None else "left" if move.hybrid is None else
-                    "up" if move.hybrid < move.static else "down" if move.hybrid > move.static else "same")
+        expected = (
+            "entered"
+            if move.static is None
+            else "left"
+            if move.hybrid is None
+            else "up"
+            if move.hybrid < move.static
+            else "down"
+            if move.hybrid > move.static
+            else "same"
+        )
         assert move.change == expected
     assert [m.path for m in c.files if m.hybrid is not None] == hybrid_order
 
     for result, side in ((c.static, "static"), (c.hybrid, "hybrid")):
-        shown = sorted(((s.rank, f.path, s.name, s.line) for f in result.files for s in f.symbols),
-                       key=lambda t: -t[0])
+        shown = sorted(((s.rank, f.path, s.name, s.line) for f in result.files for s in f.symbols), key=lambda t: -t[0])
         positions = {(m.path, m.name, m.line): getattr(m, side) for m in c.symbols if getattr(m, side)}
         assert sorted(positions.values()) == list(range(1, len(shown) + 1))
-        ranks_by_position = [rank for rank, *_ in sorted(
-            ((s.rank, pos) for f in result.files for s in f.symbols
-             for pos in [positions[(f.path, s.name, s.line)]]), key=lambda t: t[1])]
+        ranks_by_position = [
+            rank
+            for rank, *_ in sorted(
+                (
+                    (s.rank, pos)
+                    for f in result.files
+                    for s in f.symbols
+                    for pos in [positions[(f.path, s.name, s.line)]]
+                ),
+                key=lambda t: t[1],
+            )
+        ]
         assert ranks_by_position == sorted(ranks_by_position, reverse=True)
     # Servers showed memory.py's Runner.run (what app.py really calls) instead of disk.py's Runner.
     by_key = {(m.path, m.name): m for m in c.symbols}
@@ -122,10 +144,10 @@ def test_columns_fit_the_width_and_keep_each_map_on_its_side(python_comparison: 
         lines = text.splitlines()
         assert max(len(line) for line in lines) <= width
         column = (width - 3) // 2
-        maps = [line.ljust(column + 3) for line in lines[2:lines.index("")]]  # rows are right-stripped
-        assert all(line[column:column + 3] in (" │ ", " < ", " > ", " ≠ ") for line in maps)
-        left = [line[:column].rstrip() for line in maps if line[column:column + 3] in (" │ ", " < ", " ≠ ")]
-        right = [line[column + 3:] for line in maps if line[column:column + 3] in (" │ ", " > ", " ≠ ")]
+        maps = [line.ljust(column + 3) for line in lines[2 : lines.index("")]]  # rows are right-stripped
+        assert all(line[column : column + 3] in (" │ ", " < ", " > ", " ≠ ") for line in maps)
+        left = [line[:column].rstrip() for line in maps if line[column : column + 3] in (" │ ", " < ", " ≠ ")]
+        right = [line[column + 3 :] for line in maps if line[column : column + 3] in (" │ ", " > ", " ≠ ")]
         cut = column - 1  # a cut line ends with "…"
         assert [x[:cut] for x in left] == [x[:cut] for x in python_comparison.static.text.splitlines()]
         assert [x[:cut] for x in right] == [x[:cut] for x in python_comparison.hybrid.text.splitlines()]
@@ -134,13 +156,13 @@ def test_columns_fit_the_width_and_keep_each_map_on_its_side(python_comparison: 
 def test_unified_marks_each_map_and_fits_the_width(python_comparison: Comparison) -> None:
     text = render_comparison(python_comparison, "unified", None)
     lines = text.splitlines()
-    maps = lines[2:lines.index("")]
+    maps = lines[2 : lines.index("")]
     static = [line[2:] for line in maps if line[:2] in ("  ", "- ")]
     hybrid = [line[2:] for line in maps if line[:2] in ("  ", "+ ")]
     assert static == python_comparison.static.text.splitlines()
     assert hybrid == python_comparison.hybrid.text.splitlines()
     assert "- class Runner:" in lines and "+     def run(self, key: str) -> int:" in lines
-    below = "\n".join(lines[lines.index(""):])
+    below = "\n".join(lines[lines.index("") :])
     for edge in (*PY_RESOLVED, *PY_REMOVED):
         assert f"{edge.src} -> {edge.dst}  {edge.ident}" in below
     assert "Removed name-matched guesses: 5" in below and "Resolved by servers: 3 lsp edges" in below
@@ -162,8 +184,13 @@ def test_auto_layout() -> None:
 
 def test_compare_rejects_maps_of_the_wrong_modes(python_comparison: Comparison) -> None:
     with pytest.raises(ValueError, match="static and a hybrid"):
-        compare_maps(python_comparison.request, python_comparison.hybrid, None,  # type: ignore[arg-type]
-                     python_comparison.static, None)  # type: ignore[arg-type]
+        compare_maps(
+            python_comparison.request,
+            python_comparison.hybrid,
+            None,  # type: ignore[arg-type]
+            python_comparison.static,
+            None,
+        )  # type: ignore[arg-type]
 
 
 def test_later_compare_without_wait_uses_earlier_server_answers(python_repo: Path, tmp_path: Path) -> None:
@@ -180,15 +207,29 @@ def test_cli_json_shape(python_repo: Path, tmp_path: Path) -> None:
     proc = run_cli(str(python_repo), "--tokens", str(PY_TOKENS), "--format", "json", "--cache-dir", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert {"request", "static", "hybrid", "edges", "rank", "budget", "servers", "servers_ready",
-            "diagnostics", "notes"} == set(data)
+    assert {
+        "request",
+        "static",
+        "hybrid",
+        "edges",
+        "rank",
+        "budget",
+        "servers",
+        "servers_ready",
+        "diagnostics",
+        "notes",
+    } == set(data)
     for side in ("static", "hybrid"):
-        assert {"text", "tokens", "budget", "mode", "files", "servers", "edges", "diagnostics",
-                "timings"} <= set(data[side])
+        assert {"text", "tokens", "budget", "mode", "files", "servers", "edges", "diagnostics", "timings"} <= set(
+            data[side]
+        )
         assert data[side]["mode"] == side and data[side]["tokens"] <= PY_TOKENS
-        assert data["budget"][side] == {"budget": PY_TOKENS, "tokens": data[side]["tokens"],
-                                        "files": len(data[side]["files"]),
-                                        "symbols": sum(len(f["symbols"]) for f in data[side]["files"])}
+        assert data["budget"][side] == {
+            "budget": PY_TOKENS,
+            "tokens": data[side]["tokens"],
+            "files": len(data[side]["files"]),
+            "symbols": sum(len(f["symbols"]) for f in data[side]["files"]),
+        }
     assert data["request"]["server_wait"] == 60 and data["request"]["tokens"] == PY_TOKENS
     assert data["servers"]["python"]["state"] == "ready" and data["servers_ready"] is True
     assert data["edges"]["resolved"] == [{**e.to_json(), "name_matched": True} for e in PY_RESOLVED]
@@ -204,8 +245,16 @@ def test_cli_json_shape(python_repo: Path, tmp_path: Path) -> None:
 
 def test_cli_columns_respect_columns(python_repo: Path, tmp_path: Path) -> None:
     require("ty")
-    proc = run_cli(str(python_repo), "--tokens", str(PY_TOKENS), "--layout", "columns",
-                   "--cache-dir", str(tmp_path), env={"COLUMNS": "72"})
+    proc = run_cli(
+        str(python_repo),
+        "--tokens",
+        str(PY_TOKENS),
+        "--layout",
+        "columns",
+        "--cache-dir",
+        str(tmp_path),
+        env={"COLUMNS": "72"},
+    )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert max(len(line) for line in lines) <= 72
@@ -277,8 +326,7 @@ def test_repository_without_any_server(tmp_path: Path) -> None:
 
 
 def test_server_wait_zero_says_servers_were_not_used(python_repo: Path, tmp_path: Path) -> None:
-    proc = run_cli(str(python_repo), "--server-wait", "0", "--tokens", str(PY_TOKENS),
-                   "--cache-dir", str(tmp_path))
+    proc = run_cli(str(python_repo), "--server-wait", "0", "--tokens", str(PY_TOKENS), "--cache-dir", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("--- static: ") and "\n+++ hybrid, 0 lsp edges: " in proc.stdout
     assert "  python: disabled (" in proc.stdout

@@ -17,18 +17,23 @@ import pytest
 from hybridmap.model import SCHEMA_VERSION
 
 SMALL = {
-    "app.py": ("from store import load, Runner\n\n\ndef main() -> int:\n    rows = load('x')\n"
-               "    return Runner().run(len(rows))\n"),
-    "store.py": ("def load(key: str) -> list[str]:\n    return [key]\n\n\nclass Runner:\n"
-                 "    def run(self, n: int) -> int:\n        return n\n"),
+    "app.py": (
+        "from store import load, Runner\n\n\ndef main() -> int:\n    rows = load('x')\n"
+        "    return Runner().run(len(rows))\n"
+    ),
+    "store.py": (
+        "def load(key: str) -> list[str]:\n    return [key]\n\n\nclass Runner:\n"
+        "    def run(self, n: int) -> int:\n        return n\n"
+    ),
     "util/text.py": "def shout(text: str) -> str:\n    return text.upper()\n",
     "README.md": "# small\n",
 }
 
 
 def hybridmap(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "hybridmap", *args], capture_output=True, text=True,
-                          timeout=300, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "hybridmap", *args], capture_output=True, text=True, timeout=300, cwd=cwd
+    )
 
 
 def schema(name: str) -> dict[str, Any]:
@@ -45,6 +50,7 @@ def map_json(root: Path, *args: str) -> dict[str, Any]:
 
 
 # --- exit codes ---------------------------------------------------------------------------------
+
 
 def test_an_empty_map_exits_1_with_one_line_saying_why(tmp_path: Path, git_repo) -> None:
     proc = hybridmap("map", str(tmp_path), "--no-cache")  # no source file at all
@@ -74,14 +80,17 @@ def test_a_missing_chat_file_still_maps_and_says_so_on_stderr(git_repo) -> None:
     assert proc.stderr == "hybridmap: new_module.py: chat_file_missing: chat file not found under root\n"
 
 
-@pytest.mark.parametrize("args, says", [
-    (["map", "--tokens", "0"], "--tokens"),
-    (["map", "--mode", "psychic"], "--mode"),
-    (["map", "--chat-file", "app.py"], "No such option"),
-    (["map", "ROOT", "--chat", "/etc/passwd"], "outside the root"),
-    (["map", "ROOT/missing"], "does not exist"),
-    (["nosuchcommand"], "No such command"),
-])
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["map", "--tokens", "0"], "--tokens"),
+        (["map", "--mode", "psychic"], "--mode"),
+        (["map", "--chat-file", "app.py"], "No such option"),
+        (["map", "ROOT", "--chat", "/etc/passwd"], "outside the root"),
+        (["map", "ROOT/missing"], "does not exist"),
+        (["nosuchcommand"], "No such command"),
+    ],
+)
 def test_usage_errors_exit_2(git_repo, args: list[str], says: str) -> None:
     root = git_repo(SMALL)
     proc = hybridmap(*[a.replace("ROOT", str(root)) for a in args], cwd=root)
@@ -93,9 +102,13 @@ def test_a_bad_settings_file_is_a_usage_error(git_repo, tmp_path: Path) -> None:
     root = git_repo(SMALL)
     (tmp_path / "xdg" / "hybridmap").mkdir(parents=True)
     (tmp_path / "xdg" / "hybridmap" / "config.toml").write_text("map_tokens = -1\n")
-    proc = subprocess.run([sys.executable, "-m", "hybridmap", "map", str(root), "--no-cache"],
-                          capture_output=True, text=True, timeout=300,
-                          env={**__import__("os").environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg")})
+    proc = subprocess.run(
+        [sys.executable, "-m", "hybridmap", "map", str(root), "--no-cache"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**__import__("os").environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg")},
+    )
     assert proc.returncode == 2 and "'map_tokens' must be" in proc.stderr
     assert proc.stderr.count("\n") == 1
 
@@ -108,22 +121,38 @@ def test_dash_h_is_help() -> None:
 
 # --- the JSON documents -------------------------------------------------------------------------
 
+
 def test_map_json_validates_against_the_shipped_schema(stdlib_repo: Path) -> None:
     data = map_json(stdlib_repo, "--tokens", "2048", "--chat", "json/decoder.py", "--mention", "HTTPServer")
-    assert data["schema_version"] == SCHEMA_VERSION == schema("map.schema.json")["properties"][
-        "schema_version"]["const"]
+    assert (
+        data["schema_version"] == SCHEMA_VERSION == schema("map.schema.json")["properties"]["schema_version"]["const"]
+    )
     assert len(data["files"]) >= 10
 
 
 def test_the_schema_rejects_what_the_contract_forbids() -> None:
     """The schema is strict enough to be worth checking against: a missing or unknown key fails."""
-    document = {"schema_version": SCHEMA_VERSION, "text": "", "tokens": 0, "budget": 1, "tokenizer": "x",
-                "mode": "static", "files": [], "servers": {}, "edges": {}, "diagnostics": [],
-                "timings": {}, "stats": {}}
+    document = {
+        "schema_version": SCHEMA_VERSION,
+        "text": "",
+        "tokens": 0,
+        "budget": 1,
+        "tokenizer": "x",
+        "mode": "static",
+        "files": [],
+        "servers": {},
+        "edges": {},
+        "diagnostics": [],
+        "timings": {},
+        "stats": {},
+    }
     jsonschema.validate(document, schema("map.schema.json"))
-    for broken in ({k: v for k, v in document.items() if k != "schema_version"},
-                   {**document, "surprise": 1}, {**document, "mode": "psychic"},
-                   {**document, "files": [{"path": "a.py", "rank": 1.0}]}):
+    for broken in (
+        {k: v for k, v in document.items() if k != "schema_version"},
+        {**document, "surprise": 1},
+        {**document, "mode": "psychic"},
+        {**document, "files": [{"path": "a.py", "rank": 1.0}]},
+    ):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(broken, schema("map.schema.json"))
 
@@ -157,8 +186,13 @@ def test_files_come_in_the_order_of_their_rank(stdlib_repo: Path) -> None:
 
 
 def test_symbols_have_end_lines_and_files_languages(git_repo) -> None:
-    root = git_repo({**SMALL, "web/cart.ts": "export class Cart {\n  total(): number {\n    return 0;\n  }\n}\n",
-                     "web/main.ts": "import { Cart } from './cart';\nnew Cart().total();\n"})
+    root = git_repo(
+        {
+            **SMALL,
+            "web/cart.ts": "export class Cart {\n  total(): number {\n    return 0;\n  }\n}\n",
+            "web/main.ts": "import { Cart } from './cart';\nnew Cart().total();\n",
+        }
+    )
     data = map_json(root, "--tokens", "1024")
     files = {f["path"]: f for f in data["files"]}
     assert files["store.py"]["language"] == "python" and files["web/cart.ts"]["language"] == "typescript"
@@ -171,7 +205,7 @@ def test_symbols_have_end_lines_and_files_languages(git_repo) -> None:
 
 # --- the typed API ------------------------------------------------------------------------------
 
-TYPED_USE = '''
+TYPED_USE = """
 from hybridmap import MapResult, RepoMap
 
 
@@ -191,7 +225,7 @@ def bad_mode(repo: RepoMap) -> MapResult:
 
 def bad_key(result: MapResult) -> object:
     return result.to_json()["file"]
-'''
+"""
 
 
 def test_the_sync_facade_and_to_json_are_typed(tmp_path: Path) -> None:
@@ -199,9 +233,22 @@ def test_the_sync_facade_and_to_json_are_typed(tmp_path: Path) -> None:
     TypedDicts: mypy --strict rejects a misspelt argument, a bad mode and an unknown key."""
     pytest.importorskip("mypy", reason="mypy is in the test extra; without it the typing check cannot run")
     (tmp_path / "use.py").write_text(TYPED_USE)
-    proc = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent",
-                           "--cache-dir", str(tmp_path / "cache"), str(tmp_path / "use.py")],
-                          capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parents[1])
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--follow-imports=silent",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            str(tmp_path / "use.py"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     errors = [line for line in proc.stdout.splitlines() if ": error:" in line]
     assert len(errors) == 3, proc.stdout
     assert 'Unexpected keyword argument "chat_file" for "map" of "RepoMap"' in errors[0]
@@ -211,10 +258,29 @@ def test_the_sync_facade_and_to_json_are_typed(tmp_path: Path) -> None:
 
 # --- which files are mapped ---------------------------------------------------------------------
 
+
 def mapped(root: Path, *args: str, env: dict[str, str] | None = None) -> set[str]:
-    proc = subprocess.run([sys.executable, "-m", "hybridmap", "map", str(root), "--mode", "static", "--no-cache",
-                           "--format", "json", "--tokens", "4096", *args], capture_output=True, text=True,
-                          timeout=300, env=env)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hybridmap",
+            "map",
+            str(root),
+            "--mode",
+            "static",
+            "--no-cache",
+            "--format",
+            "json",
+            "--tokens",
+            "4096",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr
     return {f["path"] for f in json.loads(proc.stdout)["files"]}
 
@@ -226,8 +292,11 @@ def test_include_and_exclude_flags_and_settings(git_repo, tmp_path: Path) -> Non
     everything = {"app.py", "store.py", "util/text.py", "util/gen/table.py"}
     assert mapped(root) == everything
     assert mapped(root, "--include", "util/") == {"util/text.py", "util/gen/table.py"}
-    assert mapped(root, "--include", "util/", "--include", "store.py") == {"util/text.py", "util/gen/table.py",
-                                                                           "store.py"}
+    assert mapped(root, "--include", "util/", "--include", "store.py") == {
+        "util/text.py",
+        "util/gen/table.py",
+        "store.py",
+    }
     assert mapped(root, "--include", "util/", "--exclude", "gen/") == {"util/text.py"}
     assert mapped(root, "--include", "*.py", "--include", "!util/**") == {"app.py", "store.py"}  # last wins
     assert mapped(root, "--exclude", "util/**") == {"app.py", "store.py"}
@@ -245,9 +314,12 @@ def test_untracked_build_output_stays_out_unless_asked(git_repo, tmp_path: Path)
     import shutil
 
     root = git_repo({**SMALL, "out/kept.py": "def committed_output() -> None:\n    pass\n"})
-    copy = {"build/lib/store.py": SMALL["store.py"], "dist/pkg/store.py": SMALL["store.py"],
-            "pkg.egg-info/setup_hook.py": "def hook() -> None:\n    pass\n",
-            "web/target/debug/gen.py": "def generated() -> None:\n    pass\n"}
+    copy = {
+        "build/lib/store.py": SMALL["store.py"],
+        "dist/pkg/store.py": SMALL["store.py"],
+        "pkg.egg-info/setup_hook.py": "def hook() -> None:\n    pass\n",
+        "web/target/debug/gen.py": "def generated() -> None:\n    pass\n",
+    }
     for rel, text in copy.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
@@ -270,10 +342,18 @@ def test_test_data_weighs_like_tests() -> None:
     from hybridmap.settings import Settings
 
     settings = Settings()
-    cases = {"src/shop.py": 1.0, "tests/test_shop.py": 0.4, "testdata/input.go": 0.4, "pkg/test_data/x.py": 0.4,
-             "web/__fixtures__/user.ts": 0.4, "web/__snapshots__/App.test.tsx.snap.js": 0.4,
-             "fixtures/db.py": 0.4, "tests/fixtures/languages/scala/Cart.scala": 0.4 * 0.4,
-             "src/__mocks__/api.js": 0.4, "internal/golden/out.go": 0.4}
+    cases = {
+        "src/shop.py": 1.0,
+        "tests/test_shop.py": 0.4,
+        "testdata/input.go": 0.4,
+        "pkg/test_data/x.py": 0.4,
+        "web/__fixtures__/user.ts": 0.4,
+        "web/__snapshots__/App.test.tsx.snap.js": 0.4,
+        "fixtures/db.py": 0.4,
+        "tests/fixtures/languages/scala/Cart.scala": 0.4 * 0.4,
+        "src/__mocks__/api.js": 0.4,
+        "internal/golden/out.go": 0.4,
+    }
     for path, weight in cases.items():
         assert path_multiplier(path, settings)[0] == pytest.approx(weight), path
     assert path_multiplier("tests/fixtures/a.py", settings.replace(fixture_path_weight=1.0))[0] == 0.4
@@ -296,13 +376,25 @@ def test_the_first_map_of_this_repository_shows_the_package() -> None:
     assert sum(p.startswith("hybridmap/") for p in files[:10]) >= 7, files
     # README's first example: editing api.py, 500 tokens. Before: 5 language fixtures, 188 of the
     # 500 tokens (api.py's `.items()` and `.add()` name-match every fixture defining them).
-    proc = hybridmap("map", str(checkout), "--mode", "static", "--no-cache", "--format", "json", "--tokens", "500",
-                     "--chat", "hybridmap/api.py")
+    proc = hybridmap(
+        "map",
+        str(checkout),
+        "--mode",
+        "static",
+        "--no-cache",
+        "--format",
+        "json",
+        "--tokens",
+        "500",
+        "--chat",
+        "hybridmap/api.py",
+    )
     files = [f["path"] for f in json.loads(proc.stdout)["files"]]
     assert sum(p.startswith("tests/") for p in files) <= 2 and not any(p.startswith("tests/") for p in files[:8])
 
 
 # --- progress -----------------------------------------------------------------------------------
+
 
 def test_progress_on_a_terminal_shows_phases_and_the_server_wait(git_repo, tmp_path: Path) -> None:
     from .conftest import run_on_pty
@@ -318,6 +410,7 @@ def test_progress_on_a_terminal_shows_phases_and_the_server_wait(git_repo, tmp_p
 
 
 # --- token counters -----------------------------------------------------------------------------
+
 
 def test_tokenizer_by_name_counts_offline(stdlib_repo: Path) -> None:
     import tiktoken
@@ -335,8 +428,9 @@ def word_level_tokenizer(path: Path, text: str) -> Any:
     from tokenizers import models, pre_tokenizers
 
     words = sorted(set(re.findall(r"\w+|[^\w\s]", text)))
-    tokenizer = tokenizers.Tokenizer(models.WordLevel({w: i for i, w in enumerate(["[UNK]", *words])},
-                                                      unk_token="[UNK]"))
+    tokenizer = tokenizers.Tokenizer(
+        models.WordLevel({w: i for i, w in enumerate(["[UNK]", *words])}, unk_token="[UNK]")
+    )
     tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
     tokenizer.save(str(path))
     return tokenizer

@@ -14,8 +14,13 @@ from .test_lsp import fixture_repo, require
 
 
 def servers(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "hybridmap", "servers", str(root), *args],
-                          capture_output=True, text=True, timeout=120, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "hybridmap", "servers", str(root), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
 
 
 def test_reports_the_chosen_server_started_for_real(tmp_path: Path) -> None:
@@ -53,7 +58,8 @@ args = ["-c", "touch {marker}"]
     builtin = (BUILTIN_CONFIG_DIR / "python.toml").read_text()
     (config / "hybridmap" / "lsp_configs").mkdir()
     (config / "hybridmap" / "lsp_configs" / "python.toml").write_text(
-        builtin.replace('command = "ty"', 'command = "ty-not-installed"'))
+        builtin.replace('command = "ty"', 'command = "ty-not-installed"')
+    )
     env = {**os.environ, "XDG_CONFIG_HOME": str(config)}
     proc = servers(root, "--format", "json", "--server-wait", "30", env=env)
     assert proc.returncode == 0, proc.stderr

@@ -31,7 +31,7 @@ from hybridmap.sources.treesitter import extract_tags
 
 from .conftest import git, run_on_pty, write_files
 
-STORE = '''\
+STORE = """\
 class Store:
     def __init__(self):
         self.items = {}
@@ -41,8 +41,8 @@ class Store:
 
     def load(self, key):
         return self.items.get(key)
-'''
-MODELS = '''\
+"""
+MODELS = """\
 from app.store import Store
 
 
@@ -52,23 +52,23 @@ class Model:
 
     def persist(self, name):
         self.store.save(name, self)
-'''
-VIEWS = '''\
+"""
+VIEWS = """\
 from app.models import Model
 from app.util import format_name
 
 
 def render_view(model: Model):
     return format_name(model.store.load("name"))
-'''
-UTIL = '''\
+"""
+UTIL = """\
 def format_name(name):
     return str(name)
 
 
 def slugify(text):
     return text.lower().replace(" ", "-")
-'''
+"""
 
 
 def _commit(root: Path, message: str) -> str:
@@ -87,19 +87,33 @@ def _edit(root: Path, rel: str, old: str, new: str) -> None:
 def make_history(root: Path) -> dict[str, str]:
     """A small Python project whose history holds every case the selection must tell apart."""
     root.mkdir()
-    files = {"README.md": "# app\n", "app/__init__.py": "", "app/store.py": STORE, "app/models.py": MODELS,
-             "app/views.py": VIEWS, "app/util.py": UTIL,
-             # A second 'load': the name alone cannot tell which one views.py calls; a server can.
-             "app/disk.py": "def load(path):\n    return open(path).read()\n"}
+    files = {
+        "README.md": "# app\n",
+        "app/__init__.py": "",
+        "app/store.py": STORE,
+        "app/models.py": MODELS,
+        "app/views.py": VIEWS,
+        "app/util.py": UTIL,
+        # A second 'load': the name alone cannot tell which one views.py calls; a server can.
+        "app/disk.py": "def load(path):\n    return open(path).read()\n",
+    }
     files.update({f"app/m{k}.py": f"def helper_{k}():\n    return {k}\n" for k in range(1, 9)})
     write_files(root, files)
     git(root, "init", "-q", "-b", "main")
     shas = {"c0": _commit(root, "initial")}
     # c1: co-edit of two files; models.py has more changed lines (the co-edit chat file).
-    _edit(root, "app/store.py", "        self.items[key] = value\n",
-          "        self.items[key] = value\n        return key\n")
-    _edit(root, "app/models.py", "        self.store.save(name, self)\n",
-          "        key = self.store.save(name, self)\n        return key\n")
+    _edit(
+        root,
+        "app/store.py",
+        "        self.items[key] = value\n",
+        "        self.items[key] = value\n        return key\n",
+    )
+    _edit(
+        root,
+        "app/models.py",
+        "        self.store.save(name, self)\n",
+        "        key = self.store.save(name, self)\n        return key\n",
+    )
     shas["c1"] = _commit(root, "Add `Store.save` return value used by Model.persist")
     # c2: one file only.
     _edit(root, "app/util.py", "return str(name)", "return str(name).strip()")
@@ -117,8 +131,12 @@ def make_history(root: Path) -> dict[str, str]:
     git(root, "merge", "-q", "--no-ff", "feature", "-m", "Merge feature")
     shas["merge"] = git(root, "rev-parse", "HEAD").strip()
     # c5: three files.
-    _edit(root, "app/views.py", '    return format_name(model.store.load("title"))',
-          '    name = model.store.load("title")\n    return format_name(name)')
+    _edit(
+        root,
+        "app/views.py",
+        '    return format_name(model.store.load("title"))',
+        '    name = model.store.load("title")\n    return format_name(name)',
+    )
     _edit(root, "app/util.py", "return str(name).strip()", "return str(name).strip().title()")
     _edit(root, "app/store.py", "return self.items.get(key)", "return self.items.get(key, None)")
     shas["c5"] = _commit(root, "render_view shows the formatted name from util.py")
@@ -131,10 +149,15 @@ def make_history(root: Path) -> dict[str, str]:
     _edit(root, "app/m2.py", "* 2", "* 3")
     shas["c7"] = _commit(root, "rename m1")
     # c8: a method inserted inside a class, a function appended to a file, and a non-source file.
-    _edit(root, "app/store.py", "    def load(self, key):\n",
-          "    def clear(self):\n        self.items.clear()\n\n    def load(self, key):\n")
-    (root / "app/models.py").write_text((root / "app/models.py").read_text() + "\n\ndef make_model():\n"
-                                        "    return Model(Store())\n")
+    _edit(
+        root,
+        "app/store.py",
+        "    def load(self, key):\n",
+        "    def clear(self):\n        self.items.clear()\n\n    def load(self, key):\n",
+    )
+    (root / "app/models.py").write_text(
+        (root / "app/models.py").read_text() + "\n\ndef make_model():\n    return Model(Store())\n"
+    )
     (root / "README.md").write_text("# app\n\nNow with clear().\n")
     shas["c8"] = _commit(root, "Model keeps a default store\n\nSigned-off-by: Someone <someone@example.invalid>\n")
     return shas
@@ -152,8 +175,9 @@ def registry_module() -> LanguageRegistry:
 
 
 def run_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "hybridmap", "eval", *args], capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "hybridmap", "eval", *args], capture_output=True, text=True, timeout=timeout
+    )
 
 
 def worktrees(root: Path) -> list[str]:
@@ -165,7 +189,8 @@ def worktrees(root: Path) -> list[str]:
 
 
 def test_selection_keeps_first_parent_non_merge_commits_that_modify_two_to_six_source_files(
-        history: tuple[Path, dict[str, str]], registry_module: LanguageRegistry) -> None:
+    history: tuple[Path, dict[str, str]], registry_module: LanguageRegistry
+) -> None:
     root, shas = history
     repo = open_repository(root)
     is_source = lambda path: registry_module.language_for(path) is not None  # noqa: E731
@@ -210,14 +235,18 @@ def test_selection_errors(tmp_path: Path, git_repo, registry_module: LanguageReg
 def test_hunks_parse_old_side_lines_and_insertions() -> None:
     hunks = parse_hunks("@@ -3 +3 @@\n-a\n+b\n@@ -10,0 +11,2 @@\n+x\n+y\n@@ -20,4 +22,0 @@\n")
     assert [(h.old_start, h.old_count, h.new_start, h.new_count) for h in hunks] == [
-        (3, 1, 3, 1), (10, 0, 11, 2), (20, 4, 22, 0)]
+        (3, 1, 3, 1),
+        (10, 0, 11, 2),
+        (20, 4, 22, 0),
+    ]
     assert list(hunks[0].old_lines) == [3] and list(hunks[0].new_lines) == [3]
     assert list(hunks[1].old_lines) == [] and list(hunks[1].new_lines) == [11, 12]
     assert list(hunks[2].old_lines) == [20, 21, 22, 23] and list(hunks[2].new_lines) == []
 
 
 def test_changed_definitions_are_the_innermost_definitions_the_diff_touches(
-        history: tuple[Path, dict[str, str]], registry_module: LanguageRegistry) -> None:
+    history: tuple[Path, dict[str, str]], registry_module: LanguageRegistry
+) -> None:
     root, shas = history
     repo = open_repository(root)
     compiled = registry_module.compiled("python")
@@ -242,19 +271,28 @@ def test_changed_definitions_are_the_innermost_definitions_the_diff_touches(
     assert changed(shas["c7"], shas["c8"], "app/models.py") == []
     # Line numbers are the parent's, 1-based.
     diff = file_diff(repo, shas["c0"], shas["c1"], "app/store.py", "app/store.py")
-    found = changed_definitions("app/store.py", extract_tags(compiled, STORE.encode()),
-                                extract_tags(compiled, diff.new_source), diff.hunks)
+    found = changed_definitions(
+        "app/store.py", extract_tags(compiled, STORE.encode()), extract_tags(compiled, diff.new_source), diff.hunks
+    )
     assert [d.line for d in found] == [5]
 
 
 def test_message_mentions() -> None:
     names = {"Store", "save", "Model", "persist", "render_view", "format_name", "load"}
     paths = ["app/store.py", "app/models.py", "app/util.py", "app/views.py"]
-    message = ("Fix `Store.save` crash in models.py when render_view gets None; see https://example.invalid/x\n"
-               "\nThe parseConfig helper and MAX_SIZE too (#123), thanks a@b.invalid\n"
-               "Signed-off-by: Some One <some@example.invalid>\nCo-authored-by: Other <o@example.invalid>\n")
+    message = (
+        "Fix `Store.save` crash in models.py when render_view gets None; see https://example.invalid/x\n"
+        "\nThe parseConfig helper and MAX_SIZE too (#123), thanks a@b.invalid\n"
+        "Signed-off-by: Some One <some@example.invalid>\nCo-authored-by: Other <o@example.invalid>\n"
+    )
     assert message_mentions(message, names, paths) == (
-        "Store", "save", "models.py", "render_view", "parseConfig", "MAX_SIZE")
+        "Store",
+        "save",
+        "models.py",
+        "render_view",
+        "parseConfig",
+        "MAX_SIZE",
+    )
     # Definition names and file stems count only when they exist; stopwords never.
     assert message_mentions("Model keeps a default store", names, paths) == ("Model", "store")
     assert message_mentions("Update the docs", names, paths) == ()
@@ -299,11 +337,29 @@ def test_metrics_on_known_answers() -> None:
     from hybridmap.evaluate.definitions import ChangedDefinition
     from hybridmap.evaluate.tasks import Task
 
-    task = Task("co-edit", ("a.py",), (), (), ("b.py", "c.py", "d.py"),
-                (ChangedDefinition("b.py", "f", "function", 1), ChangedDefinition("c.py", "g", "function", 3),
-                 ChangedDefinition("d.py", "h", "function", 5), ChangedDefinition("b.py", "k", "class", 9)))
-    outcome = MapOutcome((ShownFile("x.py", ("f", "g")), ShownFile("y.py", ()), ShownFile("c.py", ("g",)),
-                          ShownFile("b.py", ("other",))), 100, 0.01)
+    task = Task(
+        "co-edit",
+        ("a.py",),
+        (),
+        (),
+        ("b.py", "c.py", "d.py"),
+        (
+            ChangedDefinition("b.py", "f", "function", 1),
+            ChangedDefinition("c.py", "g", "function", 3),
+            ChangedDefinition("d.py", "h", "function", 5),
+            ChangedDefinition("b.py", "k", "class", 9),
+        ),
+    )
+    outcome = MapOutcome(
+        (
+            ShownFile("x.py", ("f", "g")),
+            ShownFile("y.py", ()),
+            ShownFile("c.py", ("g",)),
+            ShownFile("b.py", ("other",)),
+        ),
+        100,
+        0.01,
+    )
     result = score(task, outcome)
     assert result.file_recall == pytest.approx(2 / 3)
     assert result.reciprocal_rank == pytest.approx(1 / 3)  # c.py is third
@@ -329,33 +385,73 @@ def test_eval_json_shape_and_known_numbers(history: tuple[Path, dict[str, str]],
     git(root, "add", "app/m3.py")
     before = (git(root, "status", "--porcelain"), git(root, "rev-parse", "HEAD"), git(root, "diff", "--cached"))
     out = tmp_path / "eval.json"
-    proc = run_cli(str(root), "--commits", "5", "--modes", "static", "--tokens", "256,4096",
-                   "--format", "json", "--json-out", str(out))
+    proc = run_cli(
+        str(root),
+        "--commits",
+        "5",
+        "--modes",
+        "static",
+        "--tokens",
+        "256,4096",
+        "--format",
+        "json",
+        "--json-out",
+        str(out),
+    )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stderr.strip() == ("hybridmap: warning: only 3 of the 5 requested commits qualify "
-                                   "(scanned 9 first-parent commits of HEAD); evaluating 3")
+    assert proc.stderr.strip() == (
+        "hybridmap: warning: only 3 of the 5 requested commits qualify "
+        "(scanned 9 first-parent commits of HEAD); evaluating 3"
+    )
     data = json.loads(proc.stdout)
     assert json.loads(out.read_text()) == data
     assert (git(root, "status", "--porcelain"), git(root, "rev-parse", "HEAD"), git(root, "diff", "--cached")) == before
     assert worktrees(root) == [str(root)]
 
-    assert {"schema", "root", "rev", "head", "commits_requested", "commits_evaluated", "commits_scanned",
-            "shortfall", "budgets", "systems", "server_wait", "versions", "elapsed_seconds", "summary",
-            "servers_ready_commits", "summary_servers_ready", "servers", "commits"} <= set(data)
+    assert {
+        "schema",
+        "root",
+        "rev",
+        "head",
+        "commits_requested",
+        "commits_evaluated",
+        "commits_scanned",
+        "shortfall",
+        "budgets",
+        "systems",
+        "server_wait",
+        "versions",
+        "elapsed_seconds",
+        "summary",
+        "servers_ready_commits",
+        "summary_servers_ready",
+        "servers",
+        "commits",
+    } <= set(data)
     assert data["servers_ready_commits"] == 0  # static only: no server
     assert (data["commits_requested"], data["commits_evaluated"], data["budgets"], data["systems"]) == (
-        5, 3, [256, 4096], ["static"])
+        5,
+        3,
+        [256, 4096],
+        ["static"],
+    )
     assert data["head"] == shas["c8"]
     assert [c["sha"] for c in data["commits"]] == [shas["c8"], shas["c5"], shas["c1"]]
     assert {(row["system"], row["task"]) for row in data["summary"]} == {("static", "co-edit"), ("static", "message")}
     c1 = data["commits"][2]
-    assert c1["files"] == [{"path": "app/models.py", "new_path": "app/models.py", "added": 2, "deleted": 1},
-                           {"path": "app/store.py", "new_path": "app/store.py", "added": 1, "deleted": 0}]
+    assert c1["files"] == [
+        {"path": "app/models.py", "new_path": "app/models.py", "added": 2, "deleted": 1},
+        {"path": "app/store.py", "new_path": "app/store.py", "added": 1, "deleted": 0},
+    ]
     assert [d["name"] for d in c1["changed_definitions"]] == ["persist", "save"]
     run = c1["runs"]["static"]
     assert run["error"] == "" and run["servers"] == {} and run["edges"]["name-match"] > 0
     assert [(m["task"], m["budget"]) for m in run["maps"]] == [
-        ("co-edit", 256), ("co-edit", 4096), ("message", 256), ("message", 4096)]
+        ("co-edit", 256),
+        ("co-edit", 4096),
+        ("message", 256),
+        ("message", 4096),
+    ]
     for commit in data["commits"]:
         targets = {t["kind"]: t["targets"] for t in commit["tasks"]}
         for m in commit["runs"]["static"]["maps"]:
@@ -370,8 +466,11 @@ def test_eval_json_shape_and_known_numbers(history: tuple[Path, dict[str, str]],
                 assert m["file_recall"] == 1.0
                 assert m["definition_recall"] in (1.0, None)
         co_edit = next(t for t in commit["tasks"] if t["kind"] == "co-edit")
-        assert all(co_edit["chat_files"][0] not in m["files"]
-                   for m in commit["runs"]["static"]["maps"] if m["task"] == "co-edit")
+        assert all(
+            co_edit["chat_files"][0] not in m["files"]
+            for m in commit["runs"]["static"]["maps"]
+            if m["task"] == "co-edit"
+        )
     summary = {row["task"]: row for row in data["summary"]}
     assert summary["co-edit"]["tasks"] == 3 and summary["message"]["tasks"] == 3
     assert summary["co-edit"]["recall"]["4096"] == 1.0
@@ -380,14 +479,14 @@ def test_eval_json_shape_and_known_numbers(history: tuple[Path, dict[str, str]],
     c8 = data["commits"][0]
     assert [(t["chat_files"], t["targets"], [d["name"] for d in t["definitions"]]) for t in c8["tasks"]] == [
         (["app/models.py"], ["app/store.py"], ["Store"]),  # models.py: 4 added lines, store.py 3
-        ([], ["app/models.py", "app/store.py"], ["Store"])]  # the appended make_model is not in the parent
+        ([], ["app/models.py", "app/store.py"], ["Store"]),
+    ]  # the appended make_model is not in the parent
 
 
 def test_eval_markdown_table(history: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
     root, _ = history
     saved = tmp_path / "report.json"
-    proc = run_cli(str(root), "--commits", "2", "--modes", "static", "--tokens", "512,1024",
-                   "--json-out", str(saved))
+    proc = run_cli(str(root), "--commits", "2", "--modes", "static", "--tokens", "512,1024", "--json-out", str(saved))
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""  # piped: no progress bar, and 2 of 2 qualify: no warning
     # A saved report renders to exactly the same markdown.
@@ -399,8 +498,10 @@ def test_eval_markdown_table(history: tuple[Path, dict[str, str]], tmp_path: Pat
     assert again.returncode == 2 and "cannot render" in again.stderr
     lines = proc.stdout.splitlines()
     header = next(line for line in lines if line.startswith("| system |"))
-    assert header == ("| system | task | tasks (with defs) | recall@512 | recall@1024 | MRR@512 | MRR@1024 | "
-                      "defs@512 | defs@1024 | s/map median | s/map p95 | max tokens/budget |")
+    assert header == (
+        "| system | task | tasks (with defs) | recall@512 | recall@1024 | MRR@512 | MRR@1024 | "
+        "defs@512 | defs@1024 | s/map median | s/map p95 | max tokens/budget |"
+    )
     rows = [line for line in lines if line.startswith("| hybridmap static |")]
     assert [row.split(" | ")[1] for row in rows] == ["co-edit", "message"]
     assert all(row.split(" | ")[2] == "2 (2)" for row in rows)
@@ -408,8 +509,19 @@ def test_eval_markdown_table(history: tuple[Path, dict[str, str]], tmp_path: Pat
 
 def test_hybrid_mode_uses_the_server_within_its_wait(history: tuple[Path, dict[str, str]]) -> None:
     root, _ = history
-    proc = run_cli(str(root), "--commits", "2", "--modes", "static,hybrid", "--tokens", "1024",
-                   "--server-wait", "20", "--format", "json")
+    proc = run_cli(
+        str(root),
+        "--commits",
+        "2",
+        "--modes",
+        "static,hybrid",
+        "--tokens",
+        "1024",
+        "--server-wait",
+        "20",
+        "--format",
+        "json",
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     for commit in data["commits"]:
@@ -447,8 +559,9 @@ def test_bare_repositories_and_subdirectories(history: tuple[Path, dict[str, str
 
 def test_progress_bar_on_a_terminal_only(history: tuple[Path, dict[str, str]]) -> None:
     root, _ = history
-    code, stderr, stdout = run_on_pty(["eval", str(root), "--commits", "2", "--modes", "static", "--tokens", "256"],
-                                      stream="stderr")
+    code, stderr, stdout = run_on_pty(
+        ["eval", str(root), "--commits", "2", "--modes", "static", "--tokens", "256"], stream="stderr"
+    )
     assert code == 0
     assert "hybridmap eval [" in stderr and "0/2 commits" in stderr and "2/2 commits" in stderr
     assert stderr.endswith("\r\x1b[K")  # the bar is cleared before the report is printed
@@ -497,11 +610,16 @@ def test_worktree_is_removed_after_an_exception(history: tuple[Path, dict[str, s
     assert git(root, "rev-parse", "HEAD").strip() == shas["c8"]
 
 
-def _interrupt_when(root: Path, args: list[str], is_target: Callable[[psutil.Process], bool],
-                    sig: signal.Signals = signal.SIGINT) -> list[psutil.Process]:
+def _interrupt_when(
+    root: Path, args: list[str], is_target: Callable[[psutil.Process], bool], sig: signal.Signals = signal.SIGINT
+) -> list[psutil.Process]:
     """Run eval, send ``sig`` once a matching child process runs; check the cleanup; return those children."""
-    proc = subprocess.Popen([sys.executable, "-m", "hybridmap", "eval", str(root), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hybridmap", "eval", str(root), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     me = psutil.Process(proc.pid)
     targets: list[psutil.Process] = []
     scratch: list[str] = []
@@ -531,17 +649,20 @@ def _interrupt_when(root: Path, args: list[str], is_target: Callable[[psutil.Pro
     return targets
 
 
-def test_ctrl_c_mid_run_removes_the_worktree_and_stops_the_servers(
-        history: tuple[Path, dict[str, str]]) -> None:
+def test_ctrl_c_mid_run_removes_the_worktree_and_stops_the_servers(history: tuple[Path, dict[str, str]]) -> None:
     root, _ = history
-    _interrupt_when(root, ["--commits", "3", "--modes", "static,hybrid", "--server-wait", "30", "--format", "json"],
-                    lambda p: p.name() == "ty")
+    _interrupt_when(
+        root,
+        ["--commits", "3", "--modes", "static,hybrid", "--server-wait", "30", "--format", "json"],
+        lambda p: p.name() == "ty",
+    )
 
 
 def test_sigterm_cleans_up_like_ctrl_c(history: tuple[Path, dict[str, str]]) -> None:
     root, _ = history
-    _interrupt_when(root, ["--commits", "3", "--modes", "hybrid", "--server-wait", "30"],
-                    lambda p: p.name() == "ty", signal.SIGTERM)
+    _interrupt_when(
+        root, ["--commits", "3", "--modes", "hybrid", "--server-wait", "30"], lambda p: p.name() == "ty", signal.SIGTERM
+    )
 
 
 def test_ctrl_c_while_the_peer_runs_stops_it(history: tuple[Path, dict[str, str]]) -> None:
@@ -551,9 +672,11 @@ def test_ctrl_c_while_the_peer_runs_stops_it(history: tuple[Path, dict[str, str]
         print(reason)
         pytest.skip(reason)
     root, _ = history
-    _interrupt_when(root, ["--commits", "3", "--modes", "", "--peer", "aider", "--aider-python", python],
-                    lambda p: any(part.endswith("aider_runner.py") for part in p.cmdline())
-                    and "--version" not in p.cmdline())
+    _interrupt_when(
+        root,
+        ["--commits", "3", "--modes", "", "--peer", "aider", "--aider-python", python],
+        lambda p: any(part.endswith("aider_runner.py") for part in p.cmdline()) and "--version" not in p.cmdline(),
+    )
 
 
 # --- the peer --------------------------------------------------------------------------------
@@ -576,8 +699,21 @@ def test_peer_aider_runs_the_real_aider(history: tuple[Path, dict[str, str]]) ->
         print(reason)
         pytest.skip(reason)
     root, _shas = history
-    proc = run_cli(str(root), "--commits", "3", "--modes", "static", "--peer", "aider", "--tokens", "256,4096",
-                   "--format", "json", "--aider-python", python)
+    proc = run_cli(
+        str(root),
+        "--commits",
+        "3",
+        "--modes",
+        "static",
+        "--peer",
+        "aider",
+        "--tokens",
+        "256,4096",
+        "--format",
+        "json",
+        "--aider-python",
+        python,
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["systems"] == ["static", "aider"]
@@ -588,7 +724,8 @@ def test_peer_aider_runs_the_real_aider(history: tuple[Path, dict[str, str]]) ->
         assert aider["error"] == "" and aider["first_map_seconds"] > 0
         tasks = {t["kind"]: t for t in commit["tasks"]}
         assert [(m["task"], m["budget"]) for m in aider["maps"]] == [
-            (kind, budget) for kind in tasks for budget in (256, 4096)]
+            (kind, budget) for kind in tasks for budget in (256, 4096)
+        ]
         for m in aider["maps"]:
             assert m["tokens"] > 0
             assert set(tasks[m["task"]]["chat_files"]).isdisjoint(m["files"])
@@ -596,11 +733,25 @@ def test_peer_aider_runs_the_real_aider(history: tuple[Path, dict[str, str]]) ->
                 # Everything fits: Aider shows every file with definitions but the chat files.
                 assert m["file_recall"] == 1.0
     # Reproducible: the same requests give the same maps (Aider's runner has a fixed hash seed).
-    again = run_cli(str(root), "--commits", "3", "--modes", "", "--peer", "aider", "--tokens", "256,4096",
-                    "--format", "json", "--aider-python", python)
+    again = run_cli(
+        str(root),
+        "--commits",
+        "3",
+        "--modes",
+        "",
+        "--peer",
+        "aider",
+        "--tokens",
+        "256,4096",
+        "--format",
+        "json",
+        "--aider-python",
+        python,
+    )
     assert again.returncode == 0, again.stderr
     assert [[m["files"] for m in c["runs"]["aider"]["maps"]] for c in json.loads(again.stdout)["commits"]] == [
-        [m["files"] for m in c["runs"]["aider"]["maps"]] for c in data["commits"]]
+        [m["files"] for m in c["runs"]["aider"]["maps"]] for c in data["commits"]
+    ]
     # Files come in Aider's rank order (from get_ranked_tags), not in the name order of its text.
     orders = [m["files"] for c in data["commits"] for m in c["runs"]["aider"]["maps"]]
     assert any(files != sorted(files) for files in orders)

@@ -19,8 +19,15 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def run_example(name: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([sys.executable, str(EXAMPLES / name), *args], check=False, capture_output=True, text=True,
-                          timeout=180, cwd=cwd, env={**os.environ, "XDG_CACHE_HOME": str(cwd / "cache")})
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLES / name), *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=cwd,
+        env={**os.environ, "XDG_CACHE_HOME": str(cwd / "cache")},
+    )
     assert proc.returncode == 0, proc.stderr
     return proc
 
@@ -69,11 +76,9 @@ def test_mcp_config_starts_the_server(tmp_path: Path) -> None:
     root = fixture_repo(tmp_path, "python")
 
     async def main() -> set[str]:
-        params = StdioServerParameters(command=command, args=entry["args"], env=entry.get("env") or None,
-                                       cwd=root)
+        params = StdioServerParameters(command=command, args=entry["args"], env=entry.get("env") or None, cwd=root)
         with open(tmp_path / "server.log", "w") as errlog:  # noqa: ASYNC230 (the child's stderr, once)
-            async with stdio_client(params, errlog=errlog) as (read, write), \
-                    ClientSession(read, write) as session:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
                 await session.initialize()
                 listed = {tool.name for tool in (await session.list_tools()).tools}
                 result = await session.call_tool("file_outline", {"path": "app.py"})
@@ -81,5 +86,11 @@ def test_mcp_config_starts_the_server(tmp_path: Path) -> None:
                 assert [s["name"] for s in result.structured_content["symbols"]] == ["main"]
                 return listed
 
-    assert anyio.run(main) == {"repo_map", "search_symbols", "symbol_info", "file_outline",
-                               "server_status", "compare_maps"}
+    assert anyio.run(main) == {
+        "repo_map",
+        "search_symbols",
+        "symbol_info",
+        "file_outline",
+        "server_status",
+        "compare_maps",
+    }

@@ -71,62 +71,108 @@ class Case:
 
 RESTARTED = r"\(restarted 1x\)"
 CASES = [
-    Case("exit-now", ServerState.FAILED, r"^fault: .*(exited with|return) code:? 3",
-         next_detail=RESTARTED),
-    Case("crash-on-initialize", ServerState.FAILED, r"^fault: .*code:? 4.*crashing in initialize",
-         next_detail=RESTARTED),
+    Case("exit-now", ServerState.FAILED, r"^fault: .*(exited with|return) code:? 3", next_detail=RESTARTED),
+    Case(
+        "crash-on-initialize", ServerState.FAILED, r"^fault: .*code:? 4.*crashing in initialize", next_detail=RESTARTED
+    ),
     Case("crash-on-request", ServerState.FAILED, r"^fault: .*exited with code 7", next_detail=RESTARTED),
     # The grandchild keeps the pipes open: the crash must still be seen at once, and the child killed.
-    Case("crash-on-request", ServerState.FAILED, r"^fault: .*exited with code 7", next_detail=RESTARTED,
-         child=True),
+    Case("crash-on-request", ServerState.FAILED, r"^fault: .*exited with code 7", next_detail=RESTARTED, child=True),
     Case("crash-mid-reply", ServerState.FAILED, r"^fault: .*exited with code 8", next_detail=RESTARTED),
     # A hung server under the default policy: every request times out, the server stays.
-    Case("hang", ServerState.READY, r"request\(s\) timed out, last: textDocument/\w+ after 1s",
-         lsp_edges=False),
+    Case("hang", ServerState.READY, r"request\(s\) timed out, last: textDocument/\w+ after 1s", lsp_edges=False),
     # ...and once it was silent longer than server_silence_limit: killed, restarted, killed.
-    Case("hang", ServerState.FAILED, r"^fault: unresponsive: .*nothing came from the server",
-         next_detail=RESTARTED, settings={"server_silence_limit": 0.5}, lsp_edges=False),
-    Case("hang-shutdown", ServerState.READY, r"^fault hang-shutdown$", lsp_edges=True,
-         close_within=2.0 + 1.0 + 2.0),
-    Case("progress-forever", ServerState.INDEXING, r"not ready after \d+s \(1 progress report\(s\) never ended\)",
-         ready="progress", wait=3.0),
+    Case(
+        "hang",
+        ServerState.FAILED,
+        r"^fault: unresponsive: .*nothing came from the server",
+        next_detail=RESTARTED,
+        settings={"server_silence_limit": 0.5},
+        lsp_edges=False,
+    ),
+    Case("hang-shutdown", ServerState.READY, r"^fault hang-shutdown$", lsp_edges=True, close_within=2.0 + 1.0 + 2.0),
+    Case(
+        "progress-forever",
+        ServerState.INDEXING,
+        r"not ready after \d+s \(1 progress report\(s\) never ended\)",
+        ready="progress",
+        wait=3.0,
+    ),
     Case("flood-stderr", ServerState.READY, r"^fault flood-stderr$", lsp_edges=True),
     Case("flood-stderr-line", ServerState.READY, r"^fault flood-stderr-line$", lsp_edges=True),
-    Case("invalid-json", ServerState.FAILED,
-         r"^fault: protocol error: 3 unreadable messages \(server_max_bad_messages = 3\); last: not JSON",
-         next_detail=RESTARTED),
+    Case(
+        "invalid-json",
+        ServerState.FAILED,
+        r"^fault: protocol error: 3 unreadable messages \(server_max_bad_messages = 3\); last: not JSON",
+        next_detail=RESTARTED,
+    ),
     Case("short-length", ServerState.READY, r"1 unreadable message\(s\), last: not JSON", lsp_edges=True),
-    Case("long-length", ServerState.FAILED,
-         r"^fault: unresponsive: .*stuck inside a message: \d+ of the \d+ bytes its Content-Length announced",
-         next_detail=RESTARTED, settings={"server_silence_limit": 0.5}),
-    Case("huge-response", ServerState.READY,
-         r"discarded a 40\.0 MiB message \(over server_max_message_bytes = 16 MiB\)", lsp_edges=True),
-    Case("unknown-ids", ServerState.READY, r"^fault unknown-ids; \d+ replies to ids never asked ignored",
-         lsp_edges=True),
+    Case(
+        "long-length",
+        ServerState.FAILED,
+        r"^fault: unresponsive: .*stuck inside a message: \d+ of the \d+ bytes its Content-Length announced",
+        next_detail=RESTARTED,
+        settings={"server_silence_limit": 0.5},
+    ),
+    Case(
+        "huge-response",
+        ServerState.READY,
+        r"discarded a 40\.0 MiB message \(over server_max_message_bytes = 16 MiB\)",
+        lsp_edges=True,
+    ),
+    Case(
+        "unknown-ids", ServerState.READY, r"^fault unknown-ids; \d+ replies to ids never asked ignored", lsp_edges=True
+    ),
     Case("unknown-request", ServerState.READY, r"^fault unknown-request$", lsp_edges=True),
     Case("stdout-noise", ServerState.READY, r"line\(s\) on stdout that are not LSP headers", lsp_edges=True),
     Case("spawn-child", ServerState.READY, r"^fault spawn-child$", lsp_edges=True),
-    Case("no-such-path", ServerState.MISSING, r"^fault: '/nonexistent/hybridmap-fault' does not exist",
-         command="/nonexistent/hybridmap-fault"),
-    Case("no-such-name", ServerState.MISSING, r"^fault: 'hybridmap-no-such-server' not installed",
-         command="hybridmap-no-such-server"),
-    Case("not-executable", ServerState.MISSING, r"^fault: '.*/fault-server' is not executable",
-         command="{tmp}/fault-server"),
-    Case("directory", ServerState.MISSING, r"^fault: '.*/fault-dir' is a directory",
-         command="{tmp}/fault-dir"),
-    Case("not-a-program", ServerState.FAILED, r"^fault: cannot start '.*/garbage': Exec format error",
-         next_detail=RESTARTED, command="{tmp}/garbage"),
+    Case(
+        "no-such-path",
+        ServerState.MISSING,
+        r"^fault: '/nonexistent/hybridmap-fault' does not exist",
+        command="/nonexistent/hybridmap-fault",
+    ),
+    Case(
+        "no-such-name",
+        ServerState.MISSING,
+        r"^fault: 'hybridmap-no-such-server' not installed",
+        command="hybridmap-no-such-server",
+    ),
+    Case(
+        "not-executable",
+        ServerState.MISSING,
+        r"^fault: '.*/fault-server' is not executable",
+        command="{tmp}/fault-server",
+    ),
+    Case("directory", ServerState.MISSING, r"^fault: '.*/fault-dir' is a directory", command="{tmp}/fault-dir"),
+    Case(
+        "not-a-program",
+        ServerState.FAILED,
+        r"^fault: cannot start '.*/garbage': Exec format error",
+        next_detail=RESTARTED,
+        command="{tmp}/garbage",
+    ),
 ]
 
 
 def case_id(case: Case) -> str:
-    return (case.mode + ("-silence-limit" if "server_silence_limit" in case.settings else "")
-            + ("-with-child" if case.child else ""))
+    return (
+        case.mode
+        + ("-silence-limit" if "server_silence_limit" in case.settings else "")
+        + ("-with-child" if case.child else "")
+    )
 
 
-def write_user_config(user: Path, command: str, args: list[str], *, ready: str = "initialized",
-                      environment: dict[str, str] | None = None, timeout: float = TIMEOUT,
-                      ready_timeout: float = READY_TIMEOUT) -> Path:
+def write_user_config(
+    user: Path,
+    command: str,
+    args: list[str],
+    *,
+    ready: str = "initialized",
+    environment: dict[str, str] | None = None,
+    timeout: float = TIMEOUT,
+    ready_timeout: float = READY_TIMEOUT,
+) -> Path:
     """A user config directory whose only Python server is ``command``."""
     user.mkdir(parents=True, exist_ok=True)
     env = ", ".join(f'{k} = "{v}"' for k, v in (environment or {}).items())
@@ -148,8 +194,14 @@ environment = {{ {env} }}
     return user
 
 
-def user_registry(tmp_path: Path, command: str, args: list[str], *, ready: str = "initialized",
-                  environment: dict[str, str] | None = None) -> LanguageRegistry:
+def user_registry(
+    tmp_path: Path,
+    command: str,
+    args: list[str],
+    *,
+    ready: str = "initialized",
+    environment: dict[str, str] | None = None,
+) -> LanguageRegistry:
     """A registry whose only Python server is ``command``, configured as a user would."""
     user = write_user_config(tmp_path / "user_configs", command, args, ready=ready, environment=environment)
     return LanguageRegistry.load([BUILTIN_CONFIG_DIR, user], [BUILTIN_QUERY_DIR])
@@ -219,7 +271,7 @@ def check_report(case: Case, result: MapResult, state: ServerState, detail: str)
         # Alive, but troubled (timeouts, unreadable or unasked-for messages): said beside the map too.
         assert [d.kind for d in failing] == ["server_degraded"], result.diagnostics
         assert failing[0].message.startswith("fault: ")
-        assert failing[0].message[len("fault: "):] in report.detail
+        assert failing[0].message[len("fault: ") :] in report.detail
     else:
         assert failing == [], result.diagnostics
 
@@ -263,8 +315,12 @@ def test_misbehaving_server(case: Case, tmp_path: Path) -> None:
         starts = 2 if (case.next_detail or "").startswith(r"\(restarted") else 1
         assert len(pids) >= starts, f"{case.mode}: expected {starts} server start(s), pid file has {pids}"
     assert_trees_gone(pids)
-    _TIMES[case_id(case)] = {"first": round(first_elapsed, 2), "next": round(second_elapsed, 2),
-                             "close": round(close_elapsed, 2), "wait": case.wait}
+    _TIMES[case_id(case)] = {
+        "first": round(first_elapsed, 2),
+        "next": round(second_elapsed, 2),
+        "close": round(close_elapsed, 2),
+        "wait": case.wait,
+    }
 
 
 def test_huge_response_is_never_buffered(tmp_path: Path) -> None:
@@ -287,8 +343,7 @@ def test_unknown_request_gets_method_not_found(tmp_path: Path) -> None:
     """The server asked something we have no handler for: we answered with an error, not silence."""
     root = fixture_repo(tmp_path, "python")
     log = tmp_path / "log"
-    registry = user_registry(tmp_path, sys.executable,
-                             [str(FAULT_SERVER), "unknown-request", "--log", str(log)])
+    registry = user_registry(tmp_path, sys.executable, [str(FAULT_SERVER), "unknown-request", "--log", str(log)])
     with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
         result = repo.map(mode="hybrid", server_wait=4, tokens=256)
     assert "reply:srv-unknown:error" in log.read_text().split()
@@ -300,8 +355,9 @@ def test_hang_on_document_symbol(tmp_path: Path) -> None:
     root = fixture_repo(tmp_path, "python")
     log = tmp_path / "log"
     pid_file = tmp_path / "pids"
-    registry = user_registry(tmp_path, sys.executable,
-                             [str(FAULT_SERVER), "hang-symbols", "--log", str(log), "--pid-file", str(pid_file)])
+    registry = user_registry(
+        tmp_path, sys.executable, [str(FAULT_SERVER), "hang-symbols", "--log", str(log), "--pid-file", str(pid_file)]
+    )
     with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
         first, elapsed = timed_map(repo, 4.0)
         assert elapsed <= 4.0 + MARGIN and "def load" in first.text
@@ -351,8 +407,12 @@ def test_misbehaving_servers_leave_the_terminal_alone(tmp_path: Path) -> None:
         user_registry(configs / mode, sys.executable, [str(FAULT_SERVER), mode])
         (configs / mode / "user_configs" / "python.toml").rename(configs / mode / "python.toml")
         (configs / mode / "user_configs").rmdir()
-    proc = subprocess.run([sys.executable, "-c", QUIET_SCRIPT, str(root), str(configs), str(tmp_path / "cache")],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", QUIET_SCRIPT, str(root), str(configs), str(tmp_path / "cache")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert len(proc.stdout.splitlines()) == 2 * len(modes), proc.stdout
     assert proc.stderr == ""

@@ -25,8 +25,9 @@ from .test_lsp import fixture_repo
 FAULT_SERVER = Path(__file__).resolve().parent / "servers" / "fault_server.py"
 
 
-def registry_with_fault_server(tmp_path: Path, mode: str | None, timeout: float = 2.0,
-                               extra_args: tuple[str, ...] = (), environment: str = "") -> LanguageRegistry:
+def registry_with_fault_server(
+    tmp_path: Path, mode: str | None, timeout: float = 2.0, extra_args: tuple[str, ...] = (), environment: str = ""
+) -> LanguageRegistry:
     """The user's own config: Python is served by the fault server (``mode=None``: no server)."""
     user = tmp_path / "user_configs"
     user.mkdir(exist_ok=True)
@@ -61,6 +62,7 @@ def map_with(tmp_path: Path, mode: str, **overrides: object) -> tuple[RepoMap, P
 
 # --- restarts ---------------------------------------------------------------------------
 
+
 def test_crashed_server_is_restarted_with_backoff_then_given_up(tmp_path: Path) -> None:
     repo, _ = map_with(tmp_path, "crash-on-request", server_restart_backoff=0.2, server_max_restarts=2)
     with repo:
@@ -88,13 +90,15 @@ def test_restart_waits_for_the_backoff_after_a_failure_mid_session(tmp_path: Pat
 
 # --- trust --------------------------------------------------------------------------------
 
+
 def repository_server(root: Path, marker: Path, name: str = "evil") -> None:
     """The repository ships a server config whose command would create ``marker``."""
     configs = root / ".hybridmap" / "lsp_configs"
     configs.mkdir(parents=True, exist_ok=True)
     (configs / "python.toml").write_text(
         f'[language]\nname = "python"\nlanguage-servers = ["{name}"]\n\n'
-        f'[language-server.{name}]\ncommand = "sh"\nargs = ["-c", "touch {marker}; exit 1"]\n')
+        f'[language-server.{name}]\ncommand = "sh"\nargs = ["-c", "touch {marker}; exit 1"]\n'
+    )
 
 
 def test_repository_server_never_runs_without_opt_in(tmp_path: Path) -> None:
@@ -109,10 +113,12 @@ def test_repository_server_never_runs_without_opt_in(tmp_path: Path) -> None:
     assert report.state is ServerState.UNTRUSTED and report.server is None
     assert report.detail.startswith("evil: untrusted (repository config; opt in with trust_repository_servers)")
     assert [(d.kind, d.message) for d in result.diagnostics if d.path == "python"] == [
-        ("server_untrusted", report.detail)]
+        ("server_untrusted", report.detail)
+    ]
     assert "def load" in result.text
-    with RepoMap(root, registry=registry,
-                 overrides={"cache_dir": str(tmp_path / "c"), "trust_repository_servers": True}) as repo:
+    with RepoMap(
+        root, registry=registry, overrides={"cache_dir": str(tmp_path / "c"), "trust_repository_servers": True}
+    ) as repo:
         result = repo.map(mode="hybrid", server_wait=3, tokens=256)
     assert marker.exists()  # opted in: it ran
     assert result.servers["python"].state is ServerState.FAILED  # (and exited with code 1)
@@ -176,15 +182,16 @@ def test_user_config_file_opts_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 # --- environment ----------------------------------------------------------------------------
 
-def test_server_environment_is_the_allowlist_plus_its_config(tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+
+def test_server_environment_is_the_allowlist_plus_its_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HYBRIDMAP_TEST_SECRET", "must-not-leak")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "must-not-leak-either")
     monkeypatch.setenv("LANG", "C.UTF-8")
     root = fixture_repo(tmp_path, "python")
     env_file = tmp_path / "env.json"
-    registry = registry_with_fault_server(tmp_path, "ok", extra_args=("--env-file", str(env_file)),
-                                          environment='HYBRIDMAP_TEST_EXTRA = "from-config"')
+    registry = registry_with_fault_server(
+        tmp_path, "ok", extra_args=("--env-file", str(env_file)), environment='HYBRIDMAP_TEST_EXTRA = "from-config"'
+    )
     with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "c")}) as repo:
         result = repo.map(mode="hybrid", server_wait=3, tokens=256)
     assert result.servers["python"].state is ServerState.READY
@@ -194,8 +201,8 @@ def test_server_environment_is_the_allowlist_plus_its_config(tmp_path: Path,
     assert seen["LANG"] == "C.UTF-8" and seen["HOME"] == os.environ["HOME"]
     # PATH: our install directories first, then the user's absolute PATH entries, in order.
     path = seen["PATH"].split(os.pathsep)
-    assert path[:len(INSTALL_DIRS)] == [str(d) for d in INSTALL_DIRS]
-    assert path[len(INSTALL_DIRS):] == [p for p in os.environ["PATH"].split(os.pathsep) if os.path.isabs(p)]
+    assert path[: len(INSTALL_DIRS)] == [str(d) for d in INSTALL_DIRS]
+    assert path[len(INSTALL_DIRS) :] == [p for p in os.environ["PATH"].split(os.pathsep) if os.path.isabs(p)]
     # Besides: our git overrides (for git the server runs) and the token that finds its processes.
     git_overrides = git_config_environment()
     assert {k: seen[k] for k in git_overrides} == git_overrides

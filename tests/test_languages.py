@@ -80,8 +80,7 @@ def test_fixture_definitions_and_references(registry: LanguageRegistry, language
 def test_fixture_files_link_to_each_other(registry: LanguageRegistry, language: str) -> None:
     tags = _fixture_tags(registry, language)
     graph = build_graph(tags, Settings())
-    cross = {(graph.files[s], graph.files[d]) for s, d in zip(graph.edge_src, graph.edge_dst, strict=True)
-             if s != d}
+    cross = {(graph.files[s], graph.files[d]) for s, d in zip(graph.edge_src, graph.edge_dst, strict=True) if s != d}
     assert cross, f"{language}: no cross-file edge in the fixture"
 
 
@@ -101,8 +100,9 @@ def test_query_inheritance(tmp_path: Path) -> None:
 
 
 def test_signature_stops_at_the_body(registry: LanguageRegistry) -> None:
-    source = (b"export const handler = async (event: Event): Promise<void> => {\n"
-              b"  await process(event);\n  return;\n};\n")
+    source = (
+        b"export const handler = async (event: Event): Promise<void> => {\n  await process(event);\n  return;\n};\n"
+    )
     tags = extract_tags(registry.compiled("typescript"), source)
     handler = next(s for s in tags.symbols if s.name == "handler")
     assert handler.signature == "export const handler = async (event: Event): Promise<void> => {"

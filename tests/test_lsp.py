@@ -21,27 +21,61 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "lsp"
 
 # language -> (fixture, server command, edges the server must produce, name-matched edges it must remove)
 CASES = {
-    "python": ("python", "ty",
-               [("app.py", "store/disk.py", "load"), ("app.py", "store/memory.py", "Runner"),
-                ("app.py", "store/memory.py", "run")],
-               [("app.py", "store/memory.py", "load"), ("app.py", "store/disk.py", "Runner"),
-                ("app.py", "store/disk.py", "run")]),
-    "typescript": ("typescript", "typescript-language-server",
-                   [("src/app.ts", "src/disk.ts", "load"), ("src/app.ts", "src/memory.ts", "Runner"),
-                    ("src/app.ts", "src/memory.ts", "run")],
-                   [("src/app.ts", "src/memory.ts", "load"), ("src/app.ts", "src/disk.ts", "Runner"),
-                    ("src/app.ts", "src/disk.ts", "run")]),
+    "python": (
+        "python",
+        "ty",
+        [
+            ("app.py", "store/disk.py", "load"),
+            ("app.py", "store/memory.py", "Runner"),
+            ("app.py", "store/memory.py", "run"),
+        ],
+        [
+            ("app.py", "store/memory.py", "load"),
+            ("app.py", "store/disk.py", "Runner"),
+            ("app.py", "store/disk.py", "run"),
+        ],
+    ),
+    "typescript": (
+        "typescript",
+        "typescript-language-server",
+        [
+            ("src/app.ts", "src/disk.ts", "load"),
+            ("src/app.ts", "src/memory.ts", "Runner"),
+            ("src/app.ts", "src/memory.ts", "run"),
+        ],
+        [
+            ("src/app.ts", "src/memory.ts", "load"),
+            ("src/app.ts", "src/disk.ts", "Runner"),
+            ("src/app.ts", "src/disk.ts", "run"),
+        ],
+    ),
     # clangd stops at api.h's prototypes; the edge goes to the function's own file instead
     # (C: one name, one function), so the header does not outrank the code.
-    "c": ("c", "clangd", [("main.c", "disk.c", "disk_count"),
-                          ("main.c", "memory.c", "memory_count")],
-          [("disk.c", "memory.c", "load"), ("memory.c", "disk.c", "load"),
-           ("main.c", "api.h", "disk_count"), ("main.c", "api.h", "memory_count")]),
-    "go": ("go", "gopls",
-           [("main.go", "disk/disk.go", "Load"), ("main.go", "memory/memory.go", "Runner"),
-            ("main.go", "memory/memory.go", "Run")],
-           [("main.go", "memory/memory.go", "Load"), ("main.go", "disk/disk.go", "Runner"),
-            ("main.go", "disk/disk.go", "Run")]),
+    "c": (
+        "c",
+        "clangd",
+        [("main.c", "disk.c", "disk_count"), ("main.c", "memory.c", "memory_count")],
+        [
+            ("disk.c", "memory.c", "load"),
+            ("memory.c", "disk.c", "load"),
+            ("main.c", "api.h", "disk_count"),
+            ("main.c", "api.h", "memory_count"),
+        ],
+    ),
+    "go": (
+        "go",
+        "gopls",
+        [
+            ("main.go", "disk/disk.go", "Load"),
+            ("main.go", "memory/memory.go", "Runner"),
+            ("main.go", "memory/memory.go", "Run"),
+        ],
+        [
+            ("main.go", "memory/memory.go", "Load"),
+            ("main.go", "disk/disk.go", "Runner"),
+            ("main.go", "disk/disk.go", "Run"),
+        ],
+    ),
 }
 
 
@@ -103,12 +137,14 @@ def test_header_prototypes_point_at_the_defining_file(git_repo, tmp_path: Path) 
     file that defines the function; the defining file's own call goes to the header that declares
     it (its interface: clangd answers that call with the body in the same file)."""
     require("clangd")
-    root = git_repo({
-        "lexer.h": "#ifndef LEXER_H\n#define LEXER_H\nint lex_next(int state);\n#endif\n",
-        "lexer.c": '#include "lexer.h"\nint lex_next(int state) {\n    return state + 1;\n}\n'
-                   "int lex_all(void) {\n    return lex_next(0) + lex_next(1);\n}\n",
-        "parser.c": '#include "lexer.h"\nint parse(void) {\n    return lex_next(2);\n}\n',
-    })
+    root = git_repo(
+        {
+            "lexer.h": "#ifndef LEXER_H\n#define LEXER_H\nint lex_next(int state);\n#endif\n",
+            "lexer.c": '#include "lexer.h"\nint lex_next(int state) {\n    return state + 1;\n}\n'
+            "int lex_all(void) {\n    return lex_next(0) + lex_next(1);\n}\n",
+            "parser.c": '#include "lexer.h"\nint parse(void) {\n    return lex_next(2);\n}\n',
+        }
+    )
     with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
         static = repo.map(mode="static", tokens=512)
         static_edges = edges(repo)
@@ -125,11 +161,13 @@ def test_own_function_rule_stays_in_c(git_repo, tmp_path: Path) -> None:
     """A Python file's call to its own ``load`` resolves to itself; a C header that happens to
     declare a ``load`` is not its interface (mixed repositories: Python with C extensions)."""
     require("ty")
-    root = git_repo({
-        "store.py": "def load(key: str) -> str:\n    return key\n\n\ndef load_all() -> list[str]:\n"
-                    "    return [load('a'), load('b')]\n",
-        "native/load.h": "#ifndef LOAD_H\n#define LOAD_H\nint load(void);\n#endif\n",
-    })
+    root = git_repo(
+        {
+            "store.py": "def load(key: str) -> str:\n    return key\n\n\ndef load_all() -> list[str]:\n"
+            "    return [load('a'), load('b')]\n",
+            "native/load.h": "#ifndef LOAD_H\n#define LOAD_H\nint load(void);\n#endif\n",
+        }
+    )
     with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
         repo.map(mode="static", tokens=512)
         static_edges = edges(repo)
@@ -141,14 +179,18 @@ def test_own_function_rule_stays_in_c(git_repo, tmp_path: Path) -> None:
 
 
 #: Every candidate server of a language, with the command that must be installed.
-EACH_SERVER = [("python", "ty", "ty"), ("python", "basedpyright", "basedpyright-langserver"),
-               ("python", "pylsp", "pylsp"),
-               ("typescript", "typescript-language-server", "typescript-language-server"),
-               ("typescript", "tsgo", "tsgo")]
+EACH_SERVER = [
+    ("python", "ty", "ty"),
+    ("python", "basedpyright", "basedpyright-langserver"),
+    ("python", "pylsp", "pylsp"),
+    ("typescript", "typescript-language-server", "typescript-language-server"),
+    ("typescript", "tsgo", "tsgo"),
+]
 
 
-@pytest.mark.parametrize(("language", "server", "command"), EACH_SERVER,
-                         ids=[f"{lang}-{server}" for lang, server, _ in EACH_SERVER])
+@pytest.mark.parametrize(
+    ("language", "server", "command"), EACH_SERVER, ids=[f"{lang}-{server}" for lang, server, _ in EACH_SERVER]
+)
 def test_each_server_resolves_the_collisions(language: str, server: str, command: str, tmp_path: Path) -> None:
     require(command)
     registry = registry_with_only(tmp_path, language, server)
@@ -171,8 +213,7 @@ def test_first_map_never_waits_and_later_maps_use_the_server(tmp_path: Path) -> 
     with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
         first = repo.map(mode="hybrid", tokens=512)  # server_wait = 0
         assert first.edges.get("lsp", 0) == 0
-        assert first.servers["python"].state in (ServerState.STARTING, ServerState.READY,
-                                                 ServerState.INDEXING)
+        assert first.servers["python"].state in (ServerState.STARTING, ServerState.READY, ServerState.INDEXING)
         later = None
         for _ in range(100):
             later = repo.map(mode="hybrid", tokens=512)
@@ -189,15 +230,47 @@ def test_cli_hybrid_json_reports_ready_server_and_lsp_edges(language: str, tmp_p
     fixture, command, right, wrong = CASES[language]
     require(command)
     root = fixture_repo(tmp_path, fixture)
-    proc = subprocess.run([sys.executable, "-m", "hybridmap", "map", str(root), "--mode", "hybrid",
-                           "--server-wait", "60", "--format", "json", "--cache-dir", str(tmp_path / "c")],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hybridmap",
+            "map",
+            str(root),
+            "--mode",
+            "hybrid",
+            "--server-wait",
+            "60",
+            "--format",
+            "json",
+            "--cache-dir",
+            str(tmp_path / "c"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["servers"][language]["state"] == "ready", data["servers"]
-    static = subprocess.run([sys.executable, "-m", "hybridmap", "map", str(root), "--mode", "static",
-                             "--format", "json", "--cache-dir", str(tmp_path / "c")],
-                            capture_output=True, text=True, timeout=300)
+    static = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hybridmap",
+            "map",
+            str(root),
+            "--mode",
+            "static",
+            "--format",
+            "json",
+            "--cache-dir",
+            str(tmp_path / "c"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     static_edges = json.loads(static.stdout)["edges"]
     # Fewer name-matched edges: the wrong ones are gone; resolved ones are counted as lsp.
     assert data["edges"]["name-match"] <= static_edges["name-match"] - len(wrong)
@@ -207,9 +280,26 @@ def test_cli_hybrid_json_reports_ready_server_and_lsp_edges(language: str, tmp_p
 def test_cli_hybrid_contract(tmp_path: Path) -> None:
     require("ty")
     root = fixture_repo(tmp_path, "python")
-    proc = subprocess.run([sys.executable, "-m", "hybridmap", "map", str(root), "--mode", "hybrid",
-                           "--server-wait", "60", "--format", "json", "--cache-dir", str(tmp_path / "c")],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hybridmap",
+            "map",
+            str(root),
+            "--mode",
+            "hybrid",
+            "--server-wait",
+            "60",
+            "--format",
+            "json",
+            "--cache-dir",
+            str(tmp_path / "c"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["mode"] == "hybrid"
@@ -218,9 +308,24 @@ def test_cli_hybrid_contract(tmp_path: Path) -> None:
     assert data["servers"]["python"]["seconds_to_ready"] >= 0
     assert data["edges"]["lsp"] >= 3 and data["edges"]["name-match"] == 0
     # --server-wait 0 in a one-shot call: servers are reported, not started.
-    proc = subprocess.run([sys.executable, "-m", "hybridmap", "map", str(root), "--mode", "hybrid",
-                           "--format", "json", "--cache-dir", str(tmp_path / "c")],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hybridmap",
+            "map",
+            str(root),
+            "--mode",
+            "hybrid",
+            "--format",
+            "json",
+            "--cache-dir",
+            str(tmp_path / "c"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     data = json.loads(proc.stdout)
     assert data["servers"]["python"]["state"] == "disabled"
     assert data["edges"]["name-match"] > 0
@@ -271,7 +376,8 @@ def test_repository_server_config_needs_opt_in(tmp_path: Path) -> None:
     (root / ".hybridmap" / "lsp_configs").mkdir(parents=True)
     (root / ".hybridmap" / "lsp_configs" / "python.toml").write_text(
         '[language]\nname = "python"\nlanguage-servers = ["evil"]\n\n'
-        f'[language-server.evil]\ncommand = "sh"\nargs = ["-c", "touch {marker}; exit 1"]\n')
+        f'[language-server.evil]\ncommand = "sh"\nargs = ["-c", "touch {marker}; exit 1"]\n'
+    )
     with RepoMap(root, overrides={"cache_dir": str(tmp_path / "c")}) as repo:
         result = repo.map(mode="hybrid", server_wait=3, tokens=256)
     assert not marker.exists()

@@ -13,10 +13,24 @@ from .test_lsp import edges, fixture_repo, registry_with_only, require
 # language -> (fixture, server, command, caller, the implementing files, the same-named non-implementation)
 CASES = {
     "go": ("go_dispatch", "gopls", "gopls", "shape.go", ["square.go", "circle.go"], "land.go", "Area"),
-    "typescript": ("typescript_dispatch", "typescript-language-server", "typescript-language-server",
-                   "src/shape.ts", ["src/square.ts", "src/circle.ts"], "src/land.ts", "area"),
-    "typescript-tsgo": ("typescript_dispatch", "tsgo", "tsgo",
-                        "src/shape.ts", ["src/square.ts", "src/circle.ts"], "src/land.ts", "area"),
+    "typescript": (
+        "typescript_dispatch",
+        "typescript-language-server",
+        "typescript-language-server",
+        "src/shape.ts",
+        ["src/square.ts", "src/circle.ts"],
+        "src/land.ts",
+        "area",
+    ),
+    "typescript-tsgo": (
+        "typescript_dispatch",
+        "tsgo",
+        "tsgo",
+        "src/shape.ts",
+        ["src/square.ts", "src/circle.ts"],
+        "src/land.ts",
+        "area",
+    ),
 }
 
 
@@ -50,15 +64,18 @@ def test_typescript_servers_never_download_types(server: str, git_repo, tmp_path
     import time
 
     require(server)
-    root = git_repo({"package.json": '{"name": "x", "dependencies": {"lodash": "^4.17.21"}}\n',
-                     "src/a.ts": 'import _ from "lodash";\nexport function f(): number { return _.sum([1]); }\n',
-                     "src/b.ts": 'import { f } from "./a";\nexport const g = f();\n'})
+    root = git_repo(
+        {
+            "package.json": '{"name": "x", "dependencies": {"lodash": "^4.17.21"}}\n',
+            "src/a.ts": 'import _ from "lodash";\nexport function f(): number { return _.sum([1]); }\n',
+            "src/b.ts": 'import { f } from "./a";\nexport const g = f();\n',
+        }
+    )
     home = tmp_path / "home"
     home.mkdir()
     environ = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache")}
     registry = registry_with_only(tmp_path, "typescript", server)
-    with RepoMap(root, registry=registry, environ=environ,
-                 overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+    with RepoMap(root, registry=registry, environ=environ, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
         result = repo.map(mode="hybrid", server_wait=60, tokens=512)
         assert result.servers["typescript"].state is ServerState.READY
         time.sleep(6)  # type acquisition runs in the background after the project loads

@@ -14,14 +14,19 @@ from .test_lsp import edges, fixture_repo, require
 
 # language -> (fixture, server command, (file, symbol) -> the detail its server gives)
 DETAILS = {
-    "c": ("c", "clangd", {("memory.c", "load"): "int (const char *)",
-                          ("disk.c", "disk_count"): "int (const char *)"}),
-    "go": ("go", "gopls", {("memory/memory.go", "Load"): "func(key string) []byte",
-                           ("memory/memory.go", "Runner"): "struct{}"}),
+    "c": ("c", "clangd", {("memory.c", "load"): "int (const char *)", ("disk.c", "disk_count"): "int (const char *)"}),
+    "go": (
+        "go",
+        "gopls",
+        {("memory/memory.go", "Load"): "func(key string) []byte", ("memory/memory.go", "Runner"): "struct{}"},
+    ),
     # ty and tsserver leave documentSymbol's detail empty: the detail comes from hover.
     "python": ("python", "ty", {("store/memory.py", "load"): "def load(key: str) -> list[str]"}),
-    "typescript": ("typescript", "typescript-language-server",
-                   {("src/memory.ts", "load"): "function load(key: string): string[]"}),
+    "typescript": (
+        "typescript",
+        "typescript-language-server",
+        {("src/memory.ts", "load"): "function load(key: string): string[]"},
+    ),
 }
 
 
@@ -52,11 +57,13 @@ def test_server_confirms_symbols_and_describes_them(language: str, tmp_path: Pat
 
 def test_server_adds_symbols_the_query_misses(git_repo, tmp_path: Path) -> None:
     require("ty")
-    root = git_repo({
-        "config.py": "class Config:\n    limit = 3\n    name: str = 'x'\n\n    def size(self) -> int:\n"
-                     "        local = 1\n        return local\n",
-        "app.py": "from config import Config\n\n\ndef run() -> int:\n    return Config().size() + Config.limit\n",
-    })
+    root = git_repo(
+        {
+            "config.py": "class Config:\n    limit = 3\n    name: str = 'x'\n\n    def size(self) -> int:\n"
+            "        local = 1\n        return local\n",
+            "app.py": "from config import Config\n\n\ndef run() -> int:\n    return Config().size() + Config.limit\n",
+        }
+    )
     with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
         static = repo.map(mode="static", tokens=1024)
         hybrid = repo.map(mode="hybrid", server_wait=60, tokens=1024)
@@ -79,9 +86,14 @@ def test_servers_follow_files_changed_on_disk(tmp_path: Path) -> None:
         repo.map(mode="hybrid", server_wait=60, tokens=512)
         assert edges(repo).get(("app.py", "store/disk.py", "load")) == "lsp"
         # disk.py stops defining load and re-exports memory's instead.
-        write_files(root, {"store/disk.py": '"""Records kept in files."""\nfrom store.memory import load\n'
-                                            "\n\nclass Runner:\n    def run(self, path: str) -> int:\n"
-                                            "        return len(load(path))\n"})
+        write_files(
+            root,
+            {
+                "store/disk.py": '"""Records kept in files."""\nfrom store.memory import load\n'
+                "\n\nclass Runner:\n    def run(self, path: str) -> int:\n"
+                "        return len(load(path))\n"
+            },
+        )
         git(root, "commit", "-qam", "re-export")
         repo.map(mode="hybrid", server_wait=60, tokens=512)
         after = edges(repo)
@@ -92,11 +104,13 @@ def test_servers_follow_files_changed_on_disk(tmp_path: Path) -> None:
 def test_generic_single_definer_names_are_checked(git_repo, tmp_path: Path) -> None:
     """`get` is defined once in the repository; `d.get()` on a dict is not a use of it."""
     require("ty")
-    root = git_repo({
-        "registry.py": "class Registry:\n    def get(self, key: str) -> str:\n        return key\n",
-        "app.py": "def lookup(d: dict[str, str]) -> str | None:\n    return d.get('x')\n",
-        "user.py": "from registry import Registry\n\n\ndef fetch() -> str:\n    return Registry().get('x')\n",
-    })
+    root = git_repo(
+        {
+            "registry.py": "class Registry:\n    def get(self, key: str) -> str:\n        return key\n",
+            "app.py": "def lookup(d: dict[str, str]) -> str | None:\n    return d.get('x')\n",
+            "user.py": "from registry import Registry\n\n\ndef fetch() -> str:\n    return Registry().get('x')\n",
+        }
+    )
     with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
         repo.map(mode="static", tokens=512)
         static = edges(repo)
@@ -112,14 +126,16 @@ def test_a_type_named_in_a_prototype_is_not_its_definition(git_repo, tmp_path: P
     header; added to the map, every user of ``ctx`` would point at the header (seen on jq,
     where ``jv_dtoa_tsd.h`` then outranked the code)."""
     require("clangd")
-    root = git_repo({
-        "ctx.h": "#ifndef CTX_H\n#define CTX_H\nstruct ctx {\n    int depth;\n};\n#endif\n",
-        "getter.h": "#ifndef GETTER_H\n#define GETTER_H\nstruct ctx *ctx_get(void);\n#endif\n",
-        "getter.c": '#include "ctx.h"\n#include "getter.h"\nstatic struct ctx one;\n'
-                    "struct ctx *ctx_get(void) {\n    return &one;\n}\n",
-        "user.c": '#include "ctx.h"\n#include "getter.h"\nint depth(void) {\n'
-                  "    struct ctx *c = ctx_get();\n    return c->depth;\n}\n",
-    })
+    root = git_repo(
+        {
+            "ctx.h": "#ifndef CTX_H\n#define CTX_H\nstruct ctx {\n    int depth;\n};\n#endif\n",
+            "getter.h": "#ifndef GETTER_H\n#define GETTER_H\nstruct ctx *ctx_get(void);\n#endif\n",
+            "getter.c": '#include "ctx.h"\n#include "getter.h"\nstatic struct ctx one;\n'
+            "struct ctx *ctx_get(void) {\n    return &one;\n}\n",
+            "user.c": '#include "ctx.h"\n#include "getter.h"\nint depth(void) {\n'
+            "    struct ctx *c = ctx_get();\n    return c->depth;\n}\n",
+        }
+    )
     with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
         hybrid = repo.map(mode="hybrid", server_wait=60, tokens=1024)
         found = edges(repo)

@@ -34,8 +34,9 @@ TOOLS = {"repo_map", "search_symbols", "symbol_info", "file_outline", "server_st
 @asynccontextmanager
 async def connect(root: Path, tmp_path: Path) -> AsyncIterator[ClientSession]:
     """A session with ``python -m hybridmap mcp ROOT`` (its stderr in ``tmp_path/server.log``)."""
-    params = StdioServerParameters(command=sys.executable, args=[
-        "-m", "hybridmap", "mcp", str(root), "--cache-dir", str(tmp_path / "cache")])
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "hybridmap", "mcp", str(root), "--cache-dir", str(tmp_path / "cache")]
+    )
     with open(tmp_path / "server.log", "a") as errlog:  # noqa: ASYNC230 (the child's stderr, once)
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
@@ -46,6 +47,7 @@ def run(root: Path, tmp_path: Path, body: Callable[[ClientSession], Awaitable[T]
     async def main() -> T:
         async with connect(root, tmp_path) as session:
             return await body(session)
+
     return anyio.run(main)
 
 
@@ -87,13 +89,15 @@ def test_every_tool_end_to_end_with_warm_servers(tmp_path: Path) -> None:
             assert tool.annotations is not None and tool.annotations.read_only_hint is True
             assert tool.input_schema["type"] == "object"
         props = listed["repo_map"].input_schema["properties"]
-        assert {"chat_files", "mentioned_files", "mentioned_idents", "message", "tokens", "mode",
-                "server_wait"} <= set(props)
+        assert {"chat_files", "mentioned_files", "mentioned_idents", "message", "tokens", "mode", "server_wait"} <= set(
+            props
+        )
         assert props["mode"]["enum"] == ["static", "hybrid"] and props["tokens"]["anyOf"][0]["minimum"] == 1
         assert listed["search_symbols"].input_schema["required"] == ["query"]
 
-        first_text, first = await ok(session, "repo_map", chat_files=["app.py"],
-                                     message="Why does load() fail in store/disk.py?")
+        first_text, first = await ok(
+            session, "repo_map", chat_files=["app.py"], message="Why does load() fail in store/disk.py?"
+        )
         assert "store/disk.py:" in first_text and "def load(path: str)" in first_text
         assert first["tokens"] <= first["budget"] == 1024 and first["files"][0]["rank"] > 0
         assert {"store/disk.py", "load"} <= set(first["mentions"]) and first["diagnostics"] == 0
@@ -108,7 +112,9 @@ def test_every_tool_end_to_end_with_warm_servers(tmp_path: Path) -> None:
 
         _, found = await ok(session, "search_symbols", query="RUNNER")
         assert [(m["name"], m["path"]) for m in found["matches"][:2]] == [
-            ("Runner", "store/disk.py"), ("Runner", "store/memory.py")]
+            ("Runner", "store/disk.py"),
+            ("Runner", "store/memory.py"),
+        ]
         _, found = await ok(session, "search_symbols", query="ld", kind="function", path="store/memory.py")
         assert [(m["name"], m["line"]) for m in found["matches"]] == [("load", 6)]
 
@@ -117,19 +123,25 @@ def test_every_tool_end_to_end_with_warm_servers(tmp_path: Path) -> None:
         assert (load["path"], load["line"], load["kind"]) == ("store/disk.py", 4, "function")
         assert load["signature"] == "def load(path: str) -> list[str]:"
         assert [(r["path"], r["source"]) for r in load["references"]] == [
-            ("app.py", "language server"), ("store/disk.py", "same file")]
+            ("app.py", "language server"),
+            ("store/disk.py", "same file"),
+        ]
         assert 6 in load["references"][0]["lines"]
         assert info["source"] == "language server" and info["server"]["server"] == "ty"
         # store/memory.py's load is not what app.py calls: the server removed that guess.
         _, other = await ok(session, "symbol_info", name="load", path="store/memory.py")
         assert [(r["path"], r["source"]) for r in other["definitions"][0]["references"]] == [
-            ("store/memory.py", "same file")]
+            ("store/memory.py", "same file")
+        ]
 
         _, outline = await ok(session, "file_outline", path="store/memory.py")
         assert outline["language"] == "python"
         assert [(s["name"], s["kind"], s["line"], s["container"]) for s in outline["symbols"]] == [
-            ("RECORDS", "constant", 3, None), ("load", "function", 6, None), ("Runner", "class", 10, None),
-            ("run", "method", 11, "Runner")]
+            ("RECORDS", "constant", 3, None),
+            ("load", "function", 6, None),
+            ("Runner", "class", 10, None),
+            ("run", "method", 11, "Runner"),
+        ]
 
         _, status = await ok(session, "server_status")
         assert status["servers"]["python"]["state"] == "ready"
@@ -154,11 +166,20 @@ def test_paths_outside_the_root_are_tool_errors(tmp_path: Path) -> None:
     os.symlink(outside, root / "linked")
 
     async def body(session: ClientSession) -> None:
-        for path in ("../outside/secret.py", str(outside / "secret.py"), "linked/secret.py", "~/x.py",
-                     "store/../../outside/secret.py"):
-            for tool, args in (("file_outline", {"path": path}), ("symbol_info", {"name": "x", "path": path}),
-                               ("search_symbols", {"query": "x", "path": path}),
-                               ("repo_map", {"chat_files": [path]}), ("compare_maps", {"chat_files": [path]})):
+        for path in (
+            "../outside/secret.py",
+            str(outside / "secret.py"),
+            "linked/secret.py",
+            "~/x.py",
+            "store/../../outside/secret.py",
+        ):
+            for tool, args in (
+                ("file_outline", {"path": path}),
+                ("symbol_info", {"name": "x", "path": path}),
+                ("search_symbols", {"query": "x", "path": path}),
+                ("repo_map", {"chat_files": [path]}),
+                ("compare_maps", {"chat_files": [path]}),
+            ):
                 message = await error(session, tool, **args)
                 assert "relative to the repository root" in message or "outside" in message, message
         assert "not a source file" in await error(session, "file_outline", path="README.md")
@@ -177,14 +198,20 @@ def test_paths_outside_the_root_are_tool_errors(tmp_path: Path) -> None:
 
 def test_repository_strings_are_sanitized_in_results(git_repo: Any, tmp_path: Path) -> None:
     bidi, esc = "\u202e", "\x1b]0;pwned\x07"
-    root = git_repo({f"evil{bidi}name.py": f"def trap{bidi}():  # {esc}\n    pass\n",
-                     "ok.py": f"def fine(x: str = '{esc}') -> None:\n    pass\n"})
+    root = git_repo(
+        {
+            f"evil{bidi}name.py": f"def trap{bidi}():  # {esc}\n    pass\n",
+            "ok.py": f"def fine(x: str = '{esc}') -> None:\n    pass\n",
+        }
+    )
 
     async def body(session: ClientSession) -> list[CallToolResult]:
-        return [await session.call_tool("repo_map", {"mode": "static"}),
-                await session.call_tool("search_symbols", {"query": "fine"}),
-                await session.call_tool("search_symbols", {"query": "trap"}),
-                await session.call_tool("file_outline", {"path": "ok.py"})]
+        return [
+            await session.call_tool("repo_map", {"mode": "static"}),
+            await session.call_tool("search_symbols", {"query": "fine"}),
+            await session.call_tool("search_symbols", {"query": "trap"}),
+            await session.call_tool("file_outline", {"path": "ok.py"}),
+        ]
 
     results = run(root, tmp_path, body)
     for result in results:
@@ -215,33 +242,40 @@ def test_process_exits_on_close_and_stops_its_servers(tmp_path: Path) -> None:
 
 
 def test_missing_sdk_says_what_to_install(tmp_path: Path) -> None:
-    code = ("import sys; sys.modules['mcp'] = None\n"
-            "from hybridmap.cli import main\n"
-            f"main(['mcp', {str(tmp_path)!r}])")
+    code = f"import sys; sys.modules['mcp'] = None\nfrom hybridmap.cli import main\nmain(['mcp', {str(tmp_path)!r}])"
     proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2, proc.stderr
     assert "install hybridmap[mcp]" in proc.stderr and proc.stdout == ""
 
 
 def test_bad_root_is_one_line_and_exit_2(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "hybridmap", "mcp", str(tmp_path / "nowhere")],
-                          check=False, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [sys.executable, "-m", "hybridmap", "mcp", str(tmp_path / "nowhere")],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("hybridmap: error:"), proc.stderr
 
 
 def test_a_map_never_imports_the_sdk(git_repo: Any) -> None:
     root = git_repo({"a.py": "def f():\n    pass\n"})
-    code = ("import sys\nfrom hybridmap.cli import main\n"
-            f"main(['map', {str(root)!r}, '--mode', 'static'], standalone_mode=False)\n"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', 'hybridmap.mcp')"
-            " or m.startswith('hybridmap.mcp')))")
+    code = (
+        "import sys\nfrom hybridmap.cli import main\n"
+        f"main(['map', {str(root)!r}, '--mode', 'static'], standalone_mode=False)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', 'hybridmap.mcp')"
+        " or m.startswith('hybridmap.mcp')))"
+    )
     proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().endswith("[]"), proc.stdout
 
 
 # --- the pure parts ------------------------------------------------------------------------------
+
 
 def test_relative_path_refuses_every_way_out(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
@@ -253,8 +287,11 @@ def test_relative_path_refuses_every_way_out(tmp_path: Path) -> None:
 
 
 def test_message_split_and_match_scores(tmp_path: Path) -> None:
-    paths, idents = split_message(tmp_path, "Why does load_config() fail in src/app.py and ../x.py? "
-                                  "See RepoMap.map, the fix", lambda p: "python" if p.endswith(".py") else None)
+    paths, idents = split_message(
+        tmp_path,
+        "Why does load_config() fail in src/app.py and ../x.py? See RepoMap.map, the fix",
+        lambda p: "python" if p.endswith(".py") else None,
+    )
     assert paths == ["src/app.py"]
     assert idents == ["load_config", "fail", "src", "app", "RepoMap", "map"]
     assert [match_score("getuser", n) for n in ("get_user", "getUserName", "forget_user")] == [0, 1, 2]

@@ -34,11 +34,13 @@ LINES = SOURCE.split(b"\n")
 
 
 def _static() -> FileTags:
-    return FileTags((
-        Symbol("Runner", "class", Span(2, 0, 7, 13), 2, 6, "class Runner:"),
-        Symbol("run", "method", Span(3, 4, 5, 18), 3, 8, "    def run(self, key):", parent=0),
-        Symbol("load", "function", Span(9, 0, 10, 15), 9, 4, "def load(path):"),
-    ))
+    return FileTags(
+        (
+            Symbol("Runner", "class", Span(2, 0, 7, 13), 2, 6, "class Runner:"),
+            Symbol("run", "method", Span(3, 4, 5, 18), 3, 8, "    def run(self, key):", parent=0),
+            Symbol("load", "function", Span(9, 0, 10, 15), 9, 4, "def load(path):"),
+        )
+    )
 
 
 def _range(l1: int, c1: int, l2: int, c2: int) -> T.Range:
@@ -47,19 +49,44 @@ def _range(l1: int, c1: int, l2: int, c2: int) -> T.Range:
 
 def _hierarchical() -> list[T.DocumentSymbol]:
     return [
-        T.DocumentSymbol(name="Runner", kind=T.SymbolKind.Class, range=_range(2, 0, 7, 13),
-                         selection_range=_range(2, 6, 2, 12), children=[
-            T.DocumentSymbol(name="run", kind=T.SymbolKind.Method, range=_range(3, 4, 5, 18),
-                             selection_range=_range(3, 8, 3, 11), detail="def run(self, key)", children=[
-                T.DocumentSymbol(name="helper", kind=T.SymbolKind.Variable, range=_range(4, 8, 4, 18),
-                                 selection_range=_range(4, 8, 4, 14))]),
-            T.DocumentSymbol(name="limit", kind=T.SymbolKind.Variable, range=_range(7, 4, 7, 13),
-                             selection_range=_range(7, 4, 7, 9)),
-        ]),
-        T.DocumentSymbol(name="load", kind=T.SymbolKind.Function, range=_range(9, 0, 10, 15),
-                         selection_range=_range(9, 4, 9, 8)),
-        T.DocumentSymbol(name="describe('x') callback", kind=T.SymbolKind.Function,
-                         range=_range(9, 0, 10, 15), selection_range=_range(9, 0, 9, 3)),
+        T.DocumentSymbol(
+            name="Runner",
+            kind=T.SymbolKind.Class,
+            range=_range(2, 0, 7, 13),
+            selection_range=_range(2, 6, 2, 12),
+            children=[
+                T.DocumentSymbol(
+                    name="run",
+                    kind=T.SymbolKind.Method,
+                    range=_range(3, 4, 5, 18),
+                    selection_range=_range(3, 8, 3, 11),
+                    detail="def run(self, key)",
+                    children=[
+                        T.DocumentSymbol(
+                            name="helper",
+                            kind=T.SymbolKind.Variable,
+                            range=_range(4, 8, 4, 18),
+                            selection_range=_range(4, 8, 4, 14),
+                        )
+                    ],
+                ),
+                T.DocumentSymbol(
+                    name="limit",
+                    kind=T.SymbolKind.Variable,
+                    range=_range(7, 4, 7, 13),
+                    selection_range=_range(7, 4, 7, 9),
+                ),
+            ],
+        ),
+        T.DocumentSymbol(
+            name="load", kind=T.SymbolKind.Function, range=_range(9, 0, 10, 15), selection_range=_range(9, 4, 9, 8)
+        ),
+        T.DocumentSymbol(
+            name="describe('x') callback",
+            kind=T.SymbolKind.Function,
+            range=_range(9, 0, 10, 15),
+            selection_range=_range(9, 0, 9, 3),
+        ),
     ]
 
 
@@ -67,7 +94,11 @@ def test_hierarchical_answer_becomes_symbols_without_locals() -> None:
     tags = symbols_from_answer(_hierarchical(), LINES, "utf-16", max_signature_lines=6, detail_chars=160)
     assert tags.complete
     assert [(s.name, s.kind, s.name_line, s.name_col) for s in tags.symbols] == [
-        ("Runner", "class", 2, 6), ("run", "method", 3, 8), ("limit", "variable", 7, 4), ("load", "function", 9, 4)]
+        ("Runner", "class", 2, 6),
+        ("run", "method", 3, 8),
+        ("limit", "variable", 7, 4),
+        ("load", "function", 9, 4),
+    ]
     # 'helper' is a local of run(); the tsserver-style callback name is not an identifier.
     assert tags.symbols[1].parent == 0 and tags.symbols[2].parent == 0 and tags.symbols[3].parent == -1
     assert tags.symbols[1].detail == "def run(self, key)"
@@ -89,21 +120,26 @@ def test_merge_confirms_adds_and_keeps() -> None:
 
 
 def test_static_symbols_the_server_omits_stay() -> None:
-    server = FileTags((Symbol("load", "function", Span(9, 0, 10, 15), 9, 4, "def load(path):",
-                              provenance=Provenance.LSP),))
+    server = FileTags(
+        (Symbol("load", "function", Span(9, 0, 10, 15), 9, 4, "def load(path):", provenance=Provenance.LSP),)
+    )
     merged = merge_file(_static(), server)
     assert [(s.name, s.provenance) for s in merged.symbols] == [
-        ("Runner", Provenance.TREE_SITTER), ("run", Provenance.TREE_SITTER),
-        ("load", Provenance.TREE_SITTER_AND_LSP)]
+        ("Runner", Provenance.TREE_SITTER),
+        ("run", Provenance.TREE_SITTER),
+        ("load", Provenance.TREE_SITTER_AND_LSP),
+    ]
 
 
 def test_flat_answer_confirms_but_never_adds() -> None:
     # pylsp lists imports as if they were defined in the importing file.
     flat = [
-        T.SymbolInformation(name="os", kind=T.SymbolKind.Module,
-                            location=T.Location(uri="file:///x.py", range=_range(0, 0, 0, 9))),
-        T.SymbolInformation(name="load", kind=T.SymbolKind.Function,
-                            location=T.Location(uri="file:///x.py", range=_range(9, 0, 10, 15))),
+        T.SymbolInformation(
+            name="os", kind=T.SymbolKind.Module, location=T.Location(uri="file:///x.py", range=_range(0, 0, 0, 9))
+        ),
+        T.SymbolInformation(
+            name="load", kind=T.SymbolKind.Function, location=T.Location(uri="file:///x.py", range=_range(9, 0, 10, 15))
+        ),
     ]
     server = symbols_from_answer(flat, LINES, "utf-16", max_signature_lines=6, detail_chars=160)
     assert not server.complete
@@ -114,8 +150,12 @@ def test_flat_answer_confirms_but_never_adds() -> None:
 
 
 def test_hover_details_fill_empty_details_only() -> None:
-    merged = merge_file(_static(), None, "a.py", {("a.py", 9, 4): "def load(path: str) -> str",
-                                                 ("a.py", 3, 8): "def run(self, key: str)"})
+    merged = merge_file(
+        _static(),
+        None,
+        "a.py",
+        {("a.py", 9, 4): "def load(path: str) -> str", ("a.py", 3, 8): "def run(self, key: str)"},
+    )
     assert merged.symbols[2].detail == "def load(path: str) -> str"
     assert merged.symbols[1].detail == "def run(self, key: str)"  # static symbols have none of their own
     server = symbols_from_answer(_hierarchical(), LINES, "utf-16", max_signature_lines=6, detail_chars=160)
@@ -125,8 +165,7 @@ def test_hover_details_fill_empty_details_only() -> None:
 
 def test_merge_tags_reuses_unchanged_files() -> None:
     static = {"a.py": _static(), "b.py": _static()}
-    server = {"a.py": symbols_from_answer(_hierarchical(), LINES, "utf-16", max_signature_lines=6,
-                                          detail_chars=160)}
+    server = {"a.py": symbols_from_answer(_hierarchical(), LINES, "utf-16", max_signature_lines=6, detail_chars=160)}
     memo: dict = {}
     first = merge_tags(static, server, None, memo)
     assert first["b.py"] is static["b.py"]
@@ -151,15 +190,26 @@ def test_hover_text_in_the_shapes_servers_send() -> None:
     def hover(value: str, kind: T.MarkupKind = T.MarkupKind.PlainText) -> T.Hover:
         return T.Hover(contents=T.MarkupContent(kind=kind, value=value))
 
-    assert detail_from_hover(hover("def run(\n    self,\n    key: str\n) -> int"), 160) == \
-        "def run( self, key: str ) -> int"  # ty
-    assert detail_from_hover(hover("(function) def load(key: str) -> list[str]"), 160) == \
-        "def load(key: str) -> list[str]"  # basedpyright
-    assert detail_from_hover(hover("\n```typescript\n(method) Runner.run(key: string): number\n```\n",
-                                   T.MarkupKind.Markdown), 160) == "Runner.run(key: string): number"
-    assert detail_from_hover(hover("function load\n\n→ int\n\nParameters:\n\n- const char * key\n\n"
-                                   "static int load(const char *key)"), 160) == \
-        "static int load(const char *key)"  # clangd
+    assert (
+        detail_from_hover(hover("def run(\n    self,\n    key: str\n) -> int"), 160)
+        == "def run( self, key: str ) -> int"
+    )  # ty
+    assert (
+        detail_from_hover(hover("(function) def load(key: str) -> list[str]"), 160) == "def load(key: str) -> list[str]"
+    )  # basedpyright
+    assert (
+        detail_from_hover(
+            hover("\n```typescript\n(method) Runner.run(key: string): number\n```\n", T.MarkupKind.Markdown), 160
+        )
+        == "Runner.run(key: string): number"
+    )
+    assert (
+        detail_from_hover(
+            hover("function load\n\n→ int\n\nParameters:\n\n- const char * key\n\nstatic int load(const char *key)"),
+            160,
+        )
+        == "static int load(const char *key)"
+    )  # clangd
     assert detail_from_hover(None, 160) == ""
     assert len(detail_from_hover(hover("x" * 500), 160)) == 160
 
@@ -177,14 +227,23 @@ class Store {
 """.split(b"\n")
 
     def sym(name: str, kind: T.SymbolKind, line: int, children: list | None = None) -> T.DocumentSymbol:
-        return T.DocumentSymbol(name=name, kind=kind, range=_range(line, 0, line, 5),
-                                selection_range=_range(line, 0, line, 5), children=children)
+        return T.DocumentSymbol(
+            name=name,
+            kind=kind,
+            range=_range(line, 0, line, 5),
+            selection_range=_range(line, 0, line, 5),
+            children=children,
+        )
 
     answer = [  # what tsgo sends for such a file
         sym("load", T.SymbolKind.Variable, 0),
         sym("handler", T.SymbolKind.Variable, 2, [sym("inner", T.SymbolKind.Variable, 3)]),
-        sym("config", T.SymbolKind.Variable, 5, [sym("port", T.SymbolKind.Property, 5),
-                                                 sym("host", T.SymbolKind.Property, 5)]),
+        sym(
+            "config",
+            T.SymbolKind.Variable,
+            5,
+            [sym("port", T.SymbolKind.Property, 5), sym("host", T.SymbolKind.Property, 5)],
+        ),
         sym("Store", T.SymbolKind.Class, 6, [sym("size", T.SymbolKind.Property, 7)]),
     ]
     tags = symbols_from_answer(answer, lines, "utf-16", max_signature_lines=6, detail_chars=160)

@@ -47,8 +47,12 @@ def test_line_sums_equal_whole_counts_on_real_code(tmp_path: Path) -> None:
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(st.text(alphabet=st.characters(blacklist_categories=["Cs"]), min_size=0, max_size=30),
-                min_size=1, max_size=12), st.booleans())
+@given(
+    st.lists(
+        st.text(alphabet=st.characters(blacklist_categories=["Cs"]), min_size=0, max_size=30), min_size=1, max_size=12
+    ),
+    st.booleans(),
+)
 def test_any_text_is_counted_exactly(pieces: list[str], trailing_newline: bool) -> None:
     """Whatever the text (blank lines, carriage returns, spaces at the ends, no final newline),
     the count is tiktoken's: line sums where they are exact, the whole text otherwise."""
@@ -66,8 +70,17 @@ with RepoMap(sys.argv[1], overrides={"cache_dir": sys.argv[2]}, start_servers=Fa
 
 
 def test_a_warm_process_never_loads_the_encoding(stdlib_repo: Path, tmp_path: Path) -> None:
-    runs = [json.loads(subprocess.run([sys.executable, "-c", WARM, str(stdlib_repo), str(tmp_path / "c")],
-                                      capture_output=True, text=True, check=True, timeout=300).stdout)
-            for _ in range(2)]
+    runs = [
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-c", WARM, str(stdlib_repo), str(tmp_path / "c")],
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=300,
+            ).stdout
+        )
+        for _ in range(2)
+    ]
     assert runs[0]["loaded"] and not runs[1]["loaded"]  # cold: counted; warm: every line known
     assert runs[0]["text"] == runs[1]["text"] and runs[1]["tokens"] == exact(runs[1]["text"]) <= 512

@@ -58,8 +58,7 @@ def test_install_dirs_of_a_checkout_and_of_the_user() -> None:
     dirs = [str(d) for d in session.INSTALL_DIRS]
     assert dirs[0] == str(Path(sys.prefix) / "bin")
     assert str(PROJECT / ".servers" / "bin") in dirs
-    assert dirs.index(str(PROJECT / ".venv" / "bin")) < dirs.index(
-        str(session.user_servers_dir() / "bin"))
+    assert dirs.index(str(PROJECT / ".venv" / "bin")) < dirs.index(str(session.user_servers_dir() / "bin"))
     assert session.SERVERS_DIR == PROJECT / ".servers"
     assert all(Path(d).is_absolute() for d in dirs)
 
@@ -77,8 +76,12 @@ def test_the_built_wheel_carries_the_language_data(tmp_path: Path) -> None:
     # The real backend on the real tree, offline (the test extra has build and setuptools >= 77).
     # The sdist first, the wheel from it (build's default): what the sdist misses, the wheel misses;
     # and the wheel is built in a temp dir, never leaving build/ in the checkout.
-    proc = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(tmp_path),
-                           str(PROJECT)], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(tmp_path), str(PROJECT)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert not (PROJECT / "build").exists()
     (wheel,) = tmp_path.glob("hybridmap-*.whl")

@@ -21,8 +21,9 @@ def counter() -> TokenCounter:
 
 
 @pytest.mark.parametrize("budget", [64, 256, 1024, 2048, 4096])
-def test_budget_is_a_hard_cap_and_is_used(stdlib_repo: Path, tmp_path: Path, counter: TokenCounter,
-                                          budget: int) -> None:
+def test_budget_is_a_hard_cap_and_is_used(
+    stdlib_repo: Path, tmp_path: Path, counter: TokenCounter, budget: int
+) -> None:
     with RepoMap(stdlib_repo, overrides={"cache_dir": str(tmp_path)}) as repo:
         result = repo.map(tokens=budget)
     assert result.tokens == counter.count(result.text)
@@ -39,8 +40,9 @@ def test_lines_and_signatures_point_at_real_code(stdlib_repo: Path, tmp_path: Pa
         lines = (stdlib_repo / ranked.path).read_text(encoding="utf-8", errors="replace").splitlines()
         for sym in ranked.symbols:
             assert sym.name in lines[sym.line - 1], (ranked.path, sym)
-            assert sym.signature.splitlines()[0].strip() in lines[sym.line - 1] or \
-                sym.signature.splitlines()[0].strip() in "\n".join(lines)
+            assert sym.signature.splitlines()[0].strip() in lines[sym.line - 1] or sym.signature.splitlines()[
+                0
+            ].strip() in "\n".join(lines)
             checked += 1
     assert checked > 20
 
@@ -79,8 +81,10 @@ def test_mentioned_file_name_is_included(stdlib_repo: Path, tmp_path: Path) -> N
 
 
 def test_second_call_reparses_only_changed_files(git_repo, tmp_path: Path) -> None:
-    files = {f"pkg/mod{i}.py": f"def func_{i}(x):\n    return helper_{(i + 1) % 5}(x)\n\n"
-             f"def helper_{i}(y):\n    return y\n" for i in range(5)}
+    files = {
+        f"pkg/mod{i}.py": f"def func_{i}(x):\n    return helper_{(i + 1) % 5}(x)\n\ndef helper_{i}(y):\n    return y\n"
+        for i in range(5)
+    }
     root = git_repo(files)
     # Files changed within stat_racy_seconds of a map are re-read once by the next (same-tick
     # writes look identical): let them age so "nothing changed" means nothing is read.
@@ -134,13 +138,15 @@ def test_unusable_cache_dir_still_maps(git_repo, tmp_path: Path) -> None:
 
 
 def test_bad_files_become_diagnostics(git_repo, tmp_path: Path) -> None:
-    root = git_repo({
-        "good.py": "def fine_function():\n    return 1\n",
-        "binary.py": b"\x00\x01\x02ELF" * 100,
-        "bundle.js": "var a=function(){return 1};" * 2000,
-        "latin.py": "def caf\u00e9_latin():\n    return '\u00e9'\n".encode("latin-1"),
-        "broken.py": "def broken(:\n    class\n  ((((\n",
-    })
+    root = git_repo(
+        {
+            "good.py": "def fine_function():\n    return 1\n",
+            "binary.py": b"\x00\x01\x02ELF" * 100,
+            "bundle.js": "var a=function(){return 1};" * 2000,
+            "latin.py": "def caf\u00e9_latin():\n    return '\u00e9'\n".encode("latin-1"),
+            "broken.py": "def broken(:\n    class\n  ((((\n",
+        }
+    )
     (root / "huge.py").write_bytes(b"x = 1\n" * 400_000)
     (root / "outside.py").symlink_to("/etc/hostname")
     with RepoMap(root, overrides={"cache_dir": str(tmp_path / "c")}) as repo:

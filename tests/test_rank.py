@@ -28,8 +28,9 @@ def test_pagerank_matches_networkx(seed: int, csr_min_edges: int, monkeypatch: p
     graph.add_nodes_from(range(n))  # some nodes stay dangling
     for s, d, w in zip(src.tolist(), dst.tolist(), weight.tolist(), strict=True):
         graph.add_edge(s, d, weight=w)
-    expected = nx.pagerank(graph, alpha=0.85, personalization={i: personal[i] for i in range(n)},
-                           weight="weight", tol=1e-10, max_iter=500)
+    expected = nx.pagerank(
+        graph, alpha=0.85, personalization={i: personal[i] for i in range(n)}, weight="weight", tol=1e-10, max_iter=500
+    )
     ours = pagerank(n, src, dst, weight, personal, alpha=0.85, max_iter=500, tol=1e-10)
     assert np.allclose(ours, [expected[i] for i in range(n)], atol=1e-8)
 
@@ -41,8 +42,11 @@ def _sym(name: str, kind: str, line: int) -> Symbol:
 def _tags(defs: list[str], refs: list[str]) -> FileTags:
     from hybridmap.model import Reference
 
-    return FileTags.build(tuple(_sym(d, "function", i * 3) for i, d in enumerate(defs)),
-                          [Reference(r, 50 + i, 0) for i, r in enumerate(refs)], 100)
+    return FileTags.build(
+        tuple(_sym(d, "function", i * 3) for i, d in enumerate(defs)),
+        [Reference(r, 50 + i, 0) for i, r in enumerate(refs)],
+        100,
+    )
 
 
 def _corpus() -> dict[str, FileTags]:
@@ -70,8 +74,7 @@ def test_chat_file_pulls_its_dependencies_up() -> None:
     tags = _corpus()
     graph = build_graph(tags, Settings())
     plain = rank(graph, tags, chat_files=[], mentioned_files=[], mentioned_idents=[], settings=Settings())
-    chat = rank(graph, tags, chat_files=["cli.py"], mentioned_files=[], mentioned_idents=[],
-                settings=Settings())
+    chat = rank(graph, tags, chat_files=["cli.py"], mentioned_files=[], mentioned_idents=[], settings=Settings())
     assert chat.file_scores["app.py"] > plain.file_scores["app.py"]
     assert all(item.path != "cli.py" for item in chat.items)  # chat files are not repeated
     assert chat.items[0].path == "app.py"
@@ -97,8 +100,9 @@ def test_chat_file_lifts_the_files_that_use_it() -> None:
 def test_mentioned_identifier_ranks_its_definition_first() -> None:
     tags = _corpus()
     graph = build_graph(tags, Settings())
-    ranking = rank(graph, tags, chat_files=[], mentioned_files=[], mentioned_idents=["unrelated_helper"],
-                   settings=Settings())
+    ranking = rank(
+        graph, tags, chat_files=[], mentioned_files=[], mentioned_idents=["unrelated_helper"], settings=Settings()
+    )
     top = ranking.items[0]
     assert (top.path, tags[top.path].symbols[top.symbol].name) == ("lonely.py", "unrelated_helper")
     # A mention adds; it never removes: every item is still ranked.

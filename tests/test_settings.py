@@ -15,13 +15,16 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_every_setting_is_documented() -> None:
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_settings_doc.py"), "--check"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "gen_settings_doc.py"), "--check"], capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr
     doc = (ROOT / "docs" / "configuration.md").read_text()
     for name in Settings.__dataclass_fields__:
         assert f"`{name}`" in doc
-    assert "| `well_named_min_length` | `8` | an integer from 0 to 1_000; a repository may set it | Minimum length" in doc
+    assert (
+        "| `well_named_min_length` | `8` | an integer from 0 to 1_000; a repository may set it | Minimum length" in doc
+    )
     assert "| `max_definers_per_ident` | `64` | an integer from 1 to 4_096; **protective**" in doc
 
 
@@ -55,8 +58,10 @@ def test_pyproject_section_and_bad_values(tmp_path: Path) -> None:
     env = {"XDG_CONFIG_HOME": str(tmp_path / "none")}
     assert load_settings(tmp_path, environ=env).entry_point_weight == 3.0
     (tmp_path / "hybridmap.toml").write_text("map_tokens = 'lots'\n")
-    assert "'map_tokens' must be an integer from 1 to 1_000_000, got 'lots'" in \
-        load_settings_noting(tmp_path, environ=env)[1][0]
+    assert (
+        "'map_tokens' must be an integer from 1 to 1_000_000, got 'lots'"
+        in load_settings_noting(tmp_path, environ=env)[1][0]
+    )
     (tmp_path / "hybridmap.toml").write_text("no_such_knob = 1\n")
     assert "unknown setting" in load_settings_noting(tmp_path, environ=env)[1][0]
     (tmp_path / "hybridmap.toml").write_text("map_tokens = [\n")
@@ -114,7 +119,9 @@ def test_public_api_is_exactly_all() -> None:
 
 
 def test_parse_worker_imports_stay_light() -> None:
-    code = ("import sys, hybridmap.sources.parse_worker; "
-            "print(sorted(m for m in ('pygls', 'scipy', 'networkx', 'lsprotocol') if m in sys.modules))")
+    code = (
+        "import sys, hybridmap.sources.parse_worker; "
+        "print(sorted(m for m in ('pygls', 'scipy', 'networkx', 'lsprotocol') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

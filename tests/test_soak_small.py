@@ -59,9 +59,14 @@ def test_thirty_edited_maps_keep_nothing_of_deleted_files(tmp_path: Path) -> Non
             }
             for what, paths in kept.items():
                 assert paths <= live, f"map {i}: {what} still holds deleted files {sorted(paths - live)}"
-            sizes.append({"memo": len(inner._merge_memo), "open": len(session._opened),
-                          "tasks": len(inner._tasks),
-                          "pending requests": len(session._client.protocol._request_futures)})
+            sizes.append(
+                {
+                    "memo": len(inner._merge_memo),
+                    "open": len(session._opened),
+                    "tasks": len(inner._tasks),
+                    "pending requests": len(session._client.protocol._request_futures),
+                }
+            )
     for path, text in originals.items():
         path.write_text(text)
     # Bounded by the files, not the maps: the last map keeps no more than the tenth did.

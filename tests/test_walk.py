@@ -26,13 +26,19 @@ def test_git_listing_has_tracked_and_untracked_but_not_ignored(git_repo) -> None
 
 
 def test_walk_without_git_honours_nested_ignore_files(tmp_path: Path) -> None:
-    write_files(tmp_path, {
-        ".gitignore": "*.tmp\n/out/\n",
-        "src/.ignore": "secret.py\n",
-        "src/main.py": "", "src/secret.py": "", "src/keep.tmp": "", "out/x.py": "",
-        "docs/secret.py": "",  # the nested .ignore applies under src/ only
-        "node_modules/dep/index.js": "",
-    })
+    write_files(
+        tmp_path,
+        {
+            ".gitignore": "*.tmp\n/out/\n",
+            "src/.ignore": "secret.py\n",
+            "src/main.py": "",
+            "src/secret.py": "",
+            "src/keep.tmp": "",
+            "out/x.py": "",
+            "docs/secret.py": "",  # the nested .ignore applies under src/ only
+            "node_modules/dep/index.js": "",
+        },
+    )
     listing = list_files(tmp_path, Settings())
     assert listing.source == "walk"
     assert set(listing.paths) == {".gitignore", "src/.ignore", "src/main.py", "docs/secret.py"}

@@ -106,8 +106,7 @@ def main() -> int:
     files = [os.path.join(root, rel) for rel in job["files"]]
     model = CountingModel(encoding)
     t0 = time.perf_counter()
-    repo = RecordingRepoMap(map_tokens=job["prime_tokens"], root=root, main_model=model, io=QuietIO(),
-                            refresh="auto")
+    repo = RecordingRepoMap(map_tokens=job["prime_tokens"], root=root, main_model=model, io=QuietIO(), refresh="auto")
     repo.get_repo_map([], files)
     first = time.perf_counter() - t0
 
@@ -118,18 +117,29 @@ def main() -> int:
         other = [f for f in files if f not in chat_set]
         repo.max_map_tokens = request["tokens"]
         start = time.perf_counter()
-        text = repo.get_repo_map(chat, other, mentioned_fnames=set(request["mentioned_fnames"]),
-                                 mentioned_idents=set(request["mentioned_idents"])) or ""
+        text = (
+            repo.get_repo_map(
+                chat,
+                other,
+                mentioned_fnames=set(request["mentioned_fnames"]),
+                mentioned_idents=set(request["mentioned_idents"]),
+            )
+            or ""
+        )
         seconds = time.perf_counter() - start
         order: dict[str, list[str]] = {}
         for tag in repo.rendered.get(text, []):
             names = order.setdefault(tag[0], [])
             if isinstance(tag, Tag) and tag.name not in names:
                 names.append(tag.name)
-        results.append({"files": [{"path": path, "names": names} for path, names in order.items()],
-                        "tokens": model.token_count(text), "seconds": seconds})
-    real_stdout.write(json.dumps({"aider_version": version, "first_map_seconds": first,
-                                  "results": results}) + "\n")
+        results.append(
+            {
+                "files": [{"path": path, "names": names} for path, names in order.items()],
+                "tokens": model.token_count(text),
+                "seconds": seconds,
+            }
+        )
+    real_stdout.write(json.dumps({"aider_version": version, "first_map_seconds": first, "results": results}) + "\n")
     return 0
 
 

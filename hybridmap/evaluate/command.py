@@ -25,31 +25,88 @@ def _fail(message: str, code: int = EXIT_ERROR) -> None:
 
 @click.command("eval")
 @click.argument("root", default=".", type=click.Path(path_type=str))
-@click.option("--commits", type=click.IntRange(min=1), default=10, show_default=True,
-              help="How many recent qualifying commits to replay (fewer if fewer qualify: a warning says so).")
+@click.option(
+    "--commits",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="How many recent qualifying commits to replay (fewer if fewer qualify: a warning says so).",
+)
 @click.option("--rev", default="HEAD", show_default=True, help="Replay the first-parent history of this revision.")
-@click.option("--tokens", "tokens", default="1024,2048,4096", show_default=True, metavar="N,N,...",
-              help="Token budgets to measure at.")
-@click.option("--modes", default="static,hybrid", show_default=True, metavar="MODE,...",
-              help="hybridmap modes to measure: static, hybrid (empty: only the peer).")
+@click.option(
+    "--tokens",
+    "tokens",
+    default="1024,2048,4096",
+    show_default=True,
+    metavar="N,N,...",
+    help="Token budgets to measure at.",
+)
+@click.option(
+    "--modes",
+    default="static,hybrid",
+    show_default=True,
+    metavar="MODE,...",
+    help="hybridmap modes to measure: static, hybrid (empty: only the peer).",
+)
 @click.option("--peer", type=click.Choice(PEERS), default=None, help="Also run a peer on the same requests.")
-@click.option("--aider-python", default=None, metavar="PATH",
-              help="Python of a venv with Aider (default $HYBRIDMAP_AIDER_PYTHON, then "
-                   "benchmarks/.work/aider-venv/bin/python from benchmarks/setup_aider_env.sh).")
-@click.option("--server-wait", type=click.FloatRange(min=0), default=60.0, show_default=True,
-              help="Seconds a hybrid map may wait per checkout for servers to be ready and resolve names.")
+@click.option(
+    "--aider-python",
+    default=None,
+    metavar="PATH",
+    help="Python of a venv with Aider (default $HYBRIDMAP_AIDER_PYTHON, then "
+    "benchmarks/.work/aider-venv/bin/python from benchmarks/setup_aider_env.sh).",
+)
+@click.option(
+    "--server-wait",
+    type=click.FloatRange(min=0),
+    default=60.0,
+    show_default=True,
+    help="Seconds a hybrid map may wait per checkout for servers to be ready and resolve names.",
+)
 @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
-@click.option("--json-out", default=None, type=click.Path(dir_okay=False, path_type=str), metavar="FILE",
-              help="Also write the JSON report (with per-commit detail) to FILE.")
-@click.option("--cache-dir", default=None, type=click.Path(file_okay=False, path_type=str),
-              help="Parse caches of this run (default: a temporary directory, removed at the end).")
-@click.option("--peer-timeout", type=click.FloatRange(min=1), default=1800.0, show_default=True,
-              help="Seconds the peer may take on one checkout.")
-@click.option("--from-json", "from_json", default=None, type=click.Path(dir_okay=False, path_type=str),
-              metavar="FILE", help="Render a report saved with --json-out again (runs nothing; ROOT is ignored).")
-def eval_command(root: str, commits: int, rev: str, tokens: str, modes: str, peer: str | None,
-                 aider_python: str | None, server_wait: float, fmt: str, json_out: str | None,
-                 cache_dir: str | None, peer_timeout: float, from_json: str | None) -> None:
+@click.option(
+    "--json-out",
+    default=None,
+    type=click.Path(dir_okay=False, path_type=str),
+    metavar="FILE",
+    help="Also write the JSON report (with per-commit detail) to FILE.",
+)
+@click.option(
+    "--cache-dir",
+    default=None,
+    type=click.Path(file_okay=False, path_type=str),
+    help="Parse caches of this run (default: a temporary directory, removed at the end).",
+)
+@click.option(
+    "--peer-timeout",
+    type=click.FloatRange(min=1),
+    default=1800.0,
+    show_default=True,
+    help="Seconds the peer may take on one checkout.",
+)
+@click.option(
+    "--from-json",
+    "from_json",
+    default=None,
+    type=click.Path(dir_okay=False, path_type=str),
+    metavar="FILE",
+    help="Render a report saved with --json-out again (runs nothing; ROOT is ignored).",
+)
+def eval_command(
+    root: str,
+    commits: int,
+    rev: str,
+    tokens: str,
+    modes: str,
+    peer: str | None,
+    aider_python: str | None,
+    server_wait: float,
+    fmt: str,
+    json_out: str | None,
+    cache_dir: str | None,
+    peer_timeout: float,
+    from_json: str | None,
+) -> None:
     """Replay ROOT's recent commits and measure how well maps find what each commit changed."""
     if from_json:
         _render_saved(from_json, fmt)
@@ -57,11 +114,17 @@ def eval_command(root: str, commits: int, rev: str, tokens: str, modes: str, pee
     progress = ProgressBar(sys.stderr)
     try:
         options = EvalOptions(
-            root=Path(root), commits=commits, budgets=parse_budgets(tokens),
+            root=Path(root),
+            commits=commits,
+            budgets=parse_budgets(tokens),
             modes=parse_names(modes, MODES, "--modes"),  # type: ignore[arg-type]
-            peer=peer, server_wait=server_wait, rev=rev,
+            peer=peer,
+            server_wait=server_wait,
+            rev=rev,
             cache_dir=Path(cache_dir).expanduser().resolve() if cache_dir else None,
-            aider_python=aider_python, peer_timeout=peer_timeout)
+            aider_python=aider_python,
+            peer_timeout=peer_timeout,
+        )
         report = run_eval(options, progress)
     except HybridMapError as exc:
         progress.clear()
@@ -87,8 +150,7 @@ def _render_saved(path: str, fmt: str) -> None:
     try:
         document = json.loads(Path(path).read_text(encoding="utf-8"))
         document = with_summaries(document)
-        text = (json_dumps(document) if fmt == "json"
-                else safe_block(render_markdown(document)))
+        text = json_dumps(document) if fmt == "json" else safe_block(render_markdown(document))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         _fail(f"cannot render '{path}' as an eval report: {exc}")
         return

@@ -33,8 +33,7 @@ from .diffs import Hunk
 
 #: Definition kinds whose bodies a commit can touch (variables, fields and constants are not counted).
 CHANGED_DEFINITION_KINDS = frozenset(
-    {"function", "method", "constructor", "class", "interface", "struct", "enum", "trait",
-     "implementation", "macro"}
+    {"function", "method", "constructor", "class", "interface", "struct", "enum", "trait", "implementation", "macro"}
 )
 
 
@@ -55,9 +54,14 @@ def _innermost(symbols: tuple[Symbol, ...], line: int) -> int:
     best = -1
     for i, sym in enumerate(symbols):
         span = sym.span
-        if (sym.kind in CHANGED_DEFINITION_KINDS and span.start_line <= line <= span.end_line
-                and (best < 0 or (span.end_line - span.start_line)
-                     < (symbols[best].span.end_line - symbols[best].span.start_line))):
+        if (
+            sym.kind in CHANGED_DEFINITION_KINDS
+            and span.start_line <= line <= span.end_line
+            and (
+                best < 0
+                or (span.end_line - span.start_line) < (symbols[best].span.end_line - symbols[best].span.start_line)
+            )
+        ):
             best = i
     return best
 
@@ -70,8 +74,9 @@ def _qualified(symbols: tuple[Symbol, ...], index: int) -> tuple[str, ...]:
     return tuple(reversed(names))
 
 
-def changed_definitions(path: str, old: FileTags, new: FileTags | None,
-                        hunks: Iterable[Hunk]) -> tuple[ChangedDefinition, ...]:
+def changed_definitions(
+    path: str, old: FileTags, new: FileTags | None, hunks: Iterable[Hunk]
+) -> tuple[ChangedDefinition, ...]:
     """The parent's definitions in ``path`` that the hunks change (see the module docstring)."""
     old_symbols = old.symbols
     by_name: dict[tuple[str, ...], int] = {}
@@ -94,8 +99,12 @@ def changed_definitions(path: str, old: FileTags, new: FileTags | None,
                         touched.add(found)
                     break
                 j = new.symbols[j].parent
-    return tuple(sorted(ChangedDefinition(path, old_symbols[i].name, old_symbols[i].kind,
-                                          old_symbols[i].name_line + 1) for i in touched))
+    return tuple(
+        sorted(
+            ChangedDefinition(path, old_symbols[i].name, old_symbols[i].kind, old_symbols[i].name_line + 1)
+            for i in touched
+        )
+    )
 
 
 def parse_source(registry: LanguageRegistry, settings: Settings, path: str, data: bytes) -> FileTags | None:
@@ -107,7 +116,11 @@ def parse_source(registry: LanguageRegistry, settings: Settings, path: str, data
     if read.status is not FileStatus.OK or len(read.data) > settings.max_file_bytes:
         return None
     try:
-        return extract_tags(registry.compiled(language), read.data, max_signature_lines=settings.max_signature_lines,
-                            match_limit=settings.query_match_limit)
+        return extract_tags(
+            registry.compiled(language),
+            read.data,
+            max_signature_lines=settings.max_signature_lines,
+            match_limit=settings.query_match_limit,
+        )
     except Exception:  # noqa: BLE001 - a file the parser cannot handle: only its old side counts
         return None

@@ -59,6 +59,13 @@ def parse_hunks(diff_text: str) -> tuple[Hunk, ...]:
 def file_diff(repo: Repository, parent: str, sha: str, old_path: str, new_path: str) -> FileDiff:
     """Diff two blobs (parent's ``old_path``, commit's ``new_path``): paths never need unquoting."""
     prefix = f"{repo.prefix}/" if repo.prefix else ""
-    text = repo.git("diff", "-U0", "--no-ext-diff", "--no-textconv", "--no-color",
-                    f"{parent}:{prefix}{old_path}", f"{sha}:{prefix}{new_path}")
+    text = repo.git(
+        "diff",
+        "-U0",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--no-color",
+        f"{parent}:{prefix}{old_path}",
+        f"{sha}:{prefix}{new_path}",
+    )
     return FileDiff(old_path, new_path, parse_hunks(text), read_blob(repo, sha, new_path))

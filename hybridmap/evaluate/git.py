@@ -38,17 +38,26 @@ class Repository:
     config: tuple[str, ...] = ()
     """``-c`` items every call on this repository adds (a bare repository the user named)."""
 
-    def git(self, *args: str, check: bool = True, timeout: float = 120,
-            extra_config: tuple[str, ...] = ()) -> str:
-        return run_git(self.top, *args, check=check, timeout=timeout,
-                       extra_config=(*self.config, *extra_config))
+    def git(self, *args: str, check: bool = True, timeout: float = 120, extra_config: tuple[str, ...] = ()) -> str:
+        return run_git(self.top, *args, check=check, timeout=timeout, extra_config=(*self.config, *extra_config))
 
 
-def run_git(cwd: Path, *args: str, check: bool = True, timeout: float = 120,
-            input_text: str | None = None, extra_config: tuple[str, ...] = ()) -> str:
+def run_git(
+    cwd: Path,
+    *args: str,
+    check: bool = True,
+    timeout: float = 120,
+    input_text: str | None = None,
+    extra_config: tuple[str, ...] = (),
+) -> str:
     try:
-        result = run_hardened(cwd, *args, timeout=timeout, extra_config=(*_STABLE, *extra_config),
-                              input_bytes=None if input_text is None else input_text.encode())
+        result = run_hardened(
+            cwd,
+            *args,
+            timeout=timeout,
+            extra_config=(*_STABLE, *extra_config),
+            input_bytes=None if input_text is None else input_text.encode(),
+        )
     except GitUnavailable as exc:
         raise GitError(f"{exc} (git is needed to read the history)") from exc
     if check and not result.ok:
@@ -60,8 +69,9 @@ def read_blob(repo: Repository, sha: str, path: str) -> bytes:
     """The bytes of ``path`` (relative to ROOT) at ``sha`` (no filters, no textconv)."""
     prefix = f"{repo.prefix}/" if repo.prefix else ""
     try:
-        result = run_hardened(repo.top, "cat-file", "blob", f"{sha}:{prefix}{path}", timeout=120,
-                              extra_config=repo.config)
+        result = run_hardened(
+            repo.top, "cat-file", "blob", f"{sha}:{prefix}{path}", timeout=120, extra_config=repo.config
+        )
     except GitUnavailable as exc:
         raise GitError(f"cannot read {path} at {sha[:10]}: {exc}") from exc
     if not result.ok:
@@ -82,11 +92,13 @@ def open_repository(root: Path) -> Repository:
     where = locate(root)
     if isinstance(where, Location):
         return Repository(where.top, where.prefix, False)
-    explicit = run_git(root, "rev-parse", "--absolute-git-dir", check=False,
-                       extra_config=_EXPLICIT_BARE).strip()
-    if (explicit and Path(explicit).resolve() == root
-            and run_git(root, "rev-parse", "--is-bare-repository", check=False,
-                        extra_config=_EXPLICIT_BARE).strip() == "true"):
+    explicit = run_git(root, "rev-parse", "--absolute-git-dir", check=False, extra_config=_EXPLICIT_BARE).strip()
+    if (
+        explicit
+        and Path(explicit).resolve() == root
+        and run_git(root, "rev-parse", "--is-bare-repository", check=False, extra_config=_EXPLICIT_BARE).strip()
+        == "true"
+    ):
         return Repository(root, "", True, _EXPLICIT_BARE)
     if where.expected:
         raise RootError(f"root '{root}' is not a git repository (eval replays its history)")

@@ -52,8 +52,10 @@ class Selection:
         """Empty when enough commits qualified, else a sentence saying how many did."""
         if len(self.commits) >= self.requested:
             return ""
-        return (f"only {len(self.commits)} of the {self.requested} requested commits qualify "
-                f"(scanned {self.scanned} first-parent commits of {self.rev}); evaluating {len(self.commits)}")
+        return (
+            f"only {len(self.commits)} of the {self.requested} requested commits qualify "
+            f"(scanned {self.scanned} first-parent commits of {self.rev}); evaluating {len(self.commits)}"
+        )
 
 
 def parse_name_status(output: str) -> list[tuple[str, str, str]]:
@@ -79,13 +81,23 @@ def qualifying_changes(entries: list[tuple[str, str, str]], is_source: Callable[
     """Modified source files (and renamed-and-edited ones, by their old path); nothing else."""
     changes = []
     for status, old, new in entries:
-        if (status == "M" and is_source(old)) or (status.startswith("R") and status != "R100" and is_source(old) and is_source(new)):
+        if (status == "M" and is_source(old)) or (
+            status.startswith("R") and status != "R100" and is_source(old) and is_source(new)
+        ):
             changes.append(FileChange(old, new))
     return sorted(changes, key=lambda c: c.old_path)
 
 
-def select_commits(repo: Repository, rev: str, count: int, is_source: Callable[[str], bool], *,
-                   scan_limit: int, min_files: int = MIN_FILES, max_files: int = MAX_FILES) -> Selection:
+def select_commits(
+    repo: Repository,
+    rev: str,
+    count: int,
+    is_source: Callable[[str], bool],
+    *,
+    scan_limit: int,
+    min_files: int = MIN_FILES,
+    max_files: int = MAX_FILES,
+) -> Selection:
     """The ``count`` most recent qualifying commits on the first-parent history of ``rev``.
 
     Raises :class:`RequestError` when ``rev`` does not name a commit, when the history
@@ -98,8 +110,9 @@ def select_commits(repo: Repository, rev: str, count: int, is_source: Callable[[
     listing = repo.git("rev-list", "--first-parent", "--parents", f"--max-count={scan_limit}", head)
     lines = [line.split() for line in listing.splitlines() if line.strip()]
     if len(lines) < 2:
-        raise RequestError(f"history too short: {rev} has {len(lines)} commit(s); "
-                           "eval needs commits whose parent it can check out")
+        raise RequestError(
+            f"history too short: {rev} has {len(lines)} commit(s); eval needs commits whose parent it can check out"
+        )
     relative = [f"--relative={repo.prefix}"] if repo.prefix else []
     found: list[Commit] = []
     scanned = 0
@@ -111,8 +124,7 @@ def select_commits(repo: Repository, rev: str, count: int, is_source: Callable[[
             continue
         sha, parent = shas
         try:
-            raw = repo.git("diff-tree", "-r", "-z", "-M", "--no-commit-id", "--name-status",
-                           *relative, parent, sha)
+            raw = repo.git("diff-tree", "-r", "-z", "-M", "--no-commit-id", "--name-status", *relative, parent, sha)
         except GitError:
             continue  # a commit git cannot diff (shallow boundary): not evaluable
         changes = qualifying_changes(parse_name_status(raw), is_source)
@@ -125,5 +137,6 @@ def select_commits(repo: Repository, rev: str, count: int, is_source: Callable[[
         raise RequestError(
             f"no qualifying commit in the last {scanned} first-parent commits of {rev} "
             f"(one that modifies {min_files}-{max_files} existing source files; "
-            "merges, added, deleted and renamed-only files do not count)")
+            "merges, added, deleted and renamed-only files do not count)"
+        )
     return Selection(tuple(found), count, scanned, rev, head)

@@ -78,8 +78,7 @@ def message_mentions(message: str, definition_names: Collection[str], file_paths
 
     def consider(word: str, backticked: bool) -> None:
         for part in word.split("."):
-            if part and (backticked or looks_like_identifier(part) or part in definition_names
-                         or part in stems):
+            if part and (backticked or looks_like_identifier(part) or part in definition_names or part in stems):
                 keep(part)
 
     # Backticked spans and file names first: they are the strongest signals, and a

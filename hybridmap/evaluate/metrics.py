@@ -42,9 +42,13 @@ class Score:
         return self.definitions_hit / self.definitions_total if self.definitions_total else None
 
     def to_json(self) -> dict[str, object]:
-        return {"file_recall": self.file_recall, "reciprocal_rank": self.reciprocal_rank,
-                "definition_recall": self.definition_recall, "definitions_hit": self.definitions_hit,
-                "definitions_total": self.definitions_total}
+        return {
+            "file_recall": self.file_recall,
+            "reciprocal_rank": self.reciprocal_rank,
+            "definition_recall": self.definition_recall,
+            "definitions_hit": self.definitions_hit,
+            "definitions_total": self.definitions_total,
+        }
 
 
 def score(task: Task, outcome: MapOutcome) -> Score:

@@ -29,8 +29,10 @@ from .tasks import Task
 RUNNER = Path(__file__).with_name("aider_runner.py")
 ENV_VAR = "HYBRIDMAP_AIDER_PYTHON"
 DEFAULT_PYTHON = Path(__file__).resolve().parents[2] / "benchmarks" / ".work" / "aider-venv" / "bin" / "python"
-_SETUP_HINT = ("create it with benchmarks/setup_aider_env.sh (Aider 0.86.2 in its own venv), "
-               f"then pass --aider-python PATH or set {ENV_VAR}")
+_SETUP_HINT = (
+    "create it with benchmarks/setup_aider_env.sh (Aider 0.86.2 in its own venv), "
+    f"then pass --aider-python PATH or set {ENV_VAR}"
+)
 
 
 def find_aider_python(explicit: str | None, environ: Mapping[str, str] | None = None) -> Path:
@@ -48,11 +50,20 @@ def _runner_environment() -> dict[str, str]:
     return {**env, "PYTHONHASHSEED": "0", "PYTHONUNBUFFERED": "1", "TQDM_DISABLE": "1"}
 
 
-async def _communicate(python: Path, args: Sequence[str], payload: bytes | None, timeout: float,
-                       cwd: Path | None = None) -> tuple[int, bytes, bytes]:
+async def _communicate(
+    python: Path, args: Sequence[str], payload: bytes | None, timeout: float, cwd: Path | None = None
+) -> tuple[int, bytes, bytes]:
     proc = await asyncio.create_subprocess_exec(
-        str(python), "-s", str(RUNNER), *args, cwd=cwd, stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=_runner_environment())
+        str(python),
+        "-s",
+        str(RUNNER),
+        *args,
+        cwd=cwd,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=_runner_environment(),
+    )
     try:
         out, err = await asyncio.wait_for(proc.communicate(payload), timeout)
     except BaseException:  # timeout, Ctrl-C (cancellation): never leave the runner behind
@@ -79,15 +90,30 @@ async def aider_version(python: Path) -> str:
     return str(json.loads(out)["aider_version"])
 
 
-async def run_aider(python: Path, root: Path, files: Sequence[str], tasks: Sequence[Task],
-                    requests: Sequence[Request], *, cache_dir: Path, timeout: float) -> SystemRun:
+async def run_aider(
+    python: Path,
+    root: Path,
+    files: Sequence[str],
+    tasks: Sequence[Task],
+    requests: Sequence[Request],
+    *,
+    cache_dir: Path,
+    timeout: float,
+) -> SystemRun:
     job = {
-        "root": str(root), "files": list(files), "cache_dir": str(cache_dir),
+        "root": str(root),
+        "files": list(files),
+        "cache_dir": str(cache_dir),
         "prime_tokens": requests[0].budget if requests else 1024,
-        "requests": [{"chat_files": list(tasks[r.task].chat_files),
-                      "mentioned_fnames": list(tasks[r.task].mentioned_files),
-                      "mentioned_idents": list(tasks[r.task].mentions), "tokens": r.budget}
-                     for r in requests],
+        "requests": [
+            {
+                "chat_files": list(tasks[r.task].chat_files),
+                "mentioned_fnames": list(tasks[r.task].mentioned_files),
+                "mentioned_idents": list(tasks[r.task].mentions),
+                "tokens": r.budget,
+            }
+            for r in requests
+        ],
     }
     try:
         code, out, err = await _communicate(python, [], json.dumps(job).encode(), timeout, cwd=root)
@@ -98,12 +124,15 @@ async def run_aider(python: Path, root: Path, files: Sequence[str], tasks: Seque
     try:
         answer = json.loads(out)
         outcomes = tuple(
-            MapOutcome(tuple(ShownFile(f["path"], tuple(f["names"])) for f in r["files"]), int(r["tokens"]),
-                       float(r["seconds"]))
-            for r in answer["results"])
+            MapOutcome(
+                tuple(ShownFile(f["path"], tuple(f["names"])) for f in r["files"]),
+                int(r["tokens"]),
+                float(r["seconds"]),
+            )
+            for r in answer["results"]
+        )
     except (ValueError, KeyError, TypeError) as exc:
         return SystemRun("aider", (), 0.0, error=f"unreadable answer from Aider's runner: {exc}")
     if len(outcomes) != len(requests):
         return SystemRun("aider", (), 0.0, error="Aider's runner answered a different number of requests")
-    return SystemRun("aider", outcomes, float(answer["first_map_seconds"]),
-                     stats={"files_listed": float(len(files))})
+    return SystemRun("aider", outcomes, float(answer["first_map_seconds"]), stats={"files_listed": float(len(files))})

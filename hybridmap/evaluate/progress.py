@@ -17,8 +17,9 @@ class ProgressBar:
         if not self._enabled:
             return
         filled = WIDTH * done // total if total else WIDTH
-        self._stream.write(f"\r\033[Khybridmap eval [{'#' * filled}{'.' * (WIDTH - filled)}] "
-                           f"{done}/{total} commits  {label}")
+        self._stream.write(
+            f"\r\033[Khybridmap eval [{'#' * filled}{'.' * (WIDTH - filled)}] {done}/{total} commits  {label}"
+        )
         self._stream.flush()
         self._shown = True
 

@@ -58,28 +58,51 @@ def _run_json(result: CommitResult, system: str) -> dict[str, object]:
     maps = []
     # A failed run has no outcomes: nothing to list (zip stops at the shortest on purpose).
     for request, outcome, (_, sc) in zip(result.requests, run.outcomes, result.scores(system), strict=False):
-        maps.append({"task": result.tasks.tasks[request.task].kind, "budget": request.budget,
-                     "tokens": outcome.tokens, "seconds": round(outcome.seconds, 6),
-                     "files": [f.path for f in outcome.files], **sc.to_json()})
-    return {"first_map_seconds": round(run.first_map_seconds, 6), "servers": run.servers,
-            "edges": run.edges, "stats": run.stats, "error": run.error, "maps": maps}
+        maps.append(
+            {
+                "task": result.tasks.tasks[request.task].kind,
+                "budget": request.budget,
+                "tokens": outcome.tokens,
+                "seconds": round(outcome.seconds, 6),
+                "files": [f.path for f in outcome.files],
+                **sc.to_json(),
+            }
+        )
+    return {
+        "first_map_seconds": round(run.first_map_seconds, 6),
+        "servers": run.servers,
+        "edges": run.edges,
+        "stats": run.stats,
+        "error": run.error,
+        "maps": maps,
+    }
 
 
 def to_json(report: EvalReport) -> dict[str, object]:
     sel = report.selection
     document: dict[str, Any] = {
         "schema": JSON_SCHEMA,
-        "root": report.root, "rev": sel.rev, "head": sel.head,
-        "commits_requested": sel.requested, "commits_evaluated": len(report.commits),
-        "commits_scanned": sel.scanned, "shortfall": sel.shortfall,
-        "budgets": list(report.budgets), "systems": list(report.systems),
-        "server_wait": report.server_wait, "versions": report.versions,
+        "root": report.root,
+        "rev": sel.rev,
+        "head": sel.head,
+        "commits_requested": sel.requested,
+        "commits_evaluated": len(report.commits),
+        "commits_scanned": sel.scanned,
+        "shortfall": sel.shortfall,
+        "budgets": list(report.budgets),
+        "systems": list(report.systems),
+        "server_wait": report.server_wait,
+        "versions": report.versions,
         "elapsed_seconds": round(report.elapsed_seconds, 3),
         "commits": [
             {
-                "sha": r.commit.sha, "parent": r.commit.parent, "subject": r.commit.subject,
-                "files": [{"path": d.old_path, "new_path": d.new_path, "added": d.added, "deleted": d.deleted}
-                          for d in r.diffs],
+                "sha": r.commit.sha,
+                "parent": r.commit.parent,
+                "subject": r.commit.subject,
+                "files": [
+                    {"path": d.old_path, "new_path": d.new_path, "added": d.added, "deleted": d.deleted}
+                    for d in r.diffs
+                ],
                 "changed_definitions": [d.to_json() for d in r.tasks.definitions],
                 "tasks": [t.to_json() for t in r.tasks.tasks],
                 "skipped": list(r.tasks.skipped),
@@ -97,8 +120,9 @@ def servers_ready(commit: Mapping[str, Any]) -> bool:
     run = commit.get("runs", {}).get("hybrid")
     if not run or run.get("error") or not run.get("servers"):
         return False
-    return (all(s.get("state") == "ready" for s in run["servers"].values())
-            and int(run.get("edges", {}).get("lsp", 0)) > 0)
+    return (
+        all(s.get("state") == "ready" for s in run["servers"].values()) and int(run.get("edges", {}).get("lsp", 0)) > 0
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,12 +140,18 @@ class SummaryRow:
     """Largest tokens / budget over the row's maps (above 1.0: over budget)."""
 
     def to_json(self) -> dict[str, object]:
-        return {"system": self.system, "task": self.kind, "tasks": self.tasks,
-                "recall": {str(b): v for b, v in self.recall.items()},
-                "mrr": {str(b): v for b, v in self.mrr.items()},
-                "definition_recall": {str(b): v for b, v in self.definition_recall.items()},
-                "definition_tasks": self.definition_tasks, "seconds_median": self.seconds_median,
-                "seconds_p95": self.seconds_p95, "max_budget_use": self.max_budget_use}
+        return {
+            "system": self.system,
+            "task": self.kind,
+            "tasks": self.tasks,
+            "recall": {str(b): v for b, v in self.recall.items()},
+            "mrr": {str(b): v for b, v in self.mrr.items()},
+            "definition_recall": {str(b): v for b, v in self.definition_recall.items()},
+            "definition_tasks": self.definition_tasks,
+            "seconds_median": self.seconds_median,
+            "seconds_p95": self.seconds_p95,
+            "max_budget_use": self.max_budget_use,
+        }
 
 
 def summarize(commits: Iterable[Mapping[str, Any]], systems: Sequence[str], budgets: Sequence[int]) -> list[SummaryRow]:
@@ -133,19 +163,25 @@ def summarize(commits: Iterable[Mapping[str, Any]], systems: Sequence[str], budg
             maps = [m for c in commits for m in _maps(c, system) if m["task"] == kind]
             tasks = sum(1 for c in commits if _maps(c, system) for t in c["tasks"] if t["kind"] == kind)
             by_budget = {b: [m for m in maps if m["budget"] == b] for b in budgets}
-            with_defs = {b: [m["definition_recall"] for m in v if m["definition_recall"] is not None]
-                         for b, v in by_budget.items()}
+            with_defs = {
+                b: [m["definition_recall"] for m in v if m["definition_recall"] is not None]
+                for b, v in by_budget.items()
+            }
             seconds = [float(m["seconds"]) for m in maps]
-            rows.append(SummaryRow(
-                system=system, kind=kind, tasks=tasks,
-                recall={b: mean([m["file_recall"] for m in v]) for b, v in by_budget.items()},
-                mrr={b: mean([m["reciprocal_rank"] for m in v]) for b, v in by_budget.items()},
-                definition_recall={b: mean(v) for b, v in with_defs.items()},
-                definition_tasks=max((len(v) for v in with_defs.values()), default=0),
-                seconds_median=statistics.median(seconds) if seconds else None,
-                seconds_p95=percentile(seconds, 95),
-                max_budget_use=max((m["tokens"] / m["budget"] for m in maps), default=None),
-            ))
+            rows.append(
+                SummaryRow(
+                    system=system,
+                    kind=kind,
+                    tasks=tasks,
+                    recall={b: mean([m["file_recall"] for m in v]) for b, v in by_budget.items()},
+                    mrr={b: mean([m["reciprocal_rank"] for m in v]) for b, v in by_budget.items()},
+                    definition_recall={b: mean(v) for b, v in with_defs.items()},
+                    definition_tasks=max((len(v) for v in with_defs.values()), default=0),
+                    seconds_median=statistics.median(seconds) if seconds else None,
+                    seconds_p95=percentile(seconds, 95),
+                    max_budget_use=max((m["tokens"] / m["budget"] for m in maps), default=None),
+                )
+            )
     return rows
 
 
@@ -164,8 +200,16 @@ def _server_summary(commits: Sequence[Mapping[str, Any]]) -> dict[str, object]:
             continue
         lsp_edges.append(int(run.get("edges", {}).get("lsp", 0)))
         for language, server in run.get("servers", {}).items():
-            entry = languages.setdefault(language, {"server": server.get("server"), "detail": server.get("detail"),
-                                                    "ready": 0, "commits": 0, "states": {}})
+            entry = languages.setdefault(
+                language,
+                {
+                    "server": server.get("server"),
+                    "detail": server.get("detail"),
+                    "ready": 0,
+                    "commits": 0,
+                    "states": {},
+                },
+            )
             entry["commits"] += 1
             state = str(server.get("state"))
             entry["states"][state] = entry["states"].get(state, 0) + 1
@@ -201,15 +245,22 @@ def _label(system: str, versions: Mapping[str, Any]) -> str:
 
 
 def _table(rows: Sequence[Mapping[str, Any]], budgets: Sequence[int], versions: Mapping[str, Any]) -> list[str]:
-    header = (["system", "task", "tasks (with defs)"] + [f"recall@{b}" for b in budgets]
-              + [f"MRR@{b}" for b in budgets] + [f"defs@{b}" for b in budgets]
-              + ["s/map median", "s/map p95", "max tokens/budget"])
+    header = (
+        ["system", "task", "tasks (with defs)"]
+        + [f"recall@{b}" for b in budgets]
+        + [f"MRR@{b}" for b in budgets]
+        + [f"defs@{b}" for b in budgets]
+        + ["s/map median", "s/map p95", "max tokens/budget"]
+    )
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * (len(header) - 2)) + "|"]
     for row in rows:
-        cells = ([_label(row["system"], versions), row["task"], f"{row['tasks']} ({row['definition_tasks']})"]
-                 + [_num(row["recall"][str(b)]) for b in budgets] + [_num(row["mrr"][str(b)]) for b in budgets]
-                 + [_num(row["definition_recall"][str(b)]) for b in budgets]
-                 + [_num(row["seconds_median"]), _num(row["seconds_p95"]), _num(row["max_budget_use"], 2)])
+        cells = (
+            [_label(row["system"], versions), row["task"], f"{row['tasks']} ({row['definition_tasks']})"]
+            + [_num(row["recall"][str(b)]) for b in budgets]
+            + [_num(row["mrr"][str(b)]) for b in budgets]
+            + [_num(row["definition_recall"][str(b)]) for b in budgets]
+            + [_num(row["seconds_median"]), _num(row["seconds_p95"]), _num(row["max_budget_use"], 2)]
+        )
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -232,13 +283,19 @@ def render_markdown(document: Mapping[str, Any]) -> str:
     if document.get("shortfall"):
         lines += [f"Note: {document['shortfall']}.", ""]
     lines += _table(document["summary"], budgets, versions)
-    lines += ["", "recall: share of the target files in the map; MRR: mean reciprocal rank of the first "
-              "target file; defs: share of the changed definitions shown, over the tasks that have some; "
-              "s/map: one measured map (after the checkout's first map)."]
+    lines += [
+        "",
+        "recall: share of the target files in the map; MRR: mean reciprocal rank of the first "
+        "target file; defs: share of the changed definitions shown, over the tasks that have some; "
+        "s/map: one measured map (after the checkout's first map).",
+    ]
     ready = int(document.get("servers_ready_commits", 0))
     if "hybrid" in systems and 0 < ready < len(commits):
-        lines += ["", f"Only the {ready} commits where every server of the hybrid map was ready and "
-                  "resolved edges:", ""]
+        lines += [
+            "",
+            f"Only the {ready} commits where every server of the hybrid map was ready and resolved edges:",
+            "",
+        ]
         lines += _table(document["summary_servers_ready"], budgets, versions)
     servers = document.get("servers", {})
     languages = servers.get("languages", {})
@@ -246,15 +303,22 @@ def render_markdown(document: Mapping[str, Any]) -> str:
         lines += ["", "Servers (hybrid):"]
         for language, entry in sorted(languages.items()):
             states = ", ".join(f"{state} {count}" for state, count in sorted(entry["states"].items()))
-            lines.append(f"- {language}: {entry['server'] or '-'} ({entry['detail'] or 'no detail'}): ready in "
-                         f"{entry['ready']} of {entry['commits']} commits ({states})")
+            lines.append(
+                f"- {language}: {entry['server'] or '-'} ({entry['detail'] or 'no detail'}): ready in "
+                f"{entry['ready']} of {entry['commits']} commits ({states})"
+            )
         edges = servers.get("lsp_edges_per_commit") or []
         if edges:
-            lines.append(f"- lsp edges per commit: median {statistics.median(edges):g}, "
-                         f"min {min(edges)}, max {max(edges)}")
-    lines += ["", "| commit | changed files | changed defs | mentions | "
-              + " | ".join(f"first map s {s}" for s in systems) + " | lsp / name-match edges |",
-              "|---|---:|---:|---|" + "---:|" * len(systems) + "---|"]
+            lines.append(
+                f"- lsp edges per commit: median {statistics.median(edges):g}, min {min(edges)}, max {max(edges)}"
+            )
+    lines += [
+        "",
+        "| commit | changed files | changed defs | mentions | "
+        + " | ".join(f"first map s {s}" for s in systems)
+        + " | lsp / name-match edges |",
+        "|---|---:|---:|---|" + "---:|" * len(systems) + "---|",
+    ]
     errors = []
     for c in commits:
         message = next((t for t in c["tasks"] if t["kind"] == "message"), None)
@@ -272,10 +336,16 @@ def render_markdown(document: Mapping[str, Any]) -> str:
             else:
                 firsts.append(_num(run["first_map_seconds"], 2))
         hybrid = c["runs"].get("hybrid")
-        edges = (f"{hybrid['edges'].get('lsp', 0)} / {hybrid['edges'].get('name-match', 0)}"
-                 if hybrid and not hybrid["error"] else "–")
-        lines.append(f"| {c['sha'][:10]} | {len(c['files'])} | {len(c['changed_definitions'])} | {mentions} | "
-                     + " | ".join(firsts) + f" | {edges} |")
+        edges = (
+            f"{hybrid['edges'].get('lsp', 0)} / {hybrid['edges'].get('name-match', 0)}"
+            if hybrid and not hybrid["error"]
+            else "–"
+        )
+        lines.append(
+            f"| {c['sha'][:10]} | {len(c['files'])} | {len(c['changed_definitions'])} | {mentions} | "
+            + " | ".join(firsts)
+            + f" | {edges} |"
+        )
     if errors:
         lines += ["", "Errors:", *errors]
     return "\n".join(lines) + "\n"

@@ -90,24 +90,45 @@ def run_eval(options: EvalOptions, progress: ProgressCallback | None = None) -> 
     aider_python = find_aider_python(options.aider_python) if options.peer == "aider" else None
     repo = open_repository(options.root.expanduser().resolve())
     registry = LanguageRegistry.load()
-    selection = select_commits(repo, options.rev, options.commits,
-                               lambda path: registry.language_for(path) is not None,
-                               scan_limit=options.scan_limit)
+    selection = select_commits(
+        repo,
+        options.rev,
+        options.commits,
+        lambda path: registry.language_for(path) is not None,
+        scan_limit=options.scan_limit,
+    )
     versions: dict[str, object] = {"hybridmap": __version__, "hybridmap_revision": _source_revision()}
     with ScratchWorktree(repo, options.temp_parent) as worktree:
         if worktree.directory is None:  # set on entering the context
             raise RuntimeError("internal error: the scratch worktree has no directory")
         cache_dir = options.cache_dir or worktree.directory / "cache"
-        results = asyncio.run(_evaluate(options, repo, selection, worktree, registry, cache_dir,
-                                        aider_python, versions, progress))
+        results = asyncio.run(
+            _evaluate(options, repo, selection, worktree, registry, cache_dir, aider_python, versions, progress)
+        )
     systems = tuple(options.modes) + ((options.peer,) if options.peer else ())
-    return EvalReport(str(options.root), selection, tuple(options.budgets), systems, options.server_wait,
-                      versions, tuple(results), time.perf_counter() - started)
+    return EvalReport(
+        str(options.root),
+        selection,
+        tuple(options.budgets),
+        systems,
+        options.server_wait,
+        versions,
+        tuple(results),
+        time.perf_counter() - started,
+    )
 
 
-async def _evaluate(options: EvalOptions, repo: Repository, selection: Selection, worktree: ScratchWorktree,
-                    registry: LanguageRegistry, cache_dir: Path, aider_python: Path | None,
-                    versions: dict[str, object], progress: ProgressCallback | None) -> list[CommitResult]:
+async def _evaluate(
+    options: EvalOptions,
+    repo: Repository,
+    selection: Selection,
+    worktree: ScratchWorktree,
+    registry: LanguageRegistry,
+    cache_dir: Path,
+    aider_python: Path | None,
+    versions: dict[str, object],
+    progress: ProgressCallback | None,
+) -> list[CommitResult]:
     if aider_python is not None:
         versions["aider"] = await aider_version(aider_python)
     settings = load_settings(None, {"cache_dir": str(cache_dir / "hybridmap")})
@@ -137,16 +158,27 @@ async def _evaluate(options: EvalOptions, repo: Repository, selection: Selection
             for mode in options.modes:
                 report(i, f"{short} {mode}")
                 try:
-                    runs[mode] = await run_hybridmap(root, mode, tasks.tasks, requests,
-                                                     server_wait=options.server_wait,
-                                                     cache_dir=cache_dir / "hybridmap")
+                    runs[mode] = await run_hybridmap(
+                        root,
+                        mode,
+                        tasks.tasks,
+                        requests,
+                        server_wait=options.server_wait,
+                        cache_dir=cache_dir / "hybridmap",
+                    )
                 except HybridMapError as exc:
                     runs[mode] = SystemRun(mode, (), 0.0, error=str(exc))
             if aider_python is not None:
                 report(i, f"{short} aider")
-                runs["aider"] = await run_aider(aider_python, root, sorted(collected.tags), tasks.tasks,
-                                                requests, cache_dir=cache_dir / "aider-tags",
-                                                timeout=options.peer_timeout)
+                runs["aider"] = await run_aider(
+                    aider_python,
+                    root,
+                    sorted(collected.tags),
+                    tasks.tasks,
+                    requests,
+                    cache_dir=cache_dir / "aider-tags",
+                    timeout=options.peer_timeout,
+                )
             results.append(CommitResult(commit, diffs, tasks, requests, runs, index_seconds))
         report(total, "done")
     finally:

@@ -49,30 +49,44 @@ def requests_for(tasks: Sequence[Task], budgets: Sequence[int]) -> tuple[Request
 
 
 def outcome_of(result: MapResult, seconds: float) -> MapOutcome:
-    return MapOutcome(tuple(ShownFile(f.path, tuple(s.name for s in f.symbols)) for f in result.files),
-                      result.tokens, seconds)
+    return MapOutcome(
+        tuple(ShownFile(f.path, tuple(s.name for s in f.symbols)) for f in result.files), result.tokens, seconds
+    )
 
 
 _KEPT_STATS = ("files_listed", "graph_files", "graph_edges")
 
 
-async def run_hybridmap(root: Path, mode: Mode, tasks: Sequence[Task], requests: Sequence[Request],
-                        *, server_wait: float, cache_dir: Path) -> SystemRun:
+async def run_hybridmap(
+    root: Path, mode: Mode, tasks: Sequence[Task], requests: Sequence[Request], *, server_wait: float, cache_dir: Path
+) -> SystemRun:
     hybrid = mode == "hybrid"
     async with AsyncRepoMap(root, overrides={"cache_dir": str(cache_dir)}, start_servers=hybrid) as repo:
         t0 = time.perf_counter()
-        first = await repo.map(MapRequest(tokens=requests[0].budget if requests else None, mode=mode,
-                                          server_wait=server_wait if hybrid else 0.0))
+        first = await repo.map(
+            MapRequest(
+                tokens=requests[0].budget if requests else None, mode=mode, server_wait=server_wait if hybrid else 0.0
+            )
+        )
         first_seconds = time.perf_counter() - t0
         outcomes = []
         for request in requests:
             task = tasks[request.task]
             start = time.perf_counter()
-            result = await repo.map(MapRequest(chat_files=task.chat_files, mentioned_idents=task.mentions,
-                                               tokens=request.budget, mode=mode, server_wait=0.0))
+            result = await repo.map(
+                MapRequest(
+                    chat_files=task.chat_files,
+                    mentioned_idents=task.mentions,
+                    tokens=request.budget,
+                    mode=mode,
+                    server_wait=0.0,
+                )
+            )
             outcomes.append(outcome_of(result, time.perf_counter() - start))
     return SystemRun(
-        system=mode, outcomes=tuple(outcomes), first_map_seconds=first_seconds,
+        system=mode,
+        outcomes=tuple(outcomes),
+        first_map_seconds=first_seconds,
         servers={language: report.to_json() for language, report in first.servers.items()},
         edges=dict(first.edges),
         stats={k: v for k, v in first.stats.items() if k in _KEPT_STATS or k.startswith("lsp_")},

@@ -38,9 +38,14 @@ class Task:
     definitions: tuple[ChangedDefinition, ...]
 
     def to_json(self) -> dict[str, object]:
-        return {"kind": self.kind, "chat_files": list(self.chat_files), "mentions": list(self.mentions),
-                "mentioned_files": list(self.mentioned_files), "targets": list(self.targets),
-                "definitions": [d.to_json() for d in self.definitions]}
+        return {
+            "kind": self.kind,
+            "chat_files": list(self.chat_files),
+            "mentions": list(self.mentions),
+            "mentioned_files": list(self.mentioned_files),
+            "targets": list(self.targets),
+            "definitions": [d.to_json() for d in self.definitions],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,12 +76,21 @@ def co_edit_chat_file(diffs: Iterable[FileDiff]) -> FileDiff:
     return min(diffs, key=lambda d: (-(d.added + d.deleted), d.old_path))
 
 
-def build_tasks(commit: Commit, diffs: tuple[FileDiff, ...], tags: Mapping[str, FileTags],
-                new_tags: Mapping[str, FileTags | None], definition_names: Collection[str]) -> CommitTasks:
+def build_tasks(
+    commit: Commit,
+    diffs: tuple[FileDiff, ...],
+    tags: Mapping[str, FileTags],
+    new_tags: Mapping[str, FileTags | None],
+    definition_names: Collection[str],
+) -> CommitTasks:
     """Tasks for ``commit``, given its per-file diffs, the parent's tags (every listed source file)
     and the commit's tags of the changed files (by their old path)."""
-    by_file = {d.old_path: changed_definitions(d.old_path, tags[d.old_path], new_tags.get(d.old_path), d.hunks)
-               if d.old_path in tags else () for d in diffs}
+    by_file = {
+        d.old_path: changed_definitions(d.old_path, tags[d.old_path], new_tags.get(d.old_path), d.hunks)
+        if d.old_path in tags
+        else ()
+        for d in diffs
+    }
     all_defs = tuple(sorted(x for defs in by_file.values() for x in defs))
     changed = tuple(d.old_path for d in diffs)
     tasks: list[Task] = []
@@ -84,8 +98,7 @@ def build_tasks(commit: Commit, diffs: tuple[FileDiff, ...], tags: Mapping[str, 
 
     chat = co_edit_chat_file(diffs).old_path
     targets = tuple(p for p in changed if p != chat)
-    tasks.append(Task("co-edit", (chat,), (), (), targets,
-                      tuple(sorted(x for p in targets for x in by_file[p]))))
+    tasks.append(Task("co-edit", (chat,), (), (), targets, tuple(sorted(x for p in targets for x in by_file[p]))))
 
     mentions = message_mentions(commit.message, definition_names, tags.keys())
     if mentions:

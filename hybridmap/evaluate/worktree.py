@@ -50,8 +50,9 @@ class ScratchWorktree:
             self._previous_sigterm = signal.signal(signal.SIGTERM, _interrupt)
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.remove()
 
     def checkout(self, sha: str) -> Path:
@@ -62,11 +63,21 @@ class ScratchWorktree:
             self._no_filters = (*self._repo.config, *filter_overrides(self._repo.top, self._repo.config))
         if not self._created:
             self._created = True  # set first: a Ctrl-C inside 'worktree add' must still clean up
-            self._repo.git("worktree", "add", "--detach", "--force", "--quiet", str(self.path), sha,
-                           timeout=600, extra_config=self._no_filters)
+            self._repo.git(
+                "worktree",
+                "add",
+                "--detach",
+                "--force",
+                "--quiet",
+                str(self.path),
+                sha,
+                timeout=600,
+                extra_config=self._no_filters,
+            )
         else:
-            run_git(self.path, "checkout", "--detach", "--force", "--quiet", sha, timeout=600,
-                    extra_config=self._no_filters)
+            run_git(
+                self.path, "checkout", "--detach", "--force", "--quiet", sha, timeout=600, extra_config=self._no_filters
+            )
             run_git(self.path, "clean", "-ffdq", timeout=600)
         return self.path / self._repo.prefix if self._repo.prefix else self.path
 
@@ -76,8 +87,9 @@ class ScratchWorktree:
         interrupted: list[int] = []
         # A Ctrl-C now must not leave a half-removed worktree: it is held until removal is done,
         # then honoured (the run still ends as interrupted, not as a success).
-        previous_sigint = signal.signal(signal.SIGINT, lambda signum, frame: interrupted.append(signum)) \
-            if main_thread else None
+        previous_sigint = (
+            signal.signal(signal.SIGINT, lambda signum, frame: interrupted.append(signum)) if main_thread else None
+        )
         try:
             if self._created and self.path is not None:
                 self._repo.git("worktree", "remove", "--force", "--force", str(self.path), check=False)

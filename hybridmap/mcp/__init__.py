@@ -21,7 +21,8 @@ def main(root: str, overrides: dict[str, Any]) -> None:
     except ImportError as exc:
         if (exc.name or "").split(".")[0] not in ("mcp", "mcp_types", "pydantic"):
             raise
-        sys.stderr.write("hybridmap: error: the MCP SDK is not installed: "
-                         "install hybridmap[mcp] (pip install 'hybridmap[mcp]')\n")
+        sys.stderr.write(
+            "hybridmap: error: the MCP SDK is not installed: install hybridmap[mcp] (pip install 'hybridmap[mcp]')\n"
+        )
         sys.exit(EXIT_USAGE)
     serve(root, overrides)

@@ -53,16 +53,36 @@ INSTRUCTIONS = (
     "search_symbols, symbol_info and file_outline to look things up; server_status to see which "
     "language servers are ready. Paths are relative to the repository root."
 )
-READ_ONLY: dict[str, bool] = {"read_only_hint": True, "destructive_hint": False, "idempotent_hint": True,
-                              "open_world_hint": False}
+READ_ONLY: dict[str, bool] = {
+    "read_only_hint": True,
+    "destructive_hint": False,
+    "idempotent_hint": True,
+    "open_world_hint": False,
+}
 
-Paths = Annotated[tuple[str, ...], Field(max_length=200, description=(
-    "Paths relative to the repository root (no absolute paths, no '..')."))]
-Tokens = Annotated[int | None, Field(ge=1, le=100_000, description=(
-    "Token budget of the map text (default: the repository's map_tokens setting, 1024)."))]
-Wait = Annotated[float, Field(ge=0, le=120, description=(
-    "Seconds to wait for language servers to become ready and answer (0: use what is ready now; "
-    "servers keep starting in the background either way)."))]
+Paths = Annotated[
+    tuple[str, ...],
+    Field(max_length=200, description=("Paths relative to the repository root (no absolute paths, no '..').")),
+]
+Tokens = Annotated[
+    int | None,
+    Field(
+        ge=1,
+        le=100_000,
+        description=("Token budget of the map text (default: the repository's map_tokens setting, 1024)."),
+    ),
+]
+Wait = Annotated[
+    float,
+    Field(
+        ge=0,
+        le=120,
+        description=(
+            "Seconds to wait for language servers to become ready and answer (0: use what is ready now; "
+            "servers keep starting in the background either way)."
+        ),
+    ),
+]
 
 
 def _annotations(title: str) -> ToolAnnotations:
@@ -108,11 +128,19 @@ async def one_line_errors(ctx: ServerRequestContext[Any, Any], call_next: CallNe
 def build_server(state: State) -> MCPServer[Any]:
     """The server with its six tools, each answering from ``state``'s warm map."""
     if not logging.getLogger().handlers:  # plain lines on stderr (the SDK would install rich's)
-        logging.basicConfig(stream=sys.stderr, level=logging.INFO,
-                            format="%(asctime)s hybridmap mcp: %(levelname)s %(name)s: %(message)s")
-    server: MCPServer[Any] = MCPServer("hybridmap", title="hybridmap repository map", version=__version__,
-                                       instructions=INSTRUCTIONS, log_level="INFO",
-                                       middleware=[one_line_errors])
+        logging.basicConfig(
+            stream=sys.stderr,
+            level=logging.INFO,
+            format="%(asctime)s hybridmap mcp: %(levelname)s %(name)s: %(message)s",
+        )
+    server: MCPServer[Any] = MCPServer(
+        "hybridmap",
+        title="hybridmap repository map",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        log_level="INFO",
+        middleware=[one_line_errors],
+    )
     _register_map_tools(server, state)
     _register_lookup_tools(server, state)
     return server
@@ -121,27 +149,62 @@ def build_server(state: State) -> MCPServer[Any]:
 def _register_map_tools(server: MCPServer[Any], state: State) -> None:
     @server.tool(title="Repository map", annotations=_annotations("Repository map"))
     async def repo_map(
-        chat_files: Annotated[Paths, Field(description=(
-            "Files the agent is editing, relative to the root: they steer the ranking and are "
-            "left out of the map (the agent already has them)."))] = (),
+        chat_files: Annotated[
+            Paths,
+            Field(
+                description=(
+                    "Files the agent is editing, relative to the root: they steer the ranking and are "
+                    "left out of the map (the agent already has them)."
+                )
+            ),
+        ] = (),
         mentioned_files: Annotated[Paths, Field(description="Files the user or agent named.")] = (),
-        mentioned_idents: Annotated[tuple[str, ...], Field(max_length=200, description=(
-            "Identifiers the user or agent named (functions, classes...): their definitions rank higher."))] = (),
-        message: Annotated[str, Field(max_length=100_000, description=(
-            "The user's message as written: identifier-shaped and path-like words in it count as mentions."))] = "",
+        mentioned_idents: Annotated[
+            tuple[str, ...],
+            Field(
+                max_length=200,
+                description=(
+                    "Identifiers the user or agent named (functions, classes...): their definitions rank higher."
+                ),
+            ),
+        ] = (),
+        message: Annotated[
+            str,
+            Field(
+                max_length=100_000,
+                description=(
+                    "The user's message as written: identifier-shaped and path-like words in it count as mentions."
+                ),
+            ),
+        ] = "",
         tokens: Tokens = None,
-        mode: Annotated[Literal["static", "hybrid"], Field(description=(
-            "hybrid uses language servers that are ready (resolved edges); static uses tree-sitter only."))]
-            = "hybrid",
+        mode: Annotated[
+            Literal["static", "hybrid"],
+            Field(
+                description=(
+                    "hybrid uses language servers that are ready (resolved edges); static uses tree-sitter only."
+                )
+            ),
+        ] = "hybrid",
         server_wait: Wait = 0.0,
     ) -> Annotated[CallToolResult, RepoMapSummary]:
         """The ranked map of the repository for the task at hand: files and their most relevant
         definitions (signatures), within the token budget. Returns the map text, and as
         structured content a summary: files with ranks, tokens used of the budget, edge counts by
         provenance (lsp = resolved by a language server), server states, diagnostics."""
-        text, summary = await _call("repo_map", tools.repo_map(
-            state, chat_files=chat_files, mentioned_files=mentioned_files, mentioned_idents=mentioned_idents,
-            message=message, tokens=tokens, mode=mode, server_wait=server_wait))
+        text, summary = await _call(
+            "repo_map",
+            tools.repo_map(
+                state,
+                chat_files=chat_files,
+                mentioned_files=mentioned_files,
+                mentioned_idents=mentioned_idents,
+                message=message,
+                tokens=tokens,
+                mode=mode,
+                server_wait=server_wait,
+            ),
+        )
         return _result(text, summary)
 
     @server.tool(title="Compare static and hybrid maps", annotations=_annotations("Compare static and hybrid maps"))
@@ -149,15 +212,20 @@ def _register_map_tools(server: MCPServer[Any], state: State) -> None:
         chat_files: Paths = (),
         mentioned_idents: Annotated[tuple[str, ...], Field(max_length=200, description="Identifiers named.")] = (),
         tokens: Tokens = None,
-        server_wait: Annotated[float, Field(ge=0, le=120, description=(
-            "Seconds the hybrid map may wait for language servers (default 10)."))] = 10.0,
+        server_wait: Annotated[
+            float,
+            Field(ge=0, le=120, description=("Seconds the hybrid map may wait for language servers (default 10).")),
+        ] = 10.0,
     ) -> Annotated[CallToolResult, CompareSummary]:
         """What the language servers changed: the static (tree-sitter) and hybrid map of one
         request, summarized: edges resolved by servers and name-matched guesses removed (counts
         and the first few), files that moved in rank, server states and notes."""
-        summary = await _call("compare_maps", tools.compare_maps(
-            state, chat_files=chat_files, mentioned_idents=mentioned_idents, tokens=tokens,
-            server_wait=server_wait))
+        summary = await _call(
+            "compare_maps",
+            tools.compare_maps(
+                state, chat_files=chat_files, mentioned_idents=mentioned_idents, tokens=tokens, server_wait=server_wait
+            ),
+        )
         return _result(json_dumps(summary, indent=1), summary)
 
     @server.tool(title="Language server status", annotations=_annotations("Language server status"))
@@ -172,27 +240,46 @@ def _register_map_tools(server: MCPServer[Any], state: State) -> None:
 def _register_lookup_tools(server: MCPServer[Any], state: State) -> None:
     @server.tool(title="Search symbols", annotations=_annotations("Search symbols"))
     async def search_symbols(
-        query: Annotated[str, Field(min_length=1, max_length=200, description=(
-            "Part of a name: case, '_' and '-' are ignored; exact, prefix, substring, then "
-            "subsequence matches (e.g. 'getusr' finds get_user) in that order."))],
-        kind: Annotated[str | None, Field(max_length=40, description=(
-            "Only this kind: function, method, class, interface, struct, enum, constant, ..."))] = None,
-        path: Annotated[str | None, Field(max_length=4096, description=(
-            "Only under this file or directory, relative to the root."))] = None,
+        query: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=200,
+                description=(
+                    "Part of a name: case, '_' and '-' are ignored; exact, prefix, substring, then "
+                    "subsequence matches (e.g. 'getusr' finds get_user) in that order."
+                ),
+            ),
+        ],
+        kind: Annotated[
+            str | None,
+            Field(
+                max_length=40,
+                description=("Only this kind: function, method, class, interface, struct, enum, constant, ..."),
+            ),
+        ] = None,
+        path: Annotated[
+            str | None, Field(max_length=4096, description=("Only under this file or directory, relative to the root."))
+        ] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="Most matches returned.")] = 20,
     ) -> Annotated[CallToolResult, SearchResult]:
         """Find definitions by name across the repository: name, kind, file, lines, signature."""
-        found = await _call("search_symbols", tools.search_symbols(state, query, kind=kind, path=path,
-                                                                   limit=limit))
+        found = await _call("search_symbols", tools.search_symbols(state, query, kind=kind, path=path, limit=limit))
         return _result(json_dumps(found, indent=1), found)
 
     @server.tool(title="Symbol info", annotations=_annotations("Symbol info"))
     async def symbol_info(
         name: Annotated[str, Field(min_length=1, max_length=200, description="The definition's exact name.")],
-        path: Annotated[str | None, Field(max_length=4096, description=(
-            "The file defining it, relative to the root (to pick one of several)."))] = None,
-        line: Annotated[int | None, Field(ge=1, description=(
-            "A 1-based line in or near the definition (to pick one of several in a file)."))] = None,
+        path: Annotated[
+            str | None,
+            Field(
+                max_length=4096, description=("The file defining it, relative to the root (to pick one of several).")
+            ),
+        ] = None,
+        line: Annotated[
+            int | None,
+            Field(ge=1, description=("A 1-based line in or near the definition (to pick one of several in a file).")),
+        ] = None,
     ) -> Annotated[CallToolResult, SymbolInfo]:
         """A definition's signature, doc comment, server detail and location, and the files
         that use it with line numbers; says whether a language server resolved those uses or
@@ -202,8 +289,9 @@ def _register_lookup_tools(server: MCPServer[Any], state: State) -> None:
 
     @server.tool(title="File outline", annotations=_annotations("File outline"))
     async def file_outline(
-        path: Annotated[str, Field(min_length=1, max_length=4096, description=(
-            "A source file, relative to the root."))],
+        path: Annotated[
+            str, Field(min_length=1, max_length=4096, description=("A source file, relative to the root."))
+        ],
     ) -> Annotated[CallToolResult, Outline]:
         """Every definition in one file, in order: name, kind, lines, signature, container."""
         outline = await _call("file_outline", tools.file_outline(state, path))
@@ -218,9 +306,12 @@ async def _warm(state: State) -> None:
     except Exception as exc:  # noqa: BLE001 (a tool call will report the same failure to the client)
         log.warning("warm-up map failed: %s", safe_line(str(exc)))
         return
-    log.info("warm: %d files indexed in %.2f s; servers: %s", int(result.stats.get("files_listed", 0)),
-             time.perf_counter() - started,
-             ", ".join(f"{k} {v.state}" for k, v in result.servers.items()) or "none")
+    log.info(
+        "warm: %d files indexed in %.2f s; servers: %s",
+        int(result.stats.get("files_listed", 0)),
+        time.perf_counter() - started,
+        ", ".join(f"{k} {v.state}" for k, v in result.servers.items()) or "none",
+    )
 
 
 async def _serve(root: str, overrides: dict[str, Any]) -> None:

@@ -46,6 +46,7 @@ class ToolFailure(Exception):
 
 # --- output shapes (the tools' output schemas) --------------------------------------------------
 
+
 class ServerInfo(TypedDict):
     state: str
     server: str | None
@@ -167,6 +168,7 @@ class State:
 
 # --- paths and mentions --------------------------------------------------------------------------
 
+
 def _shown(text: str, limit: int = 120) -> str:
     line = safe_line(text)
     return line if len(line) <= limit else line[:limit] + "..."
@@ -196,13 +198,63 @@ def relative_paths(root: Path, paths: Iterable[str], what: str) -> list[str]:
 
 _TOKEN_SPLIT = re.compile(r"[\s,;:()\[\]{}<>\"'`|=!?*]+")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_STOPWORDS = frozenset({
-    "the", "and", "for", "with", "this", "that", "from", "into", "what", "why", "how", "does",
-    "are", "not", "but", "when", "where", "which", "there", "should", "would", "could", "have",
-    "has", "was", "were", "will", "can", "all", "any", "its", "who", "use", "uses", "used", "make",
-    "makes", "add", "fix", "file", "files", "code", "function", "method", "class", "call", "calls",
-    "see", "show", "please", "also", "then", "than",
-})
+_STOPWORDS = frozenset(
+    {
+        "the",
+        "and",
+        "for",
+        "with",
+        "this",
+        "that",
+        "from",
+        "into",
+        "what",
+        "why",
+        "how",
+        "does",
+        "are",
+        "not",
+        "but",
+        "when",
+        "where",
+        "which",
+        "there",
+        "should",
+        "would",
+        "could",
+        "have",
+        "has",
+        "was",
+        "were",
+        "will",
+        "can",
+        "all",
+        "any",
+        "its",
+        "who",
+        "use",
+        "uses",
+        "used",
+        "make",
+        "makes",
+        "add",
+        "fix",
+        "file",
+        "files",
+        "code",
+        "function",
+        "method",
+        "class",
+        "call",
+        "calls",
+        "see",
+        "show",
+        "please",
+        "also",
+        "then",
+        "than",
+    }
+)
 
 
 def split_message(root: Path, message: str, language_for: object) -> tuple[list[str], list[str]]:
@@ -229,9 +281,14 @@ def split_message(root: Path, message: str, language_for: object) -> tuple[list[
 
 # --- records out ---------------------------------------------------------------------------------
 
+
 def server_info(report: ServerReport) -> ServerInfo:
-    return {"state": str(report.state), "server": report.server, "seconds_to_ready": report.seconds_to_ready,
-            "detail": safe_line(report.detail)}
+    return {
+        "state": str(report.state),
+        "server": report.server,
+        "seconds_to_ready": report.seconds_to_ready,
+        "detail": safe_line(report.detail),
+    }
 
 
 def _signature(sym: Symbol) -> str:
@@ -242,9 +299,15 @@ def _signature(sym: Symbol) -> str:
 
 def symbol_entry(path: str, tags: FileTags, sym: Symbol) -> SymbolEntry:
     container = tags.symbols[sym.parent].name if 0 <= sym.parent < len(tags.symbols) else None
-    return {"name": safe_line(sym.name), "kind": sym.kind, "path": escape_path(path),
-            "line": sym.name_line + 1, "end_line": sym.span.end_line + 1, "signature": _signature(sym),
-            "container": safe_line(container) if container is not None else None}
+    return {
+        "name": safe_line(sym.name),
+        "kind": sym.kind,
+        "path": escape_path(path),
+        "line": sym.name_line + 1,
+        "end_line": sym.span.end_line + 1,
+        "signature": _signature(sym),
+        "container": safe_line(container) if container is not None else None,
+    }
 
 
 def current_tags(repo: AsyncRepoMap) -> Mapping[str, FileTags]:
@@ -261,25 +324,44 @@ async def refresh(state: State) -> MapResult:
 
 # --- the tools -----------------------------------------------------------------------------------
 
-async def repo_map(state: State, *, chat_files: Sequence[str] = (), mentioned_files: Sequence[str] = (),
-                   mentioned_idents: Sequence[str] = (), message: str = "", tokens: int | None = None,
-                   mode: Mode = "hybrid", server_wait: float = 0.0) -> tuple[str, RepoMapSummary]:
+
+async def repo_map(
+    state: State,
+    *,
+    chat_files: Sequence[str] = (),
+    mentioned_files: Sequence[str] = (),
+    mentioned_idents: Sequence[str] = (),
+    message: str = "",
+    tokens: int | None = None,
+    mode: Mode = "hybrid",
+    server_wait: float = 0.0,
+) -> tuple[str, RepoMapSummary]:
     """The map text and its summary."""
     repo = state.repo
     chat = relative_paths(repo.root, chat_files, "chat file")
     files = relative_paths(repo.root, mentioned_files, "mentioned file")
     said_files, said_idents = split_message(repo.root, message, repo.registry.language_for)
     idents = list(dict.fromkeys([*mentioned_idents, *said_idents]))
-    result = await repo.map(chat_files=chat, mentioned_files=list(dict.fromkeys([*files, *said_files])),
-                            mentioned_idents=idents, tokens=tokens, mode=mode, server_wait=server_wait)
+    result = await repo.map(
+        chat_files=chat,
+        mentioned_files=list(dict.fromkeys([*files, *said_files])),
+        mentioned_idents=idents,
+        tokens=tokens,
+        mode=mode,
+        server_wait=server_wait,
+    )
     state.remember(result)
     summary: RepoMapSummary = {
         "files": [{"path": escape_path(f.path), "rank": f.rank, "symbols": len(f.symbols)} for f in result.files],
-        "tokens": result.tokens, "budget": result.budget, "mode": result.mode, "edges": dict(result.edges),
+        "tokens": result.tokens,
+        "budget": result.budget,
+        "mode": result.mode,
+        "edges": dict(result.edges),
         "servers": {k: server_info(v) for k, v in result.servers.items()},
         "diagnostics": len(result.diagnostics),
-        "diagnostic_lines": [f"{escape_path(d.path)}: {d.kind}: {safe_line(d.message)}"
-                             for d in result.diagnostics[:LIST_LIMIT]],
+        "diagnostic_lines": [
+            f"{escape_path(d.path)}: {d.kind}: {safe_line(d.message)}" for d in result.diagnostics[:LIST_LIMIT]
+        ],
         "mentions": [safe_line(w) for w in [*said_files, *idents]],
     }
     return result.text, summary
@@ -310,8 +392,9 @@ def _under(path: str, prefix: str | None) -> bool:
     return prefix is None or path == prefix or path.startswith(prefix.rstrip("/") + "/")
 
 
-async def search_symbols(state: State, query: str, *, kind: str | None = None, path: str | None = None,
-                         limit: int = 20) -> SearchResult:
+async def search_symbols(
+    state: State, query: str, *, kind: str | None = None, path: str | None = None, limit: int = 20
+) -> SearchResult:
     q = _normalized(query.strip())
     if not q:
         raise ToolFailure("query must contain a letter or digit")
@@ -328,8 +411,11 @@ async def search_symbols(state: State, query: str, *, kind: str | None = None, p
             if score is not None:
                 found.append((score, len(sym.name), file_path, sym.name_line, sym.name, tags, sym))
     found.sort(key=lambda t: t[:5])
-    return {"matches": [symbol_entry(p, t, s) for _, _, p, _, _, t, s in found[:limit]],
-            "total": len(found), "truncated": len(found) > limit}
+    return {
+        "matches": [symbol_entry(p, t, s) for _, _, p, _, _, t, s in found[:limit]],
+        "total": len(found),
+        "truncated": len(found) > limit,
+    }
 
 
 async def file_outline(state: State, path: str) -> Outline:
@@ -337,10 +423,12 @@ async def file_outline(state: State, path: str) -> Outline:
     await refresh(state)
     tags = current_tags(state.repo).get(rel)
     if tags is None:
-        raise ToolFailure(f"'{_shown(rel)}' is not a source file of this map (not listed, or not a "
-                          "supported language)")
-    return {"path": escape_path(rel), "language": state.repo.registry.language_for(rel),
-            "symbols": [symbol_entry(rel, tags, s) for s in tags.symbols]}
+        raise ToolFailure(f"'{_shown(rel)}' is not a source file of this map (not listed, or not a supported language)")
+    return {
+        "path": escape_path(rel),
+        "language": state.repo.registry.language_for(rel),
+        "symbols": [symbol_entry(rel, tags, s) for s in tags.symbols],
+    }
 
 
 async def server_status(state: State, server_wait: float = 0.0) -> ServerStatus:
@@ -367,7 +455,7 @@ def read_doc(root: Path, path: str, sym: Symbol) -> str:
     opened = _DOCSTRING.match(lines[body]) if body < len(lines) else None
     if opened:
         quote = opened.group(1)
-        for line in lines[body:body + DOC_LINES]:
+        for line in lines[body : body + DOC_LINES]:
             doc.append(line.strip())
             if (line.count(quote) >= 2 or doc[1:]) and line.rstrip().endswith(quote):
                 break
@@ -379,11 +467,11 @@ def read_doc(root: Path, path: str, sym: Symbol) -> str:
     return safe_block("\n".join(doc))
 
 
-def references_to(graph: RepoGraph | None, tags: Mapping[str, FileTags], path: str,
-                  name: str) -> list[Reference]:
+def references_to(graph: RepoGraph | None, tags: Mapping[str, FileTags], path: str, name: str) -> list[Reference]:
     """Files using ``name`` as defined in ``path``, from the graph's edges (server-resolved or
     name-matched), each with the lines of the uses, most uses first; then uses in ``path``
     itself (the graph keeps no edge from a file to itself)."""
+
     def lines_in(src: str) -> list[int]:
         src_tags = tags.get(src)
         return sorted({r.line + 1 for r in src_tags.references if r.name == name})[:20] if src_tags else []
@@ -396,8 +484,14 @@ def references_to(graph: RepoGraph | None, tags: Mapping[str, FileTags], path: s
             if int(graph.edge_dst[row]) != dst or src == path:
                 continue
             lsp = PROVENANCE_CODES[int(graph.edge_provenance[row])] == "lsp"
-            out.append({"path": escape_path(src), "lines": lines_in(src), "count": int(graph.edge_count[row]),
-                        "source": "language server" if lsp else "name match"})
+            out.append(
+                {
+                    "path": escape_path(src),
+                    "lines": lines_in(src),
+                    "count": int(graph.edge_count[row]),
+                    "source": "language server" if lsp else "name match",
+                }
+            )
     out.sort(key=lambda r: (-r["count"], r["path"]))
     own = lines_in(path)
     if own:
@@ -405,24 +499,23 @@ def references_to(graph: RepoGraph | None, tags: Mapping[str, FileTags], path: s
     return out
 
 
-def _pick(tags: Mapping[str, FileTags], name: str, path: str | None,
-          line: int | None) -> list[tuple[str, Symbol]]:
+def _pick(tags: Mapping[str, FileTags], name: str, path: str | None, line: int | None) -> list[tuple[str, Symbol]]:
     """Definitions named ``name`` (exactly, else ignoring case), in ``path``, nearest ``line``."""
     pool = [(p, s) for p, t in tags.items() if path is None or p == path for s in t.symbols]
-    hits = [(p, s) for p, s in pool if s.name == name] or \
-        [(p, s) for p, s in pool if s.name.lower() == name.lower()]
+    hits = [(p, s) for p, s in pool if s.name == name] or [(p, s) for p, s in pool if s.name.lower() == name.lower()]
     if line is not None and hits:
+
         def distance(hit: tuple[str, Symbol]) -> int:
             span = hit[1].span
             inside = span.start_line <= line - 1 <= span.end_line
             return 0 if inside else min(abs(span.start_line - (line - 1)), abs(span.end_line - (line - 1)))
+
         best = min(distance(h) for h in hits)
         hits = [h for h in hits if distance(h) == best]
     return sorted(hits, key=lambda h: (h[0], h[1].name_line))
 
 
-async def symbol_info(state: State, name: str, *, path: str | None = None,
-                      line: int | None = None) -> SymbolInfo:
+async def symbol_info(state: State, name: str, *, path: str | None = None, line: int | None = None) -> SymbolInfo:
     repo = state.repo
     rel = relative_path(repo.root, path, "path") if path else None
     result = await refresh(state)
@@ -437,30 +530,48 @@ async def symbol_info(state: State, name: str, *, path: str | None = None,
     definitions: list[Definition] = []
     for p, sym in hits[:LIST_LIMIT]:
         refs = references_to(graph, tags, p, sym.name)
-        definitions.append({
-            "name": safe_line(sym.name), "kind": sym.kind, "path": escape_path(p), "line": sym.name_line + 1,
-            "end_line": sym.span.end_line + 1, "signature": _signature(sym),
-            "detail": safe_line(state.details.get((p, sym.name_line + 1), sym.detail)),
-            "doc": read_doc(repo.root, p, sym), "references": refs[:LIST_LIMIT * 2],
-            "references_total": len(refs)})
+        definitions.append(
+            {
+                "name": safe_line(sym.name),
+                "kind": sym.kind,
+                "path": escape_path(p),
+                "line": sym.name_line + 1,
+                "end_line": sym.span.end_line + 1,
+                "signature": _signature(sym),
+                "detail": safe_line(state.details.get((p, sym.name_line + 1), sym.detail)),
+                "doc": read_doc(repo.root, p, sym),
+                "references": refs[: LIST_LIMIT * 2],
+                "references_total": len(refs),
+            }
+        )
     language = repo.registry.language_for(hits[0][0])
     report = result.servers.get(language) if language else None
     resolved = any(r["source"] == "language server" for d in definitions for r in d["references"])
-    source = ("language server" if resolved else
-              "tree-sitter name matching" + ("" if report is None or str(report.state) == "ready"
-                                             else f" (the {language} server is {report.state})"))
-    return {"definitions": definitions, "source": source,
-            "server": server_info(report) if report is not None else None}
+    source = (
+        "language server"
+        if resolved
+        else "tree-sitter name matching"
+        + ("" if report is None or str(report.state) == "ready" else f" (the {language} server is {report.state})")
+    )
+    return {"definitions": definitions, "source": source, "server": server_info(report) if report is not None else None}
 
 
 # --- compare -------------------------------------------------------------------------------------
 
-async def compare_maps(state: State, *, chat_files: Sequence[str] = (), mentioned_idents: Sequence[str] = (),
-                       tokens: int | None = None, server_wait: float = 10.0) -> CompareSummary:
+
+async def compare_maps(
+    state: State,
+    *,
+    chat_files: Sequence[str] = (),
+    mentioned_idents: Sequence[str] = (),
+    tokens: int | None = None,
+    server_wait: float = 10.0,
+) -> CompareSummary:
     repo = state.repo
     chat = relative_paths(repo.root, chat_files, "chat file")
-    comparison = await repo.compare(chat_files=chat, mentioned_idents=list(mentioned_idents), tokens=tokens,
-                                    server_wait=server_wait)
+    comparison = await repo.compare(
+        chat_files=chat, mentioned_idents=list(mentioned_idents), tokens=tokens, server_wait=server_wait
+    )
     state.remember(comparison.hybrid)
 
     def edge(e: Edge) -> EdgeEntry:
@@ -468,13 +579,18 @@ async def compare_maps(state: State, *, chat_files: Sequence[str] = (), mentione
 
     moved = comparison.moved_files
     return {
-        "resolved": len(comparison.resolved), "removed": len(comparison.removed), "kept": comparison.kept,
+        "resolved": len(comparison.resolved),
+        "removed": len(comparison.removed),
+        "kept": comparison.kept,
         "resolved_first": [edge(e) for e in comparison.resolved[:LIST_LIMIT]],
         "removed_first": [edge(e) for e in comparison.removed[:LIST_LIMIT]],
         "moved_files": len(moved),
-        "moves_first": [{"path": escape_path(m.path), "static": m.static, "hybrid": m.hybrid,
-                         "change": m.change} for m in moved[:LIST_LIMIT]],
+        "moves_first": [
+            {"path": escape_path(m.path), "static": m.static, "hybrid": m.hybrid, "change": m.change}
+            for m in moved[:LIST_LIMIT]
+        ],
         "moved_symbols": len(comparison.moved_symbols),
         "servers": {k: server_info(v) for k, v in comparison.servers.items()},
-        "servers_ready": comparison.servers_ready, "notes": [safe_line(n) for n in comparison.notes],
+        "servers_ready": comparison.servers_ready,
+        "notes": [safe_line(n) for n in comparison.notes],
     }

@@ -21,8 +21,7 @@ from .treesitter import parse_serial
 
 def main() -> None:
     job = pickle.load(sys.stdin.buffer)  # noqa: S301 - the parent process's pipe, never a file
-    registry = LanguageRegistry.load([Path(d) for d in job["config_dirs"]],
-                                     [Path(d) for d in job["query_dirs"]])
+    registry = LanguageRegistry.load([Path(d) for d in job["config_dirs"]], [Path(d) for d in job["query_dirs"]])
     out = sys.stdout.buffer
     for path, outcome in parse_serial(job["jobs"], registry, job["options"], job["deadline"]):
         frame = pickle.dumps((path, outcome), protocol=pickle.HIGHEST_PROTOCOL)

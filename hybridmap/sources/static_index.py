@@ -52,12 +52,17 @@ def _well_formed(value: object) -> bool:
             return False
         if tags is None:
             return True
-        return (isinstance(tags, FileTags) and isinstance(tags.symbols, tuple)
-                and isinstance(tags.ref_names, tuple) and isinstance(tags.ref_positions, bytes)
-                and isinstance(tags.ref_kinds, bytes) and isinstance(tags.line_count, int)
-                and isinstance(tags.complete, bool)
-                and len(tags.ref_positions) == 8 * len(tags.ref_names) == 8 * len(tags.ref_kinds)
-                and all(isinstance(symbol, Symbol) for symbol in tags.symbols[:1]))
+        return (
+            isinstance(tags, FileTags)
+            and isinstance(tags.symbols, tuple)
+            and isinstance(tags.ref_names, tuple)
+            and isinstance(tags.ref_positions, bytes)
+            and isinstance(tags.ref_kinds, bytes)
+            and isinstance(tags.line_count, int)
+            and isinstance(tags.complete, bool)
+            and len(tags.ref_positions) == 8 * len(tags.ref_names) == 8 * len(tags.ref_kinds)
+            and all(isinstance(symbol, Symbol) for symbol in tags.symbols[:1])
+        )
     except AttributeError:
         return False
 
@@ -66,15 +71,19 @@ def _deadline_diagnostic(deferred: list[str], queued: int, settings: Settings) -
     """One line for every file the parse deadline left out: how many, and the first few by name."""
     shown = sorted(deferred)[:DEFERRED_NAMES_SHOWN]
     more = f" and {len(deferred) - len(shown)} more" if len(deferred) > len(shown) else ""
-    return Diagnostic(".", "parse_deadline",
-                      f"{len(deferred)} of {queued} files to parse did not fit in "
-                      f"parse_deadline_seconds={settings.parse_deadline_seconds:g} and have no symbols "
-                      f"in this map: {', '.join(shown)}{more}; what was parsed is cached, and the "
-                      "next map parses the rest")
+    return Diagnostic(
+        ".",
+        "parse_deadline",
+        f"{len(deferred)} of {queued} files to parse did not fit in "
+        f"parse_deadline_seconds={settings.parse_deadline_seconds:g} and have no symbols "
+        f"in this map: {', '.join(shown)}{more}; what was parsed is cached, and the "
+        "next map parses the rest",
+    )
 
 
-def _entry(rel: str, sig: tuple[int, ...], language: str, outcome: ParseOutcome,
-           notes: tuple[Diagnostic, ...], sha: str) -> _Entry:
+def _entry(
+    rel: str, sig: tuple[int, ...], language: str, outcome: ParseOutcome, notes: tuple[Diagnostic, ...], sha: str
+) -> _Entry:
     problems = tuple(Diagnostic(rel, kind, message) for kind, message in outcome.problems)
     return _Entry(sig, language, outcome.tags, notes + problems, sha if outcome.tags is not None else "")
 
@@ -196,18 +205,30 @@ class TreeSitterSource:
         diagnostics.extend(self._cache.diagnostics)
         self._cache.diagnostics.clear()
         stats = {
-            "list": t_list - t0, "read": t_read - t_list, "cache_lookup": t_cache - t_read,
-            "parse": t_parse - t_cache, "cache_store": t_store - t_parse,
-            "files_listed": float(len(listing.paths)), "files_read": float(read_count),
-            "files_reused": float(reused), "files_parsed": float(len(to_parse)),
-            "cache_hits": float(len(hits) - len(unusable)), "parse_workers": float(workers),
-            "files_deferred": float(len(deferred)), **parse_stats,
+            "list": t_list - t0,
+            "read": t_read - t_list,
+            "cache_lookup": t_cache - t_read,
+            "parse": t_parse - t_cache,
+            "cache_store": t_store - t_parse,
+            "files_listed": float(len(listing.paths)),
+            "files_read": float(read_count),
+            "files_reused": float(reused),
+            "files_parsed": float(len(to_parse)),
+            "cache_hits": float(len(hits) - len(unusable)),
+            "parse_workers": float(workers),
+            "files_deferred": float(len(deferred)),
+            **parse_stats,
         }
         return SourceResult(tags, languages, tuple(diagnostics), stats, tuple(special), shas)
 
-    def _parse(self, to_parse: list[tuple[str, str, bytes]], pending: Mapping[str, tuple[Any, ...]],
-               workers: int, parse_stats: dict[str, float],
-               progress: Progress | None) -> tuple[dict[str, ParseOutcome], dict[str, ParseOutcome]]:
+    def _parse(
+        self,
+        to_parse: list[tuple[str, str, bytes]],
+        pending: Mapping[str, tuple[Any, ...]],
+        workers: int,
+        parse_stats: dict[str, float],
+        progress: Progress | None,
+    ) -> tuple[dict[str, ParseOutcome], dict[str, ParseOutcome]]:
         """Parse within ``parse_deadline_seconds``: (cache key -> outcome, cacheable outcomes not
         stored yet). Full batches are stored while workers still parse (this process is otherwise
         idle)."""
@@ -215,13 +236,18 @@ class TreeSitterSource:
         outcomes: dict[str, ParseOutcome] = {}
         unsaved: dict[str, ParseOutcome] = {}
         # Wall clock: worker processes share it. Files it leaves out are parsed by the next map.
-        deadline = (time.time() + settings.parse_deadline_seconds if settings.parse_deadline_seconds > 0
-                    else NO_DEADLINE)
+        deadline = time.time() + settings.parse_deadline_seconds if settings.parse_deadline_seconds > 0 else NO_DEADLINE
         for done, (rel, outcome) in enumerate(
-            parse_many(to_parse, self._registry, workers=workers,
-                       config_dirs=[str(d) for d in self._registry.config_dirs],
-                       query_dirs=[str(d) for d in self._registry.query_dirs],
-                       options=self._options, deadline=deadline, stats=parse_stats),
+            parse_many(
+                to_parse,
+                self._registry,
+                workers=workers,
+                config_dirs=[str(d) for d in self._registry.config_dirs],
+                query_dirs=[str(d) for d in self._registry.query_dirs],
+                options=self._options,
+                deadline=deadline,
+                stats=parse_stats,
+            ),
             start=1,
         ):
             key = pending[rel][0]

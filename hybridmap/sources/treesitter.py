@@ -56,14 +56,17 @@ class ParseOptions:
         timeout, deadline = settings.parse_timeout_seconds, settings.parse_deadline_seconds
         if deadline > 0:
             timeout = min(timeout, deadline) if timeout > 0 else deadline
-        return cls(settings.max_signature_lines, settings.query_match_limit, timeout,
-                   settings.syntax_error_report_lines)
+        return cls(
+            settings.max_signature_lines, settings.query_match_limit, timeout, settings.syntax_error_report_lines
+        )
 
     @property
     def key(self) -> str:
         # EXTRACTOR_VERSION: what the same options extract changed (cached tags are stale).
-        return (f"x{EXTRACTOR_VERSION}-sig{self.max_signature_lines}-ml{self.match_limit}"
-                f"-to{self.timeout_seconds:g}-se{self.syntax_error_lines}")
+        return (
+            f"x{EXTRACTOR_VERSION}-sig{self.max_signature_lines}-ml{self.match_limit}"
+            f"-to{self.timeout_seconds:g}-se{self.syntax_error_lines}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,14 +97,32 @@ DEFERRED = ParseOutcome(None, ((DEFERRED_KIND, "not parsed within parse_deadline
 class ParseTimeout(Exception):
     """tree-sitter did not finish parsing a file within its time limit."""
 
+
 #: Node types that hold a definition's body when the grammar has no ``body`` field.
 _BODY_TYPES = frozenset(
     {
-        "block", "class_body", "declaration_list", "field_declaration_list",
-        "compound_statement", "statement_block", "enum_body", "interface_body",
-        "enumerator_list", "object_type", "body_statement", "do_block",
-        "function_body", "class_declaration_body", "struct_body", "trait_body",
-        "impl_body", "module_body", "enum_class_body", "protocol_body", "body", "recipe",
+        "block",
+        "class_body",
+        "declaration_list",
+        "field_declaration_list",
+        "compound_statement",
+        "statement_block",
+        "enum_body",
+        "interface_body",
+        "enumerator_list",
+        "object_type",
+        "body_statement",
+        "do_block",
+        "function_body",
+        "class_declaration_body",
+        "struct_body",
+        "trait_body",
+        "impl_body",
+        "module_body",
+        "enum_class_body",
+        "protocol_body",
+        "body",
+        "recipe",
         "selection_set",
     }
 )
@@ -124,8 +145,11 @@ def _find_body(node: Any) -> Any:
     if body is not None:
         return body
     # const f = (x) => {...}; f <- function(x) {...}; let f x = ... (the body sits one level down)
-    for inner in (node.child_by_field_name("value"), node.child_by_field_name("rhs"),
-                  node.named_children[0] if node.named_child_count else None):
+    for inner in (
+        node.child_by_field_name("value"),
+        node.child_by_field_name("rhs"),
+        node.named_children[0] if node.named_child_count else None,
+    ):
         if inner is not None and inner.child_by_field_name("body") is not None:
             return inner.child_by_field_name("body")
     for child in node.named_children:
@@ -157,8 +181,9 @@ def _signature(lines: list[bytes], node: Any, kind: str, name_node: Any, max_lin
     return b"\n".join(line.rstrip(b"\r") for line in lines[start : end + 1]).decode("utf-8", "replace").rstrip()
 
 
-def extract_tags(compiled: CompiledLanguage, source: bytes, *, max_signature_lines: int = 6,
-                 match_limit: int = 65_536) -> FileTags:
+def extract_tags(
+    compiled: CompiledLanguage, source: bytes, *, max_signature_lines: int = 6, match_limit: int = 65_536
+) -> FileTags:
     """Parse ``source`` (unbounded in time) and return its definitions and references."""
     return _extract(compiled, source, ParseOptions(max_signature_lines, match_limit))[0]
 
@@ -168,9 +193,17 @@ def parse_file(compiled: CompiledLanguage, source: bytes, options: ParseOptions)
     try:
         tags, problems = _extract(compiled, source, options)
     except ParseTimeout:
-        return ParseOutcome(None, (("parse_timeout", f"tree-sitter did not finish parsing within "
-                                    f"parse_timeout_seconds={options.timeout_seconds:g}; no symbols "
-                                    "from this file"),))
+        return ParseOutcome(
+            None,
+            (
+                (
+                    "parse_timeout",
+                    f"tree-sitter did not finish parsing within "
+                    f"parse_timeout_seconds={options.timeout_seconds:g}; no symbols "
+                    "from this file",
+                ),
+            ),
+        )
     return ParseOutcome(tags, problems)
 
 
@@ -210,8 +243,9 @@ def _largest_error(root: Any) -> tuple[int, int] | None:
     return best
 
 
-def _extract(compiled: CompiledLanguage, source: bytes,
-             options: ParseOptions) -> tuple[FileTags, tuple[tuple[str, str], ...]]:
+def _extract(
+    compiled: CompiledLanguage, source: bytes, options: ParseOptions
+) -> tuple[FileTags, tuple[tuple[str, str], ...]]:
     from tree_sitter import QueryCursor
 
     started = time.monotonic()
@@ -234,8 +268,13 @@ def _extract(compiled: CompiledLanguage, source: bytes,
     if root.has_error:
         region = _largest_error(root)
         if region is not None and region[1] - region[0] + 1 >= options.syntax_error_lines:
-            problems.append(("syntax_error", f"tree-sitter could not parse lines {region[0] + 1}-"
-                                             f"{region[1] + 1}; definitions there may be missing"))
+            problems.append(
+                (
+                    "syntax_error",
+                    f"tree-sitter could not parse lines {region[0] + 1}-"
+                    f"{region[1] + 1}; definitions there may be missing",
+                )
+            )
     lines = source.split(b"\n")
     cursor = QueryCursor(compiled.query, match_limit=match_limit, timeout_micros=query_budget())
     defs: dict[tuple[int, int, int], tuple[str, str, Any, Any]] = {}
@@ -259,12 +298,17 @@ def _extract(compiled: CompiledLanguage, source: bytes,
                         defs[key] = (name_node.text.decode("utf-8", "replace"), kind, def_node, name_node)
     complete = not cursor.did_exceed_match_limit
     if not complete:
-        problems.append(("partial_parse", f"the tag query hit query_match_limit={match_limit}; "
-                                          "symbols of this file are partial"))
+        problems.append(
+            ("partial_parse", f"the tag query hit query_match_limit={match_limit}; symbols of this file are partial")
+        )
     elif out_of_time():
         complete = False
-        problems.append(("partial_parse", f"tag queries ran past parse_timeout_seconds={timeout:g}; "
-                                          "symbols of this file are partial"))
+        problems.append(
+            (
+                "partial_parse",
+                f"tag queries ran past parse_timeout_seconds={timeout:g}; symbols of this file are partial",
+            )
+        )
     if compiled.identifier_query is not None and not out_of_time():
         back = QueryCursor(compiled.identifier_query, match_limit=match_limit, timeout_micros=query_budget())
         def_names = {key[2] for key in defs}
@@ -286,7 +330,11 @@ def _extract(compiled: CompiledLanguage, source: bytes,
         name_line, name_col = name_node.start_point
         symbols.append(
             Symbol(
-                name=name, kind=kind, span=_span(def_node), name_line=name_line, name_col=name_col,
+                name=name,
+                kind=kind,
+                span=_span(def_node),
+                name_line=name_line,
+                name_col=name_col,
                 signature=_signature(lines, def_node, kind, name_node, max_signature_lines),
                 parent=parent,
             )
@@ -301,8 +349,10 @@ def _extract(compiled: CompiledLanguage, source: bytes,
         positions.append(line)
         positions.append(col)
         kinds.append(code)
-    return (FileTags(tuple(symbols), tuple(names), positions.tobytes(), bytes(kinds), len(lines), complete),
-            tuple(problems))
+    return (
+        FileTags(tuple(symbols), tuple(names), positions.tobytes(), bytes(kinds), len(lines), complete),
+        tuple(problems),
+    )
 
 
 def _iter_captures(cursor: Any, root: Any) -> Iterable[tuple[Any, str]]:
@@ -326,9 +376,13 @@ WORKER_DEADLINE_GRACE = 1.0
 NO_DEADLINE = math.inf
 
 
-def parse_serial(jobs: Sequence[tuple[str, str, bytes]], registry: LanguageRegistry,
-                 options: ParseOptions, deadline: float = NO_DEADLINE,
-                 first_in_full: bool = True) -> Iterator[tuple[str, ParseOutcome]]:
+def parse_serial(
+    jobs: Sequence[tuple[str, str, bytes]],
+    registry: LanguageRegistry,
+    options: ParseOptions,
+    deadline: float = NO_DEADLINE,
+    first_in_full: bool = True,
+) -> Iterator[tuple[str, ParseOutcome]]:
     """Parse in order; a file not started by ``deadline`` (``time.time()``) is :data:`DEFERRED`.
 
     A file started before the deadline runs to its own limit (at most the deadline's length, see
@@ -416,9 +470,14 @@ def parse_many(
     yield from parse_serial(missing, registry, options, deadline, first_in_full=False)
 
 
-def _parse_in_workers(jobs: Sequence[tuple[str, str, bytes]], workers: int, config_dirs: Sequence[str],
-                      query_dirs: Sequence[str], options: ParseOptions,
-                      deadline: float) -> Iterator[tuple[str, ParseOutcome]]:
+def _parse_in_workers(
+    jobs: Sequence[tuple[str, str, bytes]],
+    workers: int,
+    config_dirs: Sequence[str],
+    query_dirs: Sequence[str],
+    options: ParseOptions,
+    deadline: float,
+) -> Iterator[tuple[str, ParseOutcome]]:
     # Dealt largest first, so the shares' totals are even; each share is parsed smallest first.
     ordered = sorted(jobs, key=lambda j: len(j[2]), reverse=True)
     shares = [ordered[i::workers][::-1] for i in range(workers)]
@@ -429,13 +488,20 @@ def _parse_in_workers(jobs: Sequence[tuple[str, str, bytes]], workers: int, conf
     hard_stop = deadline + options.timeout_seconds + WORKER_DEADLINE_GRACE
     try:
         for share in shares:
-            payload = pickle.dumps({
-                "jobs": share, "config_dirs": list(config_dirs), "query_dirs": list(query_dirs),
-                "options": options, "deadline": deadline,
-            }, protocol=pickle.HIGHEST_PROTOCOL)
+            payload = pickle.dumps(
+                {
+                    "jobs": share,
+                    "config_dirs": list(config_dirs),
+                    "query_dirs": list(query_dirs),
+                    "options": options,
+                    "deadline": deadline,
+                },
+                protocol=pickle.HIGHEST_PROTOCOL,
+            )
             try:
-                proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL)
+                proc = subprocess.Popen(
+                    argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+                )
             except OSError:
                 continue
             procs.append(proc)

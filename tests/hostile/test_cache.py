@@ -42,8 +42,12 @@ class Payload:
 
 def small_repo(root: Path) -> Path:
     """Python files that call each other, and one big enough for diskcache to keep its value in a file."""
-    files = {f"pkg/mod{i}.py": "".join(f"def func_{i}_{j}(value):\n    return func_{(i + 1) % 8}_{j}(value)\n\n"
-                                       for j in range(12)) for i in range(8)}
+    files = {
+        f"pkg/mod{i}.py": "".join(
+            f"def func_{i}_{j}(value):\n    return func_{(i + 1) % 8}_{j}(value)\n\n" for j in range(12)
+        )
+        for i in range(8)
+    }
     files["big.py"] = "".join(f"def big_function_{j}(value):\n    return value\n\n" for j in range(800))
     root.mkdir()
     write_files(root, files)
@@ -90,14 +94,16 @@ def test_entries_pickled_by_diskcache_never_run(tmp_path: Path, registry: Langua
     result = map_with(root, cache, registry)
     assert not marker.exists()
     assert result.text == expected.text and result.stats["files_parsed"] == 9
-    assert cache_kinds(result) == [("cache_corrupt", "9 cached entries unusable (pickled or foreign, refused unread); "
-                                                     "dropped and parsed again")]
+    assert cache_kinds(result) == [
+        ("cache_corrupt", "9 cached entries unusable (pickled or foreign, refused unread); dropped and parsed again")
+    ]
     healed = map_with(root, cache, registry)  # stored anew, in our encoding
     assert healed.stats["files_parsed"] == 0 and healed.text == expected.text and cache_kinds(healed) == []
 
 
-def test_rows_written_into_the_database_never_run_nor_touch_other_files(tmp_path: Path,
-                                                                       registry: LanguageRegistry) -> None:
+def test_rows_written_into_the_database_never_run_nor_touch_other_files(
+    tmp_path: Path, registry: LanguageRegistry
+) -> None:
     """An attacker editing cache.db directly: pickle-mode rows, a value file path outside the cache
     (diskcache would read it, and delete it when the entry is dropped) and a pickled key."""
     root = small_repo(tmp_path / "repo")
@@ -110,16 +116,20 @@ def test_rows_written_into_the_database_never_run_nor_touch_other_files(tmp_path
         for key in keys[:-2]:  # diskcache's MODE_PICKLE (4), in the row
             db.execute("UPDATE Cache SET mode = 4, filename = NULL, value = ? WHERE key = ?", (planted, key))
         db.execute("UPDATE Cache SET mode = 2, filename = ?, value = NULL WHERE key = ?", (str(victim), keys[-2]))
-        db.execute("UPDATE Cache SET mode = 2, filename = ?, value = NULL WHERE key = ?",
-                   ("../" + victim.name, keys[-1]))
-        db.execute("INSERT INTO Cache (key, raw, store_time, mode, value) VALUES (?, 0, 0, 4, ?)",
-                   (pickle.dumps(Payload(marker)), planted))  # a pickled key, with a pickled value
+        db.execute(
+            "UPDATE Cache SET mode = 2, filename = ?, value = NULL WHERE key = ?", ("../" + victim.name, keys[-1])
+        )
+        db.execute(
+            "INSERT INTO Cache (key, raw, store_time, mode, value) VALUES (?, 0, 0, 4, ?)",
+            (pickle.dumps(Payload(marker)), planted),
+        )  # a pickled key, with a pickled value
     result = map_with(root, cache, registry)
     assert not marker.exists()
     assert victim.read_text() == "someone's file\n"  # neither read into the map nor deleted
     assert result.text == expected.text and result.stats["files_parsed"] == 9
-    assert cache_kinds(result) == [("cache_corrupt", "9 cached entries unusable (pickled or foreign, refused unread); "
-                                                     "dropped and parsed again")]
+    assert cache_kinds(result) == [
+        ("cache_corrupt", "9 cached entries unusable (pickled or foreign, refused unread); dropped and parsed again")
+    ]
     # Listing keys (diskcache unpickles non-str keys) refuses the pickled one instead.
     with diskcache.Cache(str(cache), disk=SafeDisk) as disk, pytest.raises(ValueError, match="pickled cache key"):
         list(disk.iterkeys())
@@ -136,8 +146,13 @@ def test_a_planted_settings_row_does_not_stop_or_steer_a_map(tmp_path: Path, reg
         db.execute("UPDATE Cache SET mode = 4, value = ? WHERE key = ?", (pickle.dumps(Payload(marker)), keys[0]))
     result = map_with(root, cache, registry)
     assert not marker.exists() and result.text == expected.text
-    assert cache_kinds(result) == [("cache_corrupt", "cache database unreadable (settings table holds an entry "
-                                                     "hybridmap does not write ('disk_fetch')); rebuilding it")]
+    assert cache_kinds(result) == [
+        (
+            "cache_corrupt",
+            "cache database unreadable (settings table holds an entry "
+            "hybridmap does not write ('disk_fetch')); rebuilding it",
+        )
+    ]
     assert map_with(root, cache, registry).stats["files_parsed"] == 0
 
 
@@ -159,10 +174,19 @@ def test_a_directory_others_can_write_is_not_used(tmp_path: Path, registry: Lang
     result = map_with(root, cache, registry)
     assert not marker.exists()
     assert result.text == expected.text and result.stats["files_parsed"] == 9 and result.stats["cache_hits"] == 0
-    why = "it is owned by another user (uid 65534)" if change == "another user's" else f"others can write it (mode {mode:o})"
-    assert cache_kinds(result) == [("cache_unavailable", f"cache directory not used: {why}, so anyone who can write "
-                                                         "it could plant entries; running without it (use a "
-                                                         f"directory only you can write: chmod 700 {cache})")]
+    why = (
+        "it is owned by another user (uid 65534)"
+        if change == "another user's"
+        else f"others can write it (mode {mode:o})"
+    )
+    assert cache_kinds(result) == [
+        (
+            "cache_unavailable",
+            f"cache directory not used: {why}, so anyone who can write "
+            "it could plant entries; running without it (use a "
+            f"directory only you can write: chmod 700 {cache})",
+        )
+    ]
     assert rows(cache) == before  # left alone: not read, not rebuilt, nothing dropped or added
 
 
@@ -190,12 +214,14 @@ _symbols = st.builds(Symbol, _text, _text, _spans, _int, _int, _text, _int, st.s
 @st.composite
 def _file_tags(draw: st.DrawFn) -> FileTags:
     count = draw(st.integers(0, 20))
-    return FileTags(tuple(draw(st.lists(_symbols, max_size=8))),
-                    tuple(draw(st.lists(_text, min_size=count, max_size=count))),
-                    draw(st.binary(min_size=8 * count, max_size=8 * count)),
-                    bytes(draw(st.lists(st.integers(0, len(REFERENCE_KIND_CODES) - 1), min_size=count,
-                                        max_size=count))),
-                    draw(st.integers(0, 2**31)), draw(st.booleans()))
+    return FileTags(
+        tuple(draw(st.lists(_symbols, max_size=8))),
+        tuple(draw(st.lists(_text, min_size=count, max_size=count))),
+        draw(st.binary(min_size=8 * count, max_size=8 * count)),
+        bytes(draw(st.lists(st.integers(0, len(REFERENCE_KIND_CODES) - 1), min_size=count, max_size=count))),
+        draw(st.integers(0, 2**31)),
+        draw(st.booleans()),
+    )
 
 
 _problems = st.lists(st.tuples(_text, _text), max_size=3).map(tuple)
@@ -203,8 +229,7 @@ _values = st.one_of(
     st.builds(ParseOutcome, st.one_of(st.none(), _file_tags()), _problems),
     _file_tags(),
     st.text(),  # with lone surrogates: a hover may carry any str
-    st.tuples(st.lists(_text, max_size=5).map(tuple),
-              st.lists(st.tuples(_text, _text), max_size=5).map(tuple)),
+    st.tuples(st.lists(_text, max_size=5).map(tuple), st.lists(st.tuples(_text, _text), max_size=5).map(tuple)),
 )
 
 

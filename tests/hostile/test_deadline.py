@@ -46,9 +46,13 @@ def hostile_repo(root: Path, bad_files: int = BAD_FILES[1]) -> Path:
 
 
 def map_once(root: Path, cache: Path, workers: int) -> tuple[MapResult, float]:
-    overrides = {"cache_dir": str(cache), "parse_timeout_seconds": FILE_LIMIT,
-                 "parse_deadline_seconds": DEADLINE, "parse_workers": workers,
-                 "parallel_parse_min_files": 2 if workers > 1 else 10_000}
+    overrides = {
+        "cache_dir": str(cache),
+        "parse_timeout_seconds": FILE_LIMIT,
+        "parse_deadline_seconds": DEADLINE,
+        "parse_workers": workers,
+        "parallel_parse_min_files": 2 if workers > 1 else 10_000,
+    }
     started = time.monotonic()
     with RepoMap(root, overrides=overrides, start_servers=False) as repo:
         result = repo.map(mode="static", tokens=4096)
@@ -91,7 +95,8 @@ def test_the_parse_deadline_bounds_a_map_and_the_next_maps_go_on(tmp_path: Path,
     settled, _ = map_once(root, cache, workers)
     assert settled.stats["files_parsed"] == 0 and not deadline_message(settled)
     assert {d.path for d in settled.diagnostics if d.kind == "partial_parse"} == {
-        f"nested_{i}.py" for i in range(bad_files)}  # each cut by its own limit, once, and cached
+        f"nested_{i}.py" for i in range(bad_files)
+    }  # each cut by its own limit, once, and cached
 
 
 def test_the_cli_reports_the_deadline_and_exits_0(tmp_path: Path) -> None:
@@ -100,10 +105,26 @@ def test_the_cli_reports_the_deadline_and_exits_0(tmp_path: Path) -> None:
     config.mkdir(parents=True)
     (config / "config.toml").write_text(f"parse_timeout_seconds = {FILE_LIMIT}\nparse_deadline_seconds = {DEADLINE}\n")
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-P", "-m", "hybridmap", "map", str(root), "--mode", "static",
-                           "--format", "json", "--cache-dir", str(tmp_path / "cache")],
-                          capture_output=True, text=True, timeout=60,
-                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config")})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-P",
+            "-m",
+            "hybridmap",
+            "map",
+            str(root),
+            "--mode",
+            "static",
+            "--format",
+            "json",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config")},
+    )
     seconds = time.monotonic() - started
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)

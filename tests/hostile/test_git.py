@@ -15,14 +15,18 @@ import pytest
 
 from tests.conftest import git, write_files
 
-SOURCE = {"app.py": "def handle_request():\n    return load_settings()\n",
-          "settings.py": "def load_settings():\n    return {}\n"}
+SOURCE = {
+    "app.py": "def handle_request():\n    return load_settings()\n",
+    "settings.py": "def load_settings():\n    return {}\n",
+}
 
 
-def hybridmap(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-              timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "hybridmap", *args], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=timeout)
+def hybridmap(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hybridmap", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout
+    )
 
 
 def map_json(root: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None) -> dict:
@@ -74,7 +78,8 @@ def embedded_bare_repository(directory: Path, marker: Path) -> None:
     (directory / "HEAD").write_text("ref: refs/heads/main\n")
     (directory / "config").write_text(
         "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n"
-        f"\tfsmonitor = \"{command_writing(marker)}\"\n\thooksPath = .\n")
+        f'\tfsmonitor = "{command_writing(marker)}"\n\thooksPath = .\n'
+    )
     (directory / "mod.py").write_text("def embedded_function():\n    pass\n")
 
 
@@ -104,8 +109,7 @@ def test_embedded_bare_repository_survives_clone_and_runs_nothing(tmp_path: Path
 
 def test_core_worktree_pointing_outside_lists_nothing_from_there(tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere"
-    write_files(outside, {"secret_plans.py": "def secret_function():\n    pass\n",
-                          "private-notes.txt": "salary\n"})
+    write_files(outside, {"secret_plans.py": "def secret_function():\n    pass\n", "private-notes.txt": "salary\n"})
     root = repository(tmp_path)
     git(root, "config", "core.worktree", str(outside))
     data = map_json(root)
@@ -193,9 +197,26 @@ def test_eval_checkouts_run_no_repository_command(tmp_path: Path, attack: str) -
         git(root, "config", "diff.external", command)
         git(root, "config", "diff.evil.textconv", command)
         git(root, "config", "diff.evil.command", command)
-    proc = subprocess.run([sys.executable, "-m", "hybridmap", "eval", str(root), "--commits", "2",
-                           "--modes", "static", "--tokens", "256", "--format", "json"],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hybridmap",
+            "eval",
+            str(root),
+            "--commits",
+            "2",
+            "--modes",
+            "static",
+            "--tokens",
+            "256",
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert not marker.exists(), f"the repository's {attack} ran during the eval"
     assert json.loads(proc.stdout)["commits_evaluated"] == 2, "the eval still replayed the commits"
@@ -210,8 +231,9 @@ def test_git_run_by_a_language_server_obeys_our_overrides(tmp_path: Path) -> Non
     marker = tmp_path / "ran"
     root = repository(tmp_path)
     git(root, "config", "core.fsmonitor", command_writing(marker))
-    env = server_environment(ServerConfig(name="any", command="any"),
-                             environ={**os.environ, "PATH": f".:{os.environ['PATH']}"})
+    env = server_environment(
+        ServerConfig(name="any", command="any"), environ={**os.environ, "PATH": f".:{os.environ['PATH']}"}
+    )
     assert "." not in env["PATH"].split(os.pathsep)
     subprocess.run(["git", "status", "--porcelain"], cwd=root, env=env, check=True, capture_output=True)
     assert not marker.exists()

@@ -39,8 +39,9 @@ def test_no_file_content_reaches_the_hosts_logs(tmp_path: Path, root_level: str,
     shutil.copytree(FIXTURE, root)
     app = root / "app.py"
     app.write_text(f"# {SECRET}\n" + app.read_text())
-    proc = subprocess.run([sys.executable, "-c", HOST, str(root), root_level, pygls_level],
-                          capture_output=True, text=True, timeout=180)
+    proc = subprocess.run(
+        [sys.executable, "-c", HOST, str(root), root_level, pygls_level], capture_output=True, text=True, timeout=180
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["state"] == {"python": "ready"} and out["lsp_edges"] > 0  # the server really talked

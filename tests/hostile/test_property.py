@@ -32,18 +32,62 @@ DOCUMENTED_EXITS = {0, 1, 2}
 #: Wall-clock limit for one CLI call on a repository of a few small files.
 DEADLINE_SECONDS = 60
 
-NAME_PIECES = st.sampled_from([
-    b"a", b"mod", b"x_y", b"-", b" ", b".", b"\xc3\xa9", b"\xff", b"\xfe\xfe", b"\x1b]0;t\x07", b"\x1b[2J",
-    b"\n", b"\r", b"\t", b"\x7f", b"\xe2\x80\xae", b"\xe2\x80\x8b", b"\xf3\xa0\x81\x81", b"\\", b":", b"%",
-    b"\xed\xa0\x80", b"\xc2\x85", b"$(touch x)", b"'", b'"', b"*", b"?", b"[", b"~",
-])
+NAME_PIECES = st.sampled_from(
+    [
+        b"a",
+        b"mod",
+        b"x_y",
+        b"-",
+        b" ",
+        b".",
+        b"\xc3\xa9",
+        b"\xff",
+        b"\xfe\xfe",
+        b"\x1b]0;t\x07",
+        b"\x1b[2J",
+        b"\n",
+        b"\r",
+        b"\t",
+        b"\x7f",
+        b"\xe2\x80\xae",
+        b"\xe2\x80\x8b",
+        b"\xf3\xa0\x81\x81",
+        b"\\",
+        b":",
+        b"%",
+        b"\xed\xa0\x80",
+        b"\xc2\x85",
+        b"$(touch x)",
+        b"'",
+        b'"',
+        b"*",
+        b"?",
+        b"[",
+        b"~",
+    ]
+)
 EXTENSIONS = st.sampled_from([b".py", b".js", b".ts", b".c", b".h", b".go", b".rs", b".md", b".toml", b""])
-CODE_PIECES = st.sampled_from([
-    "def f(x):\n    return g(x)\n", "class C:\n    def m(self): pass\n", "function h() { return f(); }\n",
-    "int main(void) { return 0; }\n", "package main\nfunc F() {}\n", "fn r() -> u8 { 0 }\n",
-    "\x1b]52;c;ZXZpbA==\x07", "\u202e", "\U000e0041", "\x00", "\r", "\ud800", "é", "x" * 5000,
-    "def " + "a" * 300 + "(): pass\n", "(" * 500, "\n" * 50,
-])
+CODE_PIECES = st.sampled_from(
+    [
+        "def f(x):\n    return g(x)\n",
+        "class C:\n    def m(self): pass\n",
+        "function h() { return f(); }\n",
+        "int main(void) { return 0; }\n",
+        "package main\nfunc F() {}\n",
+        "fn r() -> u8 { 0 }\n",
+        "\x1b]52;c;ZXZpbA==\x07",
+        "\u202e",
+        "\U000e0041",
+        "\x00",
+        "\r",
+        "\ud800",
+        "é",
+        "x" * 5000,
+        "def " + "a" * 300 + "(): pass\n",
+        "(" * 500,
+        "\n" * 50,
+    ]
+)
 
 
 @st.composite
@@ -67,8 +111,12 @@ def contents(draw: st.DrawFn) -> bytes:
 
 SETTING_NAMES = [f.name for f in fields(Settings)] + ["unknown_key", "map-tokens", ""]
 SETTING_VALUES = st.one_of(
-    st.integers(min_value=-(2**70), max_value=2**70), st.floats(allow_nan=True, allow_infinity=True),
-    st.booleans(), st.text(max_size=20), st.lists(st.integers(-5, 5), max_size=3), st.just({"nested": 1}),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    st.text(max_size=20),
+    st.lists(st.integers(-5, 5), max_size=3),
+    st.just({"nested": 1}),
 )
 
 
@@ -141,15 +189,30 @@ def check_paths(root: Path, paths: list[str]) -> None:
         assert os.path.lexists(os.fsencode(root) + b"/" + os.fsencode(unescape_path(shown))), shown
 
 
-@settings(max_examples=int(os.environ.get("HYBRIDMAP_PROPERTY_EXAMPLES", "30")), deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                 HealthCheck.data_too_large])
+@settings(
+    max_examples=int(os.environ.get("HYBRIDMAP_PROPERTY_EXAMPLES", "30")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(hostile=hostile_repositories(), tokens=st.integers(1, 3000), as_json=st.booleans())
-def test_cli_keeps_its_contract_on_random_hostile_repositories(tmp_path: Path, hostile: Hostile,
-                                                                tokens: int, as_json: bool) -> None:
+def test_cli_keeps_its_contract_on_random_hostile_repositories(
+    tmp_path: Path, hostile: Hostile, tokens: int, as_json: bool
+) -> None:
     root = build(tmp_path, hostile)
-    args = [sys.executable, "-m", "hybridmap", "map", str(root), "--mode", "static", "--tokens", str(tokens),
-            "--cache-dir", str(tmp_path / "cache"), *(["--format", "json"] if as_json else [])]
+    args = [
+        sys.executable,
+        "-m",
+        "hybridmap",
+        "map",
+        str(root),
+        "--mode",
+        "static",
+        "--tokens",
+        str(tokens),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        *(["--format", "json"] if as_json else []),
+    ]
     proc = subprocess.run(args, capture_output=True, timeout=DEADLINE_SECONDS)
     assert proc.returncode in DOCUMENTED_EXITS, proc.stderr.decode(errors="replace")
     check_output(proc.stdout, proc.stderr)
@@ -160,14 +223,20 @@ def test_cli_keeps_its_contract_on_random_hostile_repositories(tmp_path: Path, h
         assert not FORBIDDEN.search(data["text"].encode("utf-8"))
 
 
-@settings(max_examples=int(os.environ.get("HYBRIDMAP_PROPERTY_EXAMPLES", "30")) * 3, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                 HealthCheck.data_too_large])
-@given(hostile=hostile_repositories(), tokens=st.integers(-5, 3000),
-       chat=st.lists(st.sampled_from(["app.py", "../outside.py", "/etc/passwd", "sub", "\x1b.py", ""]), max_size=2),
-       mentions=st.lists(st.text(max_size=12), max_size=3))
-def test_api_keeps_its_contract_on_random_hostile_repositories(tmp_path: Path, hostile: Hostile, tokens: int,
-                                                               chat: list[str], mentions: list[str]) -> None:
+@settings(
+    max_examples=int(os.environ.get("HYBRIDMAP_PROPERTY_EXAMPLES", "30")) * 3,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    hostile=hostile_repositories(),
+    tokens=st.integers(-5, 3000),
+    chat=st.lists(st.sampled_from(["app.py", "../outside.py", "/etc/passwd", "sub", "\x1b.py", ""]), max_size=2),
+    mentions=st.lists(st.text(max_size=12), max_size=3),
+)
+def test_api_keeps_its_contract_on_random_hostile_repositories(
+    tmp_path: Path, hostile: Hostile, tokens: int, chat: list[str], mentions: list[str]
+) -> None:
     root = build(tmp_path, hostile)
     try:
         with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:

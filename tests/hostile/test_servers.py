@@ -38,6 +38,7 @@ def commit_repo(root: Path, files: dict[str, str]) -> Path:
 
 # --- finding 12: a repository's .hybridmap/lsp_configs/*.toml --------------------------------
 
+
 def _repo_config(server: str) -> str:
     return f"""
 [language]
@@ -72,12 +73,12 @@ BAD_CONFIGS = {
 
 
 @pytest.mark.parametrize("name", sorted(BAD_CONFIGS))
-def test_bad_repository_server_config_is_reported_not_a_crash(name: str, tmp_path: Path,
-                                                              registry: LanguageRegistry) -> None:
+def test_bad_repository_server_config_is_reported_not_a_crash(
+    name: str, tmp_path: Path, registry: LanguageRegistry
+) -> None:
     """Every field of a repository's server config, wrong in type, size or place: the doctor
     reports the file as ignored (no opt-in needed to read it) and the built-ins still serve."""
-    root = commit_repo(tmp_path / "repo", {"a.py": "x = 1\n",
-                                            ".hybridmap/lsp_configs/python.toml": BAD_CONFIGS[name]})
+    root = commit_repo(tmp_path / "repo", {"a.py": "x = 1\n", ".hybridmap/lsp_configs/python.toml": BAD_CONFIGS[name]})
     settings = Settings(cache_dir=str(tmp_path / "cache"))
     checks = asyncio.run(check_servers(root, registry, settings, start=False, wait=0))
     python = {c.language: c for c in checks}["python"]
@@ -88,11 +89,17 @@ def test_bad_repository_server_config_is_reported_not_a_crash(name: str, tmp_pat
 
 def test_doctor_cli_with_absolute_root_pattern_has_no_traceback(tmp_path: Path) -> None:
     """The reported crash: ``hybridmap servers`` on such a repository, with and without start."""
-    root = commit_repo(tmp_path / "repo", {"a.py": "x = 1\n",
-                                            ".hybridmap/lsp_configs/python.toml": BAD_CONFIGS["absolute-root-pattern"]})
+    root = commit_repo(
+        tmp_path / "repo",
+        {"a.py": "x = 1\n", ".hybridmap/lsp_configs/python.toml": BAD_CONFIGS["absolute-root-pattern"]},
+    )
     for extra in (["--no-start"], ["--server-wait", "5"]):
-        proc = subprocess.run([sys.executable, "-m", "hybridmap", "servers", str(root), *extra],
-                              capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, "-m", "hybridmap", "servers", str(root), *extra],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
         assert "repository config ignored" in proc.stdout and "not a relative glob" in proc.stdout
 
@@ -113,8 +120,13 @@ initialized is owed no grace at all."""
 
 def fault_config(directory: Path, mode: str, pid_file: Path, ready_timeout: float = 30.0) -> Path:
     """A user config dir whose only Python server is the fault server in ``mode``."""
-    return write_user_config(directory, sys.executable, [str(FAULT_SERVER), mode, "--pid-file", str(pid_file)],
-                             timeout=1, ready_timeout=ready_timeout)
+    return write_user_config(
+        directory,
+        sys.executable,
+        [str(FAULT_SERVER), mode, "--pid-file", str(pid_file)],
+        timeout=1,
+        ready_timeout=ready_timeout,
+    )
 
 
 def fault_registry(tmp_path: Path, mode: str, pid_file: Path, ready_timeout: float = 30.0) -> LanguageRegistry:
@@ -174,8 +186,13 @@ def test_one_shot_cli_with_a_server_that_never_initializes_is_bounded(tmp_path: 
     fault_config(tmp_path / "xdg" / "hybridmap" / "lsp_configs", "never-initialize", pid_file)
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "XDG_CACHE_HOME": str(tmp_path / "c")}
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "hybridmap", "map", str(root), "--server-wait", "2",
-                           "--format", "json"], capture_output=True, text=True, timeout=60, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "hybridmap", "map", str(root), "--server-wait", "2", "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     elapsed = time.monotonic() - start
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)["servers"]["python"]
@@ -217,8 +234,12 @@ def test_setsid_daemon_does_not_survive_an_exit_without_close(tmp_path: Path) ->
     pid_file = tmp_path / "pids"
     user = fault_config(tmp_path / "user_configs", "setsid-daemon", pid_file)
     try:
-        proc = subprocess.run([sys.executable, "-c", EXIT_WITHOUT_CLOSE, str(root), str(user),
-                               str(tmp_path / "cache")], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, "-c", EXIT_WITHOUT_CLOSE, str(root), str(user), str(tmp_path / "cache")],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert proc.stdout.strip() == "ready", proc.stderr
         pids = read_pids(pid_file)
         assert len(pids) == 2, pids
@@ -268,8 +289,13 @@ def test_ctrl_c_exits_130_with_one_line_and_leaves_nothing(tmp_path: Path) -> No
     pid_file = tmp_path / "pids"
     fault_config(tmp_path / "xdg" / "hybridmap" / "lsp_configs", "never-initialize", pid_file)
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "XDG_CACHE_HOME": str(tmp_path / "c")}
-    proc = subprocess.Popen([sys.executable, "-m", "hybridmap", "map", str(root), "--server-wait", "30"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hybridmap", "map", str(root), "--server-wait", "30"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         deadline = time.monotonic() + 20
         while not read_pids(pid_file) and time.monotonic() < deadline:
@@ -344,6 +370,7 @@ def test_nothing_from_outside_the_root_reaches_the_map(server: str, vector: str,
 
 # --- finding 5 and repository code run by servers: marker files -----------------------------
 
+
 def _marker_js(marker: Path) -> str:
     return f"require('fs').writeFileSync({json.dumps(str(marker))}, 'ran');\n"
 
@@ -363,7 +390,9 @@ def test_typescript_language_server_runs_our_tsserver_and_no_repository_plugin(t
     plugin = root / "node_modules" / "evil-plugin"
     plugin.mkdir(parents=True)
     (plugin / "package.json").write_text('{"name": "evil-plugin", "main": "index.js"}')
-    (plugin / "index.js").write_text(_marker_js(markers["plugin"]) + "module.exports = () => ({create: i => i.languageService});\n")
+    (plugin / "index.js").write_text(
+        _marker_js(markers["plugin"]) + "module.exports = () => ({create: i => i.languageService});\n"
+    )
     config = json.loads((root / "tsconfig.json").read_text())
     config.setdefault("compilerOptions", {})["plugins"] = [{"name": "evil-plugin"}]
     (root / "tsconfig.json").write_text(json.dumps(config))
@@ -378,6 +407,7 @@ def test_typescript_language_server_runs_our_tsserver_and_no_repository_plugin(t
 
 # --- finding 9 (server part): file names that are not UTF-8 ----------------------------------
 
+
 def test_non_utf8_file_name_is_not_sent_and_the_server_survives(tmp_path: Path) -> None:
     """A tracked file named with byte 0xff: ty, sent its (percent-encoded) URI, panicked and was
     lost for the whole repository. Now it is not sent, the detail says so, other files resolve."""
@@ -390,7 +420,9 @@ def test_non_utf8_file_name_is_not_sent_and_the_server_survives(tmp_path: Path) 
     from ..test_lsp import FIXTURES
 
     shutil.copytree(FIXTURES / "python", root)
-    (root / os.fsdecode(b"bad\xffname.py")).write_text("from store.disk import load\n\ndef bad_user():\n    return load()\n")
+    (root / os.fsdecode(b"bad\xffname.py")).write_text(
+        "from store.disk import load\n\ndef bad_user():\n    return load()\n"
+    )
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "fixture with a non-UTF-8 name")
@@ -407,6 +439,7 @@ def test_non_utf8_file_name_is_not_sent_and_the_server_survives(tmp_path: Path) 
 
 # --- repository code run by servers: a fake interpreter / compiler writing a marker ---------
 
+
 def _evil_program(path: Path, marker: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f"#!/bin/sh\necho ran >> {marker}\nexit 1\n")
@@ -419,15 +452,17 @@ def _python_attack(root: Path, marker: Path) -> None:
         _evil_program(root / venv / "bin" / "python3", marker)
         (root / venv / "pyvenv.cfg").write_text(f"home = {root / venv / 'bin'}\nversion = 3.11.7\n")
     (root / "pyrightconfig.json").write_text('{"venvPath": ".", "venv": "evil", "pythonPath": "evil/bin/python"}')
-    (root / "pyproject.toml").write_text('[project]\nname = "x"\n[tool.ty.environment]\npython = "evil"\n'
-                                         '[tool.pyright]\nvenvPath = "."\nvenv = "evil"\n')
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n[tool.ty.environment]\npython = "evil"\n[tool.pyright]\nvenvPath = "."\nvenv = "evil"\n'
+    )
 
 
 def _c_attack(root: Path, marker: Path) -> None:
     _evil_program(root / "evil-cc", marker)
     files = sorted(p.name for p in root.glob("*.c"))
-    (root / "compile_commands.json").write_text(json.dumps(
-        [{"directory": str(root), "file": f, "command": f"{root}/evil-cc -c {f}"} for f in files]))
+    (root / "compile_commands.json").write_text(
+        json.dumps([{"directory": str(root), "file": f, "command": f"{root}/evil-cc -c {f}"} for f in files])
+    )
     (root / ".clangd").write_text(f"CompileFlags:\n  Compiler: {root}/evil-cc\n")
 
 

@@ -65,9 +65,26 @@ def run_map(root: Path, cache: Path, env_home: Path) -> tuple[dict[str, Any], fl
     """The real CLI on ``root``; (its JSON, seconds). Fails the test on a traceback or a hang."""
     started = time.monotonic()
     env = {**os.environ, "XDG_CONFIG_HOME": str(env_home)}
-    proc = subprocess.run([sys.executable, "-P", "-m", "hybridmap", "map", str(root), "--mode", "static",
-                           "--format", "json", "--cache-dir", str(cache)],
-                          capture_output=True, text=True, timeout=DEADLINE, env=env)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-P",
+            "-m",
+            "hybridmap",
+            "map",
+            str(root),
+            "--mode",
+            "static",
+            "--format",
+            "json",
+            "--cache-dir",
+            str(cache),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+        env=env,
+    )
     seconds = time.monotonic() - started
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
@@ -90,11 +107,15 @@ def no_nan(value: Any) -> bool:
 
 # --- settings that hang, explode, crash or fail a map ----------------------------------------
 
+
 def test_pagerank_limits_from_a_repository_cannot_hang_the_map(tmp_path: Path) -> None:
-    root = hostile_repo(tmp_path / "repo", {
-        **sources(30),
-        "hybridmap.toml": "pagerank_max_iterations = 2000000000\npagerank_tolerance = -1.0\n",
-    })
+    root = hostile_repo(
+        tmp_path / "repo",
+        {
+            **sources(30),
+            "hybridmap.toml": "pagerank_max_iterations = 2000000000\npagerank_tolerance = -1.0\n",
+        },
+    )
     data, seconds = run_map(root, tmp_path / "cache", tmp_path / "home")
     assert seconds < DEADLINE
     notes = config_notes(data)
@@ -114,9 +135,13 @@ def test_a_repository_budget_that_would_crash_or_fail_the_map_is_left_out(tmp_pa
 
 
 def test_a_nan_damping_never_reaches_the_json(tmp_path: Path) -> None:
-    root = hostile_repo(tmp_path / "repo", {
-        **sources(20), "pyproject.toml": "[tool.hybridmap]\npagerank-damping = nan\nentry-point-weight = inf\n",
-    })
+    root = hostile_repo(
+        tmp_path / "repo",
+        {
+            **sources(20),
+            "pyproject.toml": "[tool.hybridmap]\npagerank-damping = nan\nentry-point-weight = inf\n",
+        },
+    )
     data, _ = run_map(root, tmp_path / "cache", tmp_path / "home")
     assert no_nan(data), "NaN or infinity in the map's JSON"
     notes = config_notes(data)
@@ -127,7 +152,9 @@ def test_a_nan_damping_never_reaches_the_json(tmp_path: Path) -> None:
 def test_a_repository_cannot_make_the_graph_quadratic(tmp_path: Path) -> None:
     # Every file defines and calls the same name: with the limit lifted, 300 files give 90,000 edges.
     files = 300
-    root = hostile_repo(tmp_path / "repo", {**sources(files), "hybridmap.toml": "max_definers_per_ident = 1000000000\n"})
+    root = hostile_repo(
+        tmp_path / "repo", {**sources(files), "hybridmap.toml": "max_definers_per_ident = 1000000000\n"}
+    )
     with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}, start_servers=False) as repo:
         result = repo.map(mode="static")
     assert result.stats["graph_edges"] < files * 4  # the shared name is over the limit: no edges
@@ -136,15 +163,21 @@ def test_a_repository_cannot_make_the_graph_quadratic(tmp_path: Path) -> None:
 
 
 def test_settings_that_are_not_a_table_do_not_crash(tmp_path: Path) -> None:
-    for name, text in {"settings": "settings = 3\n", "tool": "tool = 1\n", "section": "[tool]\nhybridmap = 'x'\n"}.items():
-        root = hostile_repo(tmp_path / name, {**sources(3), ("hybridmap.toml" if name == "settings" else
-                                                             "pyproject.toml"): text})
+    for name, text in {
+        "settings": "settings = 3\n",
+        "tool": "tool = 1\n",
+        "section": "[tool]\nhybridmap = 'x'\n",
+    }.items():
+        root = hostile_repo(
+            tmp_path / name, {**sources(3), ("hybridmap.toml" if name == "settings" else "pyproject.toml"): text}
+        )
         settings, problems = load_settings_noting(root, environ={"XDG_CONFIG_HOME": str(tmp_path / "home")})
         assert settings == Settings()
         assert (problems and "must be a table" in problems[0]) or (name == "tool" and not problems), (name, problems)
 
 
 # --- settings files that are not plain small files -------------------------------------------
+
 
 def _outside_link(root: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside.toml"
@@ -178,10 +211,15 @@ def _deep_tables(root: Path, tmp_path: Path) -> None:
     (root / "hybridmap.toml").write_text("x = " + "{a = " * 20_000 + "1" + "}" * 20_000 + "\n")
 
 
-FILES = {"link-outside": (_outside_link, "symbolic link"), "dev-zero": (_dev_zero, "symbolic link"),
-         "fifo": (_fifo, "not a regular file"), "2GB": (_huge, "config_file_max_bytes"),
-         "4MB-of-comments": (_big_comments, "config_file_max_bytes"), "nested-arrays": (_deep, "nested too deeply"),
-         "nested-tables": (_deep_tables, "nested too deeply")}
+FILES = {
+    "link-outside": (_outside_link, "symbolic link"),
+    "dev-zero": (_dev_zero, "symbolic link"),
+    "fifo": (_fifo, "not a regular file"),
+    "2GB": (_huge, "config_file_max_bytes"),
+    "4MB-of-comments": (_big_comments, "config_file_max_bytes"),
+    "nested-arrays": (_deep, "nested too deeply"),
+    "nested-tables": (_deep_tables, "nested too deeply"),
+}
 
 
 @pytest.mark.parametrize("case", sorted(FILES))
@@ -201,10 +239,16 @@ def test_a_settings_file_is_read_only_when_it_is_a_small_regular_file(tmp_path: 
 # --- the validator, for every key and random values -------------------------------------------
 
 VALUES = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.integers(min_value=-(10**400), max_value=10**400),
-    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=300),
-    st.lists(st.text(max_size=20), max_size=5), st.lists(st.integers(), max_size=3),
-    st.dictionaries(st.text(max_size=5), st.integers(), max_size=3), st.binary(max_size=10),
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(min_value=-(10**400), max_value=10**400),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=300),
+    st.lists(st.text(max_size=20), max_size=5),
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
+    st.binary(max_size=10),
 )
 KEYS = st.sampled_from(sorted(Settings.__dataclass_fields__))
 
@@ -212,8 +256,11 @@ KEYS = st.sampled_from(sorted(Settings.__dataclass_fields__))
 def _in_range(name: str, value: Any) -> bool:
     rule = rule_for(name)
     if rule.kind in ("int", "float"):
-        return (type(value) is (int if rule.kind == "int" else float) and math.isfinite(value)
-                and rule.low <= value <= rule.high)
+        return (
+            type(value) is (int if rule.kind == "int" else float)
+            and math.isfinite(value)
+            and rule.low <= value <= rule.high
+        )
     if rule.kind == "bool":
         return isinstance(value, bool)
     if rule.kind == "names":
@@ -223,8 +270,9 @@ def _in_range(name: str, value: Any) -> bool:
 
 @given(key=KEYS, value=VALUES, kebab=st.booleans())
 @hyp_settings(max_examples=600, deadline=None)
-def test_user_and_argument_values_are_accepted_in_range_or_refused_in_one_line(key: str, value: Any,
-                                                                              kebab: bool) -> None:
+def test_user_and_argument_values_are_accepted_in_range_or_refused_in_one_line(
+    key: str, value: Any, kebab: bool
+) -> None:
     raw = key.replace("_", "-") if kebab else key
     try:
         settings = settings_from_mapping({raw: value}, "arguments")
@@ -287,8 +335,14 @@ def test_a_repository_file_of_any_number_gives_a_map_setting_in_range(key: str, 
 def test_every_setting_has_a_rule_and_no_protective_one_is_repository_tunable() -> None:
     assert set(RULES) == set(Settings.__dataclass_fields__)
     assert not {k for k in REPOSITORY_TUNABLE if RULES[k].protective}
-    for name in ("max_definers_per_ident", "pagerank_max_iterations", "pagerank_tolerance",
-                 "parse_timeout_seconds", "parse_deadline_seconds", "config_file_max_bytes"):
+    for name in (
+        "max_definers_per_ident",
+        "pagerank_max_iterations",
+        "pagerank_tolerance",
+        "parse_timeout_seconds",
+        "parse_deadline_seconds",
+        "config_file_max_bytes",
+    ):
         assert RULES[name].protective and name not in REPOSITORY_TUNABLE
     for name in Settings.__dataclass_fields__:  # every default is within its own range
         assert _in_range(name, getattr(Settings(), name)), name

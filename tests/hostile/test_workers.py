@@ -23,8 +23,18 @@ from hybridmap.settings import Settings
 from ..conftest import git
 
 #: Modules a parse worker imports (directly or through tree-sitter and our package).
-SHADOWED = ("hybridmap/__init__.py", "hybridmap/sources/__init__.py", "pickle.py", "struct.py",
-            "typing.py", "json.py", "dataclasses.py", "enum.py", "tree_sitter.py", "numpy.py")
+SHADOWED = (
+    "hybridmap/__init__.py",
+    "hybridmap/sources/__init__.py",
+    "pickle.py",
+    "struct.py",
+    "typing.py",
+    "json.py",
+    "dataclasses.py",
+    "enum.py",
+    "tree_sitter.py",
+    "numpy.py",
+)
 DEADLINE = 120.0
 
 
@@ -48,9 +58,29 @@ def map_from_inside(root: Path, cache: Path, *args: str) -> tuple[subprocess.Com
     # -P: the interpreter itself must not put the cwd first for `-m` (what the `hybridmap` console
     # script does anyway); what we test is the processes *hybridmap* starts.
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-P", "-m", "hybridmap", "map", ".", "--mode", "static",
-                           "--format", "json", "--tokens", "4096", "--cache-dir", str(cache), *args],
-                          cwd=root, capture_output=True, text=True, timeout=DEADLINE)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-P",
+            "-m",
+            "hybridmap",
+            "map",
+            ".",
+            "--mode",
+            "static",
+            "--format",
+            "json",
+            "--tokens",
+            "4096",
+            "--cache-dir",
+            str(cache),
+            *args,
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+    )
     return proc, time.monotonic() - started
 
 
@@ -83,13 +113,38 @@ def test_workers_find_hybridmap_when_it_is_only_on_pythonpath(tmp_path: Path) ->
     site = next(p for p in sys.path if p.endswith("site-packages"))
     env = {"PYTHONPATH": f"{ours}:{site}", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     base = Path(sys.base_prefix) / "bin" / f"python{sys.version_info.major}.{sys.version_info.minor}"
-    probe = subprocess.run([str(base), "-P", "-S", "-c", "import hybridmap, sys; print(hybridmap.__file__)"],
-                           env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    probe = subprocess.run(
+        [str(base), "-P", "-S", "-c", "import hybridmap, sys; print(hybridmap.__file__)"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert probe.returncode == 0 and probe.stdout.startswith(str(ours)), probe.stderr
     started = time.monotonic()
-    proc = subprocess.run([str(base), "-P", "-S", "-m", "hybridmap", "map", ".", "--mode", "static",
-                           "--format", "json", "--cache-dir", str(tmp_path / "cache")],
-                          cwd=root, env=env, capture_output=True, text=True, timeout=DEADLINE)
+    proc = subprocess.run(
+        [
+            str(base),
+            "-P",
+            "-S",
+            "-m",
+            "hybridmap",
+            "map",
+            ".",
+            "--mode",
+            "static",
+            "--format",
+            "json",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+    )
     assert proc.returncode == 0, proc.stderr
     assert not marker.exists(), f"repository code ran: {marker.read_text()!r}"
     data = json.loads(proc.stdout)

@@ -55,10 +55,28 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 MODES = (
-    "ok", "exit-now", "crash-on-initialize", "crash-on-request", "crash-mid-reply", "hang",
-    "hang-symbols", "hang-shutdown", "progress-forever", "flood-stderr", "flood-stderr-line",
-    "invalid-json", "short-length", "long-length", "huge-response", "unknown-ids", "unknown-request",
-    "stdout-noise", "spawn-child", "content-modified", "never-initialize", "setsid-daemon",
+    "ok",
+    "exit-now",
+    "crash-on-initialize",
+    "crash-on-request",
+    "crash-mid-reply",
+    "hang",
+    "hang-symbols",
+    "hang-shutdown",
+    "progress-forever",
+    "flood-stderr",
+    "flood-stderr-line",
+    "invalid-json",
+    "short-length",
+    "long-length",
+    "huge-response",
+    "unknown-ids",
+    "unknown-request",
+    "stdout-noise",
+    "spawn-child",
+    "content-modified",
+    "never-initialize",
+    "setsid-daemon",
 )
 HUGE_BYTES = 40 * 2**20
 
@@ -144,10 +162,21 @@ class Server:
 
     def on_initialized(self) -> None:
         if self.mode == "progress-forever":
-            send({"jsonrpc": "2.0", "id": "srv-progress", "method": "window/workDoneProgress/create",
-                  "params": {"token": "forever"}})
-            send({"jsonrpc": "2.0", "method": "$/progress",
-                  "params": {"token": "forever", "value": {"kind": "begin", "title": "indexing forever"}}})
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": "srv-progress",
+                    "method": "window/workDoneProgress/create",
+                    "params": {"token": "forever"},
+                }
+            )
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "$/progress",
+                    "params": {"token": "forever", "value": {"kind": "begin", "title": "indexing forever"}},
+                }
+            )
         elif self.mode == "unknown-request":
             send({"jsonrpc": "2.0", "id": "srv-unknown", "method": "custom/notAMethod", "params": {}})
         elif self.mode == "stdout-noise":
@@ -171,10 +200,21 @@ class Server:
                 sys.exit(4)
             uri = msg["params"].get("rootUri") or ""
             self.root = unquote(urlparse(uri).path)
-            send({"jsonrpc": "2.0", "id": msg_id, "result": {
-                "capabilities": {"definitionProvider": True, "documentSymbolProvider": True,
-                                 "hoverProvider": True, "positionEncoding": "utf-16"},
-                "serverInfo": {"name": "fault", "version": mode}}})
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": msg_id,
+                    "result": {
+                        "capabilities": {
+                            "definitionProvider": True,
+                            "documentSymbolProvider": True,
+                            "hoverProvider": True,
+                            "positionEncoding": "utf-16",
+                        },
+                        "serverInfo": {"name": "fault", "version": mode},
+                    },
+                }
+            )
         elif method == "textDocument/definition":
             self.on_definition(msg)
         elif method == "textDocument/documentSymbol":
@@ -208,7 +248,7 @@ class Server:
             sys.stderr.write(("y" * 1023 + "\n") * 1024)
             sys.stderr.flush()
         if mode == "invalid-json":
-            write(frame(b'{"jsonrpc": "2.0", "id": ' + json.dumps(msg_id).encode() + b', result: [oops'))
+            write(frame(b'{"jsonrpc": "2.0", "id": ' + json.dumps(msg_id).encode() + b", result: [oops"))
             return
         if mode == "short-length" and first:
             write(frame(reply, len(reply) - 10))
@@ -220,8 +260,13 @@ class Server:
         if mode == "huge-response" and first:
             one = json.dumps(location(self.target())).encode()
             count = HUGE_BYTES // (len(one) + 1)
-            body = (b'{"jsonrpc": "2.0", "id": ' + json.dumps(msg_id).encode() + b', "result": ['
-                    + b",".join([one] * count) + b"]}")
+            body = (
+                b'{"jsonrpc": "2.0", "id": '
+                + json.dumps(msg_id).encode()
+                + b', "result": ['
+                + b",".join([one] * count)
+                + b"]}"
+            )
             write(frame(body))
             return
         if mode == "unknown-ids":
@@ -253,6 +298,7 @@ def daemonize(pid_file: str | None) -> None:
         os.dup2(null, fd)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # only SIGKILL ends it
     import time
+
     time.sleep(600)
     os._exit(0)
 

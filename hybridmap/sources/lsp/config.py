@@ -72,8 +72,7 @@ class ServerConfig:
 
     def fingerprint(self) -> str:
         """Changes whenever anything that can change the server's answers changes."""
-        data = json.dumps([self.command, self.args, self.init_options, self.settings], sort_keys=True,
-                          default=str)
+        data = json.dumps([self.command, self.args, self.init_options, self.settings], sort_keys=True, default=str)
         return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 
@@ -149,18 +148,23 @@ def parse_server(name: str, data: Mapping[str, Any], source: Path, trusted: bool
     if not all(isinstance(v, str) and "\0" not in v and "\0" not in k for k, v in env.items()):
         raise ConfigError(f"{source}: language-server.{name}.environment values must be strings")
     return ServerConfig(
-        name=name, command=command, args=tuple(extra) + tuple(args),
+        name=name,
+        command=command,
+        args=tuple(extra) + tuple(args),
         init_options=_table(data.get("config"), "config", source),
         settings=_table(data.get("settings"), "settings", source),
-        environment=env, timeout=_seconds(data, "timeout", 20.0, where), ready=ready,
+        environment=env,
+        timeout=_seconds(data, "timeout", 20.0, where),
+        ready=ready,
         ready_timeout=_seconds(data, "ready-timeout", 60.0, where),
         required_root_patterns=_patterns(data.get("required-root-patterns", []), where),
-        install=_text(data.get("install", ""), "install", where), source=source, trusted=trusted,
+        install=_text(data.get("install", ""), "install", where),
+        source=source,
+        trusted=trusted,
     )
 
 
-def servers_for_language(raw: Mapping[str, Any], source: Path, trusted: bool = True
-                         ) -> tuple[ServerConfig, ...]:
+def servers_for_language(raw: Mapping[str, Any], source: Path, trusted: bool = True) -> tuple[ServerConfig, ...]:
     """The ordered server candidates a language TOML declares."""
     language = raw.get("language", {})
     names = language.get("language-servers", []) if isinstance(language, dict) else []
@@ -178,8 +182,7 @@ def servers_for_language(raw: Mapping[str, Any], source: Path, trusted: bool = T
     return tuple(out)
 
 
-def merge_candidates(builtin: Sequence[ServerConfig], overrides: Sequence[ServerConfig]
-                     ) -> tuple[ServerConfig, ...]:
+def merge_candidates(builtin: Sequence[ServerConfig], overrides: Sequence[ServerConfig]) -> tuple[ServerConfig, ...]:
     """Later configs replace earlier ones of the same name and go first in preference."""
     names = {s.name for s in overrides}
     return tuple(overrides) + tuple(s for s in builtin if s.name not in names)

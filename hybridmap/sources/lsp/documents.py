@@ -60,13 +60,15 @@ class Documents:
         except UnicodeEncodeError:
             if session is not None:
                 self._unsendable.add(path)
-                session.troubles["names"] = (f"{len(self._unsendable)} file(s) whose names are not UTF-8 "
-                                             "not sent to the server")
+                session.troubles["names"] = (
+                    f"{len(self._unsendable)} file(s) whose names are not UTF-8 not sent to the server"
+                )
             return False
         return True
 
-    def refresh(self, shas: Mapping[str, str], languages: Mapping[str, str],
-                sessions: Iterable[LspSession]) -> set[str]:
+    def refresh(
+        self, shas: Mapping[str, str], languages: Mapping[str, str], sessions: Iterable[LspSession]
+    ) -> set[str]:
         """Take a new snapshot; notify live servers of what changed on disk. Returns changed paths."""
         old = self._shas
         changed: dict[str, T.FileChangeType] = {}
@@ -88,8 +90,11 @@ class Documents:
             del self._open[key]
             key[0].did_close(self.uri(key[1]))
         if changed:
-            events = [T.FileEvent(uri=self.uri(path), type=kind) for path, kind in sorted(changed.items())
-                      if self.sendable(path)]
+            events = [
+                T.FileEvent(uri=self.uri(path), type=kind)
+                for path, kind in sorted(changed.items())
+                if self.sendable(path)
+            ]
             for session in sessions:
                 session.did_change_watched_files(events)
         return set(changed)

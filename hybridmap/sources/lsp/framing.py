@@ -44,8 +44,9 @@ class Frame:
 class FrameReader:
     """Read framed messages from ``stream``; see the module docstring for what it tolerates."""
 
-    def __init__(self, stream: asyncio.StreamReader, max_bytes: int,
-                 on_noise: Callable[[bytes], None] | None = None) -> None:
+    def __init__(
+        self, stream: asyncio.StreamReader, max_bytes: int, on_noise: Callable[[bytes], None] | None = None
+    ) -> None:
         self._stream = stream
         self._max_bytes = max_bytes
         self._on_noise = on_noise
@@ -82,7 +83,7 @@ class FrameReader:
             match = _CONTENT_LENGTH.search(text)
             if match is not None:
                 if match.start() > 0:
-                    self._noise(text[:match.start()])
+                    self._noise(text[: match.start()])
                 size = int(match.group(1))
             elif _OTHER_HEADER.match(text) is None:
                 self._noise(text)
@@ -116,7 +117,7 @@ class FrameReader:
             if not chunk:
                 return None
             if len(head) < SAMPLE_BYTES:
-                head += chunk[:SAMPLE_BYTES - len(head)]
+                head += chunk[: SAMPLE_BYTES - len(head)]
             tail = (tail + chunk)[-SAMPLE_BYTES:]
             received += len(chunk)
             self.partial = (received, size)

@@ -45,8 +45,14 @@ class OutlineFetcher:
         self._outlines: dict[str, _Outline] = {}
         self._hovers: dict[HoverKey, tuple[str, str]] = {}  # key → (sha, detail)
         self._shas: Mapping[str, str] = {}
-        self.stats = {"symbol_files": 0, "symbol_errors": 0, "symbol_cache_hits": 0,
-                      "hovers": 0, "hover_errors": 0, "hovers_dropped": 0}
+        self.stats = {
+            "symbol_files": 0,
+            "symbol_errors": 0,
+            "symbol_cache_hits": 0,
+            "hovers": 0,
+            "hover_errors": 0,
+            "hovers_dropped": 0,
+        }
         self.version = 0
 
     def refresh(self, shas: Mapping[str, str]) -> None:
@@ -69,8 +75,7 @@ class OutlineFetcher:
         return {path: o.tags for path, o in self._outlines.items() if o.sha == self._shas.get(path)}
 
     def details(self) -> dict[HoverKey, str]:
-        return {key: text for key, (sha, text) in self._hovers.items()
-                if text and sha == self._shas.get(key[0])}
+        return {key: text for key, (sha, text) in self._hovers.items() if text and sha == self._shas.get(key[0])}
 
     async def fetch_symbols(self, session: LspSession, documents: Documents, path: str) -> None:
         if not self.needs_symbols(path) or not session.supports("document_symbol_provider"):
@@ -87,14 +92,20 @@ class OutlineFetcher:
             return
         ready_when_asked = session.is_ready
         try:
-            result = await session.request(T.TEXT_DOCUMENT_DOCUMENT_SYMBOL, T.DocumentSymbolParams(
-                text_document=T.TextDocumentIdentifier(uri=documents.uri(path))))
+            result = await session.request(
+                T.TEXT_DOCUMENT_DOCUMENT_SYMBOL,
+                T.DocumentSymbolParams(text_document=T.TextDocumentIdentifier(uri=documents.uri(path))),
+            )
         except ServerError:
             self.stats["symbol_errors"] += 1
             return
-        tags = symbols_from_answer(result, lines, session.position_encoding,
-                                   max_signature_lines=self._settings.max_signature_lines,
-                                   detail_chars=self._settings.lsp_detail_max_chars)
+        tags = symbols_from_answer(
+            result,
+            lines,
+            session.position_encoding,
+            max_signature_lines=self._settings.max_signature_lines,
+            detail_chars=self._settings.lsp_detail_max_chars,
+        )
         complete = ready_when_asked and session.is_ready
         self.stats["symbol_files"] += 1
         self._store(path, _Outline(sha, tags, complete))
@@ -121,9 +132,13 @@ class OutlineFetcher:
         character = col if session.position_encoding == "utf-8" else utf16_col(lines[line], col)
         ready_when_asked = session.is_ready
         try:
-            result = await session.request(T.TEXT_DOCUMENT_HOVER, T.HoverParams(
-                text_document=T.TextDocumentIdentifier(uri=documents.uri(path)),
-                position=T.Position(line=line, character=character)))
+            result = await session.request(
+                T.TEXT_DOCUMENT_HOVER,
+                T.HoverParams(
+                    text_document=T.TextDocumentIdentifier(uri=documents.uri(path)),
+                    position=T.Position(line=line, character=character),
+                ),
+            )
         except ServerError:
             self.stats["hover_errors"] += 1
             return

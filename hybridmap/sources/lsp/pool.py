@@ -41,8 +41,9 @@ class _Slot:
 
 
 class ServerPool:
-    def __init__(self, registry: LanguageRegistry, root: Path, settings: Settings,
-                 environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, registry: LanguageRegistry, root: Path, settings: Settings, environ: Mapping[str, str] | None = None
+    ) -> None:
         self._registry = registry
         self._root = root
         self._settings = settings
@@ -82,8 +83,7 @@ class ServerPool:
             slot = self._slots[language] = _Slot(language, self.candidates(language))
         return slot
 
-    def ensure_started(self, language: str,
-                       warm_file: Callable[[LspSession], None] | None = None) -> None:
+    def ensure_started(self, language: str, warm_file: Callable[[LspSession], None] | None = None) -> None:
         """Start (or restart) the language's server in the background; never waits.
 
         ``warm_file(session)`` opens a file right after initialize: some servers
@@ -100,13 +100,12 @@ class ServerPool:
         if session is not None and session.state is ServerState.FAILED:
             # Back off from the failure, whenever it happened: at start, mid-request, or by a watchdog.
             failed_at = session.failed_at if session.failed_at is not None else 0.0
-            retry_at = failed_at + self._settings.server_restart_backoff * 2 ** slot.restarts
+            retry_at = failed_at + self._settings.server_restart_backoff * 2**slot.restarts
             if slot.restarts >= self._settings.server_max_restarts or time.monotonic() < retry_at:
                 return
         slot.starting = asyncio.create_task(self._start(slot, warm_file))
 
-    async def _start(self, slot: _Slot,
-                     warm_file: Callable[[LspSession], None] | None = None) -> None:
+    async def _start(self, slot: _Slot, warm_file: Callable[[LspSession], None] | None = None) -> None:
         async with slot.lock:
             if self._closed:
                 return
@@ -119,8 +118,9 @@ class ServerPool:
             slot.skipped = []
             for config in slot.candidates:
                 if not config.trusted:
-                    slot.skipped.append(f"{config.name}: untrusted (repository config; opt in with "
-                                        f"trust_repository_servers)")
+                    slot.skipped.append(
+                        f"{config.name}: untrusted (repository config; opt in with trust_repository_servers)"
+                    )
                     continue
                 if not self.root_patterns_ok(config):
                     slot.skipped.append(f"{config.name}: none of {list(config.required_root_patterns)} in root")
@@ -128,16 +128,23 @@ class ServerPool:
                 from .session import LspSession, command_problem, find_command  # pygls: only now
 
                 if find_command(config.command, environ=self._environ) is None:
-                    slot.skipped.append(f"{config.name}: {command_problem(config.command)}"
-                                        + (f" ({config.install})" if config.install else ""))
+                    slot.skipped.append(
+                        f"{config.name}: {command_problem(config.command)}"
+                        + (f" ({config.install})" if config.install else "")
+                    )
                     continue
                 shared = self._live_session_named(config.name)
                 if shared is not None:  # one tsserver for ts/tsx/js, one clangd for c/cpp
                     slot.session, slot.chosen = shared, config
                     return
-                session = LspSession(config, slot.language, self._root, environ=self._environ,
-                                     memory_limit_mb=self._settings.server_memory_limit_mb,
-                                     settings=self._settings)
+                session = LspSession(
+                    config,
+                    slot.language,
+                    self._root,
+                    environ=self._environ,
+                    memory_limit_mb=self._settings.server_memory_limit_mb,
+                    settings=self._settings,
+                )
                 slot.session, slot.chosen = session, config
                 await session.start()
                 if warm_file is not None and session.alive:
@@ -174,8 +181,12 @@ class ServerPool:
         report = self._report(language)
         problem = self.config_problems.get(language)
         if problem:
-            return ServerReport(report.state, report.server, report.seconds_to_ready,
-                                "; ".join(p for p in (report.detail, problem) if p))
+            return ServerReport(
+                report.state,
+                report.server,
+                report.seconds_to_ready,
+                "; ".join(p for p in (report.detail, problem) if p),
+            )
         return report
 
     def _report(self, language: str) -> ServerReport:
@@ -200,8 +211,7 @@ class ServerPool:
         passed_over = [s for s in slot.skipped if "untrusted" in s]
         if passed_over:
             detail = "; ".join([detail, *passed_over]) if detail else "; ".join(passed_over)
-        return ServerReport(session.state, session.config.name, session.seconds_to_ready(),
-                            detail or session.version)
+        return ServerReport(session.state, session.config.name, session.seconds_to_ready(), detail or session.version)
 
     def sessions(self) -> list[LspSession]:
         unique: dict[int, LspSession] = {}
@@ -214,8 +224,9 @@ class ServerPool:
         """Stop every server now. A start still under way (a server that has not answered
         initialize) is cancelled, not waited for: its process is killed with the rest."""
         self._closed = True
-        starting = [slot.starting for slot in self._slots.values()
-                    if slot.starting is not None and not slot.starting.done()]
+        starting = [
+            slot.starting for slot in self._slots.values() if slot.starting is not None and not slot.starting.done()
+        ]
         for task in starting:
             task.cancel()
         await asyncio.gather(*starting, return_exceptions=True)

@@ -94,8 +94,15 @@ class DefinitionResolver:
         """Function/method name → non-header files that define one (for header declarations)."""
         self._function_headers: dict[str, set[str]] = {}
         """Free function name → headers that declare one (a defining file's own interface)."""
-        self.stats = {"asked": 0, "resolved": 0, "external": 0, "empty": 0, "errors": 0, "cache_hits": 0,
-                      "implementations": 0}
+        self.stats = {
+            "asked": 0,
+            "resolved": 0,
+            "external": 0,
+            "empty": 0,
+            "errors": 0,
+            "cache_hits": 0,
+            "implementations": 0,
+        }
         self.errors: deque[str] = deque(maxlen=20)
         """The last request errors, for diagnostics."""
         self.version = 0
@@ -153,9 +160,13 @@ class DefinitionResolver:
             character = col if session.position_encoding == "utf-8" else utf16_col(lines[line], col)
             self.stats["asked"] += 1
             try:
-                result = await session.request(T.TEXT_DOCUMENT_DEFINITION, T.DefinitionParams(
-                    text_document=T.TextDocumentIdentifier(uri=uri),
-                    position=T.Position(line=line, character=character)))
+                result = await session.request(
+                    T.TEXT_DOCUMENT_DEFINITION,
+                    T.DefinitionParams(
+                        text_document=T.TextDocumentIdentifier(uri=uri),
+                        position=T.Position(line=line, character=character),
+                    ),
+                )
             except ServerError as exc:
                 self.stats["errors"] += 1
                 self.errors.append(f"{path}:{line + 1}: {exc}")
@@ -166,13 +177,15 @@ class DefinitionResolver:
                 rel = self._relative(location_uri)
                 if rel is not None:  # None: outside the repository (stdlib, dependencies)
                     dispatches = dispatches or self._interface_member(rel, target_line, name)
-                    defined_in = self._function_files.get(name, set()) if rel.endswith(_HEADER_SUFFIXES) \
-                        and self._declared_function(rel, target_line, name) else set()
+                    defined_in = (
+                        self._function_files.get(name, set())
+                        if rel.endswith(_HEADER_SUFFIXES) and self._declared_function(rel, target_line, name)
+                        else set()
+                    )
                     # A header prototype stands for the function: the edge goes where it is defined
                     # (the header keeps it only when no source file defines it, e.g. a library's).
                     targets |= defined_in or {rel}
-                    if rel == path and path.endswith(_C_SOURCE_SUFFIXES) \
-                            and path in self._function_files.get(name, ()):
+                    if rel == path and path.endswith(_C_SOURCE_SUFFIXES) and path in self._function_files.get(name, ()):
                         # The file's own function (clangd answers with its body here): the headers
                         # declaring it are this file's interface, the relation the static map saw.
                         targets |= self._function_headers.get(name, set())
@@ -199,20 +212,26 @@ class DefinitionResolver:
         if tags is None:
             return False
         symbols = tags.symbols
-        return any(s.name == name and s.name_line == line and s.parent >= 0
-                   and symbols[s.parent].kind in _DISPATCHING_KINDS for s in symbols)
+        return any(
+            s.name == name and s.name_line == line and s.parent >= 0 and symbols[s.parent].kind in _DISPATCHING_KINDS
+            for s in symbols
+        )
 
     def _declared_function(self, path: str, line: int, name: str) -> bool:
         tags = self._tags.get(path)
         return tags is not None and any(
-            s.name == name and s.name_line == line and s.kind in _FUNCTION_KINDS for s in tags.symbols)
+            s.name == name and s.name_line == line and s.kind in _FUNCTION_KINDS for s in tags.symbols
+        )
 
     async def _implementations(self, session: LspSession, uri: str, line: int, character: int) -> set[str]:
         self.stats["asked"] += 1
         try:
-            result = await session.request(T.TEXT_DOCUMENT_IMPLEMENTATION, T.ImplementationParams(
-                text_document=T.TextDocumentIdentifier(uri=uri),
-                position=T.Position(line=line, character=character)))
+            result = await session.request(
+                T.TEXT_DOCUMENT_IMPLEMENTATION,
+                T.ImplementationParams(
+                    text_document=T.TextDocumentIdentifier(uri=uri), position=T.Position(line=line, character=character)
+                ),
+            )
         except ServerError as exc:
             self.errors.append(f"implementation: {exc}")
             return set()
@@ -237,9 +256,14 @@ class DefinitionResolver:
         return posix if posix in self._shas else None
 
 
-def candidate_pairs(tags: Mapping[str, FileTags], languages: Mapping[str, str],
-                    definers: Mapping[str, int], server_languages: set[str], done: set[Pair],
-                    settings: Settings) -> list[tuple[Pair, Sites]]:
+def candidate_pairs(
+    tags: Mapping[str, FileTags],
+    languages: Mapping[str, str],
+    definers: Mapping[str, int],
+    server_languages: set[str],
+    done: set[Pair],
+    settings: Settings,
+) -> list[tuple[Pair, Sites]]:
     """(file, identifier) pairs worth asking a server about, most useful first, with sites to ask at.
 
     Pure; ``definers`` maps an identifier to how many files define it. First the

@@ -59,9 +59,25 @@ guard_library_logging()
 #: Environment variables passed from the user's environment to every server.
 #: Anything else reaches a server only when its config names it (``environment``).
 ENV_ALLOWLIST = (
-    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ",
-    "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR",
-    "GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "VIRTUAL_ENV", "NODE_PATH",
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TMPDIR",
+    "TZ",
+    "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_RUNTIME_DIR",
+    "GOPATH",
+    "GOROOT",
+    "GOCACHE",
+    "GOMODCACHE",
+    "VIRTUAL_ENV",
+    "NODE_PATH",
 )
 
 #: stderr of a command that exists but whose real program does not (rustup proxies, shims).
@@ -118,8 +134,9 @@ def expand_install_dir(value: Any) -> Any:
     return value
 
 
-def find_command(command: str, extra_dirs: Sequence[Path] = INSTALL_DIRS,
-                 environ: Mapping[str, str] | None = None) -> str | None:
+def find_command(
+    command: str, extra_dirs: Sequence[Path] = INSTALL_DIRS, environ: Mapping[str, str] | None = None
+) -> str | None:
     """Absolute path of ``command`` (a name or a path), or None."""
     env = os.environ if environ is None else environ
     if os.sep in command:
@@ -150,8 +167,12 @@ def command_problem(command: str) -> str:
 TOKEN_VARIABLE = "HYBRIDMAP_SERVER_TOKEN"  # noqa: S105 - an environment variable's name, no secret
 
 
-def server_environment(config: ServerConfig, environ: Mapping[str, str] | None = None,
-                       extra_dirs: Sequence[Path] = INSTALL_DIRS, token: str = "") -> dict[str, str]:
+def server_environment(
+    config: ServerConfig,
+    environ: Mapping[str, str] | None = None,
+    extra_dirs: Sequence[Path] = INSTALL_DIRS,
+    token: str = "",
+) -> dict[str, str]:
     env = os.environ if environ is None else environ
     out = {k: env[k] for k in ENV_ALLOWLIST if k in env}
     # Node wrappers installed by our setup need to find `node` and each other. Relative entries
@@ -179,8 +200,9 @@ class _TolerantProtocol(LanguageServerProtocol):
             return super().structure_message(data)
         except Exception:
             if isinstance(data, dict) and "id" in data and "method" not in data and "error" not in data:
-                return JsonRPCResponseMessage(id=data["id"], jsonrpc=data.get("jsonrpc", "2.0"),
-                                              result=data.get("result"))
+                return JsonRPCResponseMessage(
+                    id=data["id"], jsonrpc=data.get("jsonrpc", "2.0"), result=data.get("result")
+                )
             raise
 
 
@@ -218,14 +240,23 @@ class _Client(LanguageClient):
         """pygls' ``start_io`` with our reader (``LspSession._read_messages``) in place of pygls'
         ``run_async``, which trusts ``Content-Length`` blindly (see ``framing.py``)."""
         server = await asyncio.create_subprocess_exec(
-            cmd, *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, **kwargs)
+            cmd,
+            *args,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            **kwargs,
+        )
         if server.stdin is None or server.stdout is None:  # both were asked for as PIPE
             raise RuntimeError("the server process has no stdin/stdout pipe")
         self.protocol.set_writer(_StdinWriter(server))
         self._server = server
-        self._async_tasks.extend([asyncio.create_task(self._session._read_messages(server.stdout)),
-                                  asyncio.create_task(self._watch_exit(server))])
+        self._async_tasks.extend(
+            [
+                asyncio.create_task(self._session._read_messages(server.stdout)),
+                asyncio.create_task(self._watch_exit(server)),
+            ]
+        )
 
     async def _watch_exit(self, server: asyncio.subprocess.Process) -> None:
         """Notice the server's exit at once. pygls awaits ``process.wait()``, which (Python 3.11)
@@ -249,17 +280,22 @@ class _Client(LanguageClient):
 def _client_capabilities() -> T.ClientCapabilities:
     return T.ClientCapabilities(
         general=T.GeneralClientCapabilities(
-            position_encodings=[T.PositionEncodingKind.Utf8, T.PositionEncodingKind.Utf16]),
+            position_encodings=[T.PositionEncodingKind.Utf8, T.PositionEncodingKind.Utf16]
+        ),
         window=T.WindowClientCapabilities(work_done_progress=True),
         workspace=T.WorkspaceClientCapabilities(
-            configuration=True, workspace_folders=True, symbol=T.WorkspaceSymbolClientCapabilities(),
+            configuration=True,
+            workspace_folders=True,
+            symbol=T.WorkspaceSymbolClientCapabilities(),
             # We tell servers what changed on disk between maps (Documents.refresh).
-            did_change_watched_files=T.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)),
+            did_change_watched_files=T.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True),
+        ),
         text_document=T.TextDocumentClientCapabilities(
             synchronization=T.TextDocumentSyncClientCapabilities(did_save=False),
             document_symbol=T.DocumentSymbolClientCapabilities(
                 hierarchical_document_symbol_support=True,
-                symbol_kind=T.ClientSymbolKindOptions(value_set=list(T.SymbolKind))),
+                symbol_kind=T.ClientSymbolKindOptions(value_set=list(T.SymbolKind)),
+            ),
             definition=T.DefinitionClientCapabilities(link_support=False),
             implementation=T.ImplementationClientCapabilities(link_support=False),
             references=T.ReferenceClientCapabilities(),
@@ -276,9 +312,16 @@ class LspSession:
     """With ``ready = "progress"``: a server that starts no progress this long after
     its first opened file is taken as ready (some servers report nothing for small projects)."""
 
-    def __init__(self, config: ServerConfig, language: str, root: Path, *,
-                 environ: Mapping[str, str] | None = None, memory_limit_mb: float = 0.0,
-                 settings: Settings | None = None) -> None:
+    def __init__(
+        self,
+        config: ServerConfig,
+        language: str,
+        root: Path,
+        *,
+        environ: Mapping[str, str] | None = None,
+        memory_limit_mb: float = 0.0,
+        settings: Settings | None = None,
+    ) -> None:
         self.config = config
         self.language = language
         self.root = root
@@ -339,15 +382,21 @@ class LspSession:
         notes = []
         waited = time.monotonic() - self.started_at
         if self.state is ServerState.STARTING and self.started_at:
-            notes.append(f"waiting for its answer to initialize ({waited:.0f}s so far, "
-                         f"ready-timeout {self.config.ready_timeout:g}s)")
+            notes.append(
+                f"waiting for its answer to initialize ({waited:.0f}s so far, "
+                f"ready-timeout {self.config.ready_timeout:g}s)"
+            )
         elif self.state is ServerState.INDEXING and waited <= self.config.ready_timeout:
-            notes.append(f"waiting for its readiness signal (ready = {self.config.ready}"
-                         + (f", {len(self._progress_open)} progress report(s) open)" if self._progress_open
-                            else ")"))
+            notes.append(
+                f"waiting for its readiness signal (ready = {self.config.ready}"
+                + (f", {len(self._progress_open)} progress report(s) open)" if self._progress_open else ")")
+            )
         if self.state is ServerState.INDEXING and self.started_at and waited > self.config.ready_timeout:
-            why = (f"{len(self._progress_open)} progress report(s) never ended" if self._progress_open
-                   else "no readiness signal")
+            why = (
+                f"{len(self._progress_open)} progress report(s) never ended"
+                if self._progress_open
+                else "no readiness signal"
+            )
             notes.append(f"not ready after {waited:.0f}s ({why}); answers are used but not cached")
         notes.extend(self.troubles.values())
         return "; ".join(notes)
@@ -387,16 +436,20 @@ class LspSession:
         if executable is None:
             self.state = ServerState.MISSING
             self.detail = command_problem(self.config.command) + (
-                f"; install with: {self.config.install}" if self.config.install else "")
+                f"; install with: {self.config.install}" if self.config.install else ""
+            )
             self._ready.set()
             return
         client = self._client = _Client(self)
         self._register_handlers(client)
         try:
             await client.start_io(
-                executable, *self.config.args, cwd=str(self.root),
+                executable,
+                *self.config.args,
+                cwd=str(self.root),
                 env=server_environment(self.config, self._environ, token=self._token),
-                start_new_session=True, preexec_fn=_set_pdeathsig,
+                start_new_session=True,
+                preexec_fn=_set_pdeathsig,
             )
         except OSError as exc:  # not executable, exec format error...
             self._fail(f"cannot start '{executable}': {exc.strerror or exc}")
@@ -410,7 +463,9 @@ class LspSession:
         if self._memory_limit > 0:
             self._tasks.append(asyncio.create_task(self._watch_memory()))
         params = T.InitializeParams(
-            process_id=os.getpid(), root_uri=self.root.as_uri(), root_path=str(self.root),
+            process_id=os.getpid(),
+            root_uri=self.root.as_uri(),
+            root_path=str(self.root),
             workspace_folders=[T.WorkspaceFolder(uri=self.root.as_uri(), name=self.root.name)],
             capabilities=_client_capabilities(),
             initialization_options=expand_install_dir(dict(self.config.init_options)) or None,
@@ -424,7 +479,8 @@ class LspSession:
                 # e.g. rustup's proxy for a component that is not installed
                 self.state = ServerState.MISSING
                 self.detail = " ".join(self.stderr_tail)[-300:] + (
-                    f"; install with: {self.config.install}" if self.config.install else "")
+                    f"; install with: {self.config.install}" if self.config.install else ""
+                )
             else:
                 self._fail(str(exc))
             await self.aclose()
@@ -583,8 +639,7 @@ class LspSession:
                 frame = await frames.next()
                 if frame is None:
                     if frames.partial is not None:
-                        self._note(f"output ended inside a message ({frames.partial[0]} of "
-                                   f"{frames.partial[1]} bytes)")
+                        self._note(f"output ended inside a message ({frames.partial[0]} of {frames.partial[1]} bytes)")
                     break
                 await self._dispatch(client.protocol, frame)
             except Exception as exc:  # noqa: BLE001 - a reader that dies quietly leaves a live but deaf session
@@ -602,8 +657,10 @@ class LspSession:
         if frame.body is None:
             self._last_message_at = time.monotonic()  # it is talking, just too much
             limit = self._settings.server_max_message_bytes
-            what = (f"discarded a {frame.size / 2**20:.1f} MiB message "
-                    f"(over server_max_message_bytes = {limit / 2**20:g} MiB)")
+            what = (
+                f"discarded a {frame.size / 2**20:.1f} MiB message "
+                f"(over server_max_message_bytes = {limit / 2**20:g} MiB)"
+            )
             self.troubles["discarded"] = what
             self._note(what)
             for msg_id in ids_in_sample(frame.sample):
@@ -629,12 +686,14 @@ class LspSession:
         asked = isinstance(msg_id, (str, int)) and msg_id in protocol._request_futures
         if "method" not in data and not asked:
             self._unknown_replies += 1  # JSON-RPC says ignore; pygls would only log a warning
-            self.troubles["unknown"] = (f"{self._unknown_replies} replies to ids never asked ignored, "
-                                        f"last: {msg_id!r}")
+            self.troubles["unknown"] = f"{self._unknown_replies} replies to ids never asked ignored, last: {msg_id!r}"
             return
         try:
-            message = (await asyncio.to_thread(protocol.structure_message, data) if off_loop
-                       else protocol.structure_message(data))
+            message = (
+                await asyncio.to_thread(protocol.structure_message, data)
+                if off_loop
+                else protocol.structure_message(data)
+            )
         except JsonRpcException as exc:  # valid JSON-RPC whose params lsprotocol cannot read
             self._note(f"unreadable {data.get('method') or 'response'}: {exc}")
             if "id" in data and "method" in data:  # the server waits for an answer: say why not
@@ -668,13 +727,14 @@ class LspSession:
         self._note(self.troubles["bad"])
         limit = self._settings.server_max_bad_messages
         if limit and self._bad_messages >= limit:
-            self._abandon(f"protocol error: {self._bad_messages} unreadable messages "
-                          f"(server_max_bad_messages = {limit}); last: {what}")
+            self._abandon(
+                f"protocol error: {self._bad_messages} unreadable messages "
+                f"(server_max_bad_messages = {limit}); last: {what}"
+            )
 
     def _on_noise(self, data: bytes) -> None:
         self._noise_lines += 1
-        self.troubles["noise"] = (f"{self._noise_lines} line(s) on stdout that are not LSP headers, "
-                                  f"last: {data[:80]!r}")
+        self.troubles["noise"] = f"{self._noise_lines} line(s) on stdout that are not LSP headers, last: {data[:80]!r}"
         if self._noise_lines <= 20:  # a banner is worth seeing; an endless stream is not
             self.stderr_tail.append(f"stdout: {data[:200].decode('utf-8', 'replace')}")
 
@@ -701,8 +761,12 @@ class LspSession:
         return self.is_ready
 
     def _check_progress_grace(self) -> None:
-        if (self.config.ready == "progress" and not self._progress_seen and self._first_open_at is not None
-                and time.monotonic() - self._first_open_at > self.PROGRESS_START_GRACE):
+        if (
+            self.config.ready == "progress"
+            and not self._progress_seen
+            and self._first_open_at is not None
+            and time.monotonic() - self._first_open_at > self.PROGRESS_START_GRACE
+        ):
             self._mark_ready("no progress reported")
 
     def note_answer(self, non_empty: bool) -> None:
@@ -721,8 +785,7 @@ class LspSession:
         except RuntimeError as exc:  # pygls: "Client has been stopped", "Server process N exited"
             raise ServerError(f"{self.config.name}: {what}: {exc}") from exc
 
-    async def request(self, method: str, params: Any, timeout: float | None = None,
-                      retries: int = 5) -> Any:
+    async def request(self, method: str, params: Any, timeout: float | None = None, retries: int = 5) -> Any:
         """Send a request; time it out (and cancel it) per config; retry ContentModified."""
         if self._client is None or not self.alive:
             raise ServerError(f"{self.config.name}: not running ({self.state})")
@@ -770,8 +833,10 @@ class LspSession:
         if self._frames is not None and self._frames.partial is not None:
             got, size = self._frames.partial
             where = f"; stuck inside a message: {got} of the {size} bytes its Content-Length announced"
-        self._abandon(f"unresponsive: requests time out and nothing came from the server for "
-                      f"{silent:.1f}s (server_silence_limit = {silence_limit:g}s){where}")
+        self._abandon(
+            f"unresponsive: requests time out and nothing came from the server for "
+            f"{silent:.1f}s (server_silence_limit = {silence_limit:g}s){where}"
+        )
 
     def did_open(self, uri: str, language_id: str, text: str) -> None:
         if self._client is None or not self.alive or uri in self._opened:
@@ -779,17 +844,23 @@ class LspSession:
         self._opened[uri] = 1
         if self._first_open_at is None:
             self._first_open_at = time.monotonic()
-        self._client.text_document_did_open(T.DidOpenTextDocumentParams(
-            text_document=T.TextDocumentItem(uri=uri, language_id=language_id, version=1, text=text)))
+        self._client.text_document_did_open(
+            T.DidOpenTextDocumentParams(
+                text_document=T.TextDocumentItem(uri=uri, language_id=language_id, version=1, text=text)
+            )
+        )
 
     def did_change(self, uri: str, text: str) -> None:
         """Replace an open document's text (used when a file changed between maps)."""
         if self._client is None or not self.alive or uri not in self._opened:
             return
         version = self._opened[uri] = self._opened[uri] + 1
-        self._client.text_document_did_change(T.DidChangeTextDocumentParams(
-            text_document=T.VersionedTextDocumentIdentifier(uri=uri, version=version),
-            content_changes=[T.TextDocumentContentChangeWholeDocument(text=text)]))
+        self._client.text_document_did_change(
+            T.DidChangeTextDocumentParams(
+                text_document=T.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[T.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
 
     def is_open(self, uri: str) -> bool:
         return uri in self._opened
@@ -798,8 +869,9 @@ class LspSession:
         if self._client is None or not self.alive or uri not in self._opened:
             return
         del self._opened[uri]
-        self._client.text_document_did_close(T.DidCloseTextDocumentParams(
-            text_document=T.TextDocumentIdentifier(uri=uri)))
+        self._client.text_document_did_close(
+            T.DidCloseTextDocumentParams(text_document=T.TextDocumentIdentifier(uri=uri))
+        )
 
     def did_change_watched_files(self, events: list[T.FileEvent]) -> None:
         """Tell the server which files were created, changed or deleted on disk."""
@@ -854,8 +926,9 @@ class LspSession:
             # Not process.wait(): it also waits for the pipes, which a surviving child holds.
             deadline = time.monotonic() + 1.0
             while True:
-                gone = (process.returncode is not None and not group_alive(process.pid)
-                        and not any(_alive(p) for p in pids))
+                gone = (
+                    process.returncode is not None and not group_alive(process.pid) and not any(_alive(p) for p in pids)
+                )
                 if gone:
                     break
                 if time.monotonic() > deadline:

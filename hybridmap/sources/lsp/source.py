@@ -54,8 +54,14 @@ class _Job:
 class LspSource:
     name = "lsp"
 
-    def __init__(self, registry: LanguageRegistry, root: Path, cache: Cache, settings: Settings,
-                 environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        registry: LanguageRegistry,
+        root: Path,
+        cache: Cache,
+        settings: Settings,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
         self._settings = settings
         self._root = root
         self._cache = cache
@@ -81,9 +87,11 @@ class LspSource:
             from .outline import OutlineFetcher
             from .resolver import DefinitionResolver
 
-            self._engines = (Documents(self._root, self._settings),
-                             DefinitionResolver(self._root, self._cache, self._settings),
-                             OutlineFetcher(self._root, self._cache, self._settings))
+            self._engines = (
+                Documents(self._root, self._settings),
+                DefinitionResolver(self._root, self._cache, self._settings),
+                OutlineFetcher(self._root, self._cache, self._settings),
+            )
         return self._engines
 
     @property
@@ -122,8 +130,13 @@ class LspSource:
         if self._engines is None:  # nothing was ever asked: nothing is known
             return SourceResult(tags={}, languages=base.languages, shas=base.shas, resolved={}, details={})
         symbols = {p: t for p, t in self.outline.snapshot().items() if p in base.tags}
-        return SourceResult(tags=symbols, languages=base.languages, shas=base.shas,
-                            resolved=self.resolver.snapshot(), details=self.outline.details())
+        return SourceResult(
+            tags=symbols,
+            languages=base.languages,
+            shas=base.shas,
+            resolved=self.resolver.snapshot(),
+            details=self.outline.details(),
+        )
 
     def languages_with_servers(self, languages: Iterable[str]) -> list[str]:
         return self.pool.languages_with_servers(set(languages))
@@ -136,9 +149,16 @@ class LspSource:
 
     # --- work -----------------------------------------------------------------------------
 
-    async def start(self, base: SourceResult, languages: Sequence[str], definers: Mapping[str, int],
-                    generation: int, focus: Sequence[str], wait: float,
-                    warm_file: Callable[[str], str | None]) -> None:
+    async def start(
+        self,
+        base: SourceResult,
+        languages: Sequence[str],
+        definers: Mapping[str, int],
+        generation: int,
+        focus: Sequence[str],
+        wait: float,
+        warm_file: Callable[[str], str | None],
+    ) -> None:
         """Start servers, plan work for ``base``; with ``wait`` > 0, wait for it up to that long.
 
         ``focus``: files whose symbols matter first (those the last map showed, chat files).
@@ -147,8 +167,9 @@ class LspSource:
         """
         deadline = time.monotonic() + wait
         for language in languages:
-            self.pool.ensure_started(language, lambda session, language=language: self._warm(
-                session, warm_file(language)))
+            self.pool.ensure_started(
+                language, lambda session, language=language: self._warm(session, warm_file(language))
+            )
         if wait > 0:
             await self.pool.wait_ready(list(languages), wait)
         else:
@@ -167,8 +188,7 @@ class LspSource:
             self.outline.refresh(base.shas)
             # Re-plan when the files, the sessions (a restart is a new session), their readiness
             # (incomplete answers are asked again once ready) or the focus changed.
-            key = (generation, frozenset((lang, id(s), s.is_ready) for lang, s in usable.items()),
-                   tuple(focus))
+            key = (generation, frozenset((lang, id(s), s.is_ready) for lang, s in usable.items()), tuple(focus))
             self._planned_languages = set(usable)
             if usable and key != self._plan_key:
                 jobs = await asyncio.to_thread(self._plan, base, set(usable), definers, focus)
@@ -181,15 +201,15 @@ class LspSource:
         if path is not None:
             self.documents.ensure_open(session, path)
 
-    def _plan(self, base: SourceResult, languages: set[str], definers: Mapping[str, int],
-              focus: Sequence[str]) -> list[_Job]:
+    def _plan(
+        self, base: SourceResult, languages: set[str], definers: Mapping[str, int], focus: Sequence[str]
+    ) -> list[_Job]:
         in_scope = [p for p, lang in base.languages.items() if lang in languages and p in base.tags]
         focus_set = [p for p in dict.fromkeys(focus) if base.languages.get(p) in languages and p in base.tags]
         from .resolver import candidate_pairs
 
         jobs = [_Job("symbols", p) for p in focus_set if self.outline.needs_symbols(p)]
-        pairs = candidate_pairs(base.tags, base.languages, definers, languages, self.resolver.done(),
-                                self._settings)
+        pairs = candidate_pairs(base.tags, base.languages, definers, languages, self.resolver.done(), self._settings)
         jobs.extend(_Job("definition", path, name, sites) for (path, name), sites in pairs)
         rest = [p for p in in_scope if p not in set(focus_set) and self.outline.needs_symbols(p)]
         limit = max(0, self._settings.lsp_symbol_files - len(focus_set))
@@ -198,8 +218,11 @@ class LspSource:
 
     def request_symbols(self, paths: Iterable[str]) -> int:
         """Queue symbols (at the front) for files that have none yet; returns how many."""
-        fresh = [p for p in dict.fromkeys(paths)
-                 if self.documents.language(p) in self._planned_languages and self.outline.needs_symbols(p)]
+        fresh = [
+            p
+            for p in dict.fromkeys(paths)
+            if self.documents.language(p) in self._planned_languages and self.outline.needs_symbols(p)
+        ]
         for path in reversed(fresh):
             self._queue.appendleft(_Job("symbols", path))
             self._queued_critical += 1
@@ -210,8 +233,11 @@ class LspSource:
         """Queue hovers (at the front) for shown symbols that have no detail; returns how many."""
         if not self._settings.lsp_hover_per_map:
             return 0
-        fresh = [k for k in dict.fromkeys(keys)
-                 if self.documents.language(k[0]) in self._planned_languages and self.outline.needs_hover(k)]
+        fresh = [
+            k
+            for k in dict.fromkeys(keys)
+            if self.documents.language(k[0]) in self._planned_languages and self.outline.needs_hover(k)
+        ]
         fresh = fresh[: self._settings.lsp_hover_per_map]
         for key in reversed(fresh):
             self._queue.appendleft(_Job("hover", key[0], sites=((key[1], key[2]),)))
@@ -263,7 +289,8 @@ class LspSource:
                         if session is None or session.state not in (ServerState.READY, ServerState.INDEXING):
                             return  # planned again at the next map
                         semaphore = semaphores.setdefault(
-                            id(session), asyncio.Semaphore(self._settings.lsp_concurrency))
+                            id(session), asyncio.Semaphore(self._settings.lsp_concurrency)
+                        )
                         async with semaphore:
                             await self._run(session, job)
                     finally:

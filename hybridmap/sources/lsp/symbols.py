@@ -33,24 +33,45 @@ from ...model import FileTags, Provenance, Span, Symbol
 
 #: LSP SymbolKind → our kind names (``model.DEFINITION_KINDS``); absent kinds are dropped.
 KIND_NAMES: dict[T.SymbolKind, str] = {
-    T.SymbolKind.File: "module", T.SymbolKind.Module: "module", T.SymbolKind.Namespace: "namespace",
-    T.SymbolKind.Package: "module", T.SymbolKind.Class: "class", T.SymbolKind.Method: "method",
-    T.SymbolKind.Property: "property", T.SymbolKind.Field: "field",
-    T.SymbolKind.Constructor: "constructor", T.SymbolKind.Enum: "enum",
-    T.SymbolKind.Interface: "interface", T.SymbolKind.Function: "function",
-    T.SymbolKind.Variable: "variable", T.SymbolKind.Constant: "constant",
-    T.SymbolKind.EnumMember: "constant", T.SymbolKind.Struct: "struct", T.SymbolKind.Event: "field",
+    T.SymbolKind.File: "module",
+    T.SymbolKind.Module: "module",
+    T.SymbolKind.Namespace: "namespace",
+    T.SymbolKind.Package: "module",
+    T.SymbolKind.Class: "class",
+    T.SymbolKind.Method: "method",
+    T.SymbolKind.Property: "property",
+    T.SymbolKind.Field: "field",
+    T.SymbolKind.Constructor: "constructor",
+    T.SymbolKind.Enum: "enum",
+    T.SymbolKind.Interface: "interface",
+    T.SymbolKind.Function: "function",
+    T.SymbolKind.Variable: "variable",
+    T.SymbolKind.Constant: "constant",
+    T.SymbolKind.EnumMember: "constant",
+    T.SymbolKind.Struct: "struct",
+    T.SymbolKind.Event: "field",
     T.SymbolKind.Operator: "function",
 }
 #: Kinds whose children are members worth mapping. Anything else holds locals (functions),
 #: or object-literal properties and arrow-function bodies (tsgo lists those under variables).
-_CONTAINERS = frozenset({T.SymbolKind.File, T.SymbolKind.Module, T.SymbolKind.Namespace,
-                         T.SymbolKind.Package, T.SymbolKind.Class, T.SymbolKind.Interface,
-                         T.SymbolKind.Struct, T.SymbolKind.Enum})
+_CONTAINERS = frozenset(
+    {
+        T.SymbolKind.File,
+        T.SymbolKind.Module,
+        T.SymbolKind.Namespace,
+        T.SymbolKind.Package,
+        T.SymbolKind.Class,
+        T.SymbolKind.Interface,
+        T.SymbolKind.Struct,
+        T.SymbolKind.Enum,
+    }
+)
 #: A line that imports names rather than defining them (tsgo lists import bindings as variables,
 #: pylsp lists imported names): a symbol starting there is not a definition of this file.
-_IMPORT_LINE = re.compile(rb"^\s*(?:import\b|from\s+\S+\s+import\b|export\s+(?:\*|\{[^}]*\}?)\s*from\b"
-                          rb"|#\s*include\b|use\s)|\brequire\s*\(")
+_IMPORT_LINE = re.compile(
+    rb"^\s*(?:import\b|from\s+\S+\s+import\b|export\s+(?:\*|\{[^}]*\}?)\s*from\b"
+    rb"|#\s*include\b|use\s)|\brequire\s*\("
+)
 #: ``(Runner).Run`` (gopls), ``Store::load`` (clangd), ``Runner.run`` (some servers): keep the last part.
 _QUALIFIED = re.compile(r"(?:^\(\*?[\w.]+\)\s*\.?\s*|^.*(?:::|\.))(?=[\w$]+$)")
 #: A type symbol whose whole range is ``struct NAME`` (or class, union, enum): an elaborated type
@@ -65,7 +86,7 @@ def plain_name(name: str) -> str:
     """The identifier a server's (possibly qualified) symbol name ends with."""
     name = name.strip()
     match = _QUALIFIED.match(name)
-    return name[match.end():] if match else name
+    return name[match.end() :] if match else name
 
 
 def utf8_col(line: bytes, character: int, encoding: str) -> int:
@@ -92,23 +113,23 @@ def _line(lines: Sequence[bytes], index: int) -> bytes:
 
 def _signature(lines: Sequence[bytes], start_line: int, name_line: int, max_lines: int) -> str:
     end = min(max(start_line, name_line), start_line + max_lines - 1, len(lines) - 1)
-    return b"\n".join(lines[start_line:end + 1]).decode("utf-8", "replace").rstrip()
+    return b"\n".join(lines[start_line : end + 1]).decode("utf-8", "replace").rstrip()
 
 
 def _one_line(text: str | None, limit: int) -> str:
     return " ".join((text or "").split())[:limit]
 
 
-def symbols_from_answer(result: Any, lines: Sequence[bytes], encoding: str, *,
-                        max_signature_lines: int, detail_chars: int) -> FileTags:
+def symbols_from_answer(
+    result: Any, lines: Sequence[bytes], encoding: str, *, max_signature_lines: int, detail_chars: int
+) -> FileTags:
     """A ``textDocument/documentSymbol`` answer as symbols of one file (see module docstring)."""
     items = result if isinstance(result, list) else []
     out: list[Symbol] = []
     if items and all(isinstance(item, T.DocumentSymbol) for item in items):
         _walk_hierarchy(items, -1, lines, encoding, out, max_signature_lines, detail_chars)
         source = b"\n".join(lines)
-        out = [replace(s, detail="") if s.detail and shows_outside_content(s.detail, source) else s
-               for s in out]
+        out = [replace(s, detail="") if s.detail and shows_outside_content(s.detail, source) else s for s in out]
         return FileTags(tuple(out), line_count=len(lines), complete=True)
     for item in items:
         if not isinstance(item, T.SymbolInformation):
@@ -126,37 +147,63 @@ def symbols_from_answer(result: Any, lines: Sequence[bytes], encoding: str, *,
             if found >= 0:
                 name_line, name_col = start.line + offset, found
                 break
-        out.append(Symbol(
-            name=name, kind=kind,
-            span=Span(start.line, utf8_col(_line(lines, start.line), start.character, encoding),
-                      end.line, utf8_col(_line(lines, end.line), end.character, encoding)),
-            name_line=name_line, name_col=name_col,
-            signature=_signature(lines, start.line, name_line, max_signature_lines),
-            provenance=Provenance.LSP,
-        ))
+        out.append(
+            Symbol(
+                name=name,
+                kind=kind,
+                span=Span(
+                    start.line,
+                    utf8_col(_line(lines, start.line), start.character, encoding),
+                    end.line,
+                    utf8_col(_line(lines, end.line), end.character, encoding),
+                ),
+                name_line=name_line,
+                name_col=name_col,
+                signature=_signature(lines, start.line, name_line, max_signature_lines),
+                provenance=Provenance.LSP,
+            )
+        )
     return FileTags(tuple(out), line_count=len(lines), complete=False)
 
 
-def _walk_hierarchy(items: Sequence[T.DocumentSymbol], parent: int, lines: Sequence[bytes], encoding: str,
-                    out: list[Symbol], max_signature_lines: int, detail_chars: int) -> None:
+def _walk_hierarchy(
+    items: Sequence[T.DocumentSymbol],
+    parent: int,
+    lines: Sequence[bytes],
+    encoding: str,
+    out: list[Symbol],
+    max_signature_lines: int,
+    detail_chars: int,
+) -> None:
     for item in items:
         kind = KIND_NAMES.get(item.kind)
         name = plain_name(item.name)
         index = parent
-        if kind is not None and _IDENTIFIER.fullmatch(name) and \
-                not _IMPORT_LINE.search(_line(lines, item.range.start.line)) and \
-                not _mentions_type(item, lines, encoding):
+        if (
+            kind is not None
+            and _IDENTIFIER.fullmatch(name)
+            and not _IMPORT_LINE.search(_line(lines, item.range.start.line))
+            and not _mentions_type(item, lines, encoding)
+        ):
             rng, sel = item.range, item.selection_range
-            out.append(Symbol(
-                name=name, kind=kind,
-                span=Span(rng.start.line, utf8_col(_line(lines, rng.start.line), rng.start.character, encoding),
-                          rng.end.line, utf8_col(_line(lines, rng.end.line), rng.end.character, encoding)),
-                name_line=sel.start.line,
-                name_col=utf8_col(_line(lines, sel.start.line), sel.start.character, encoding),
-                signature=_signature(lines, rng.start.line, sel.start.line, max_signature_lines),
-                parent=parent, provenance=Provenance.LSP,
-                detail=_one_line(item.detail, detail_chars),
-            ))
+            out.append(
+                Symbol(
+                    name=name,
+                    kind=kind,
+                    span=Span(
+                        rng.start.line,
+                        utf8_col(_line(lines, rng.start.line), rng.start.character, encoding),
+                        rng.end.line,
+                        utf8_col(_line(lines, rng.end.line), rng.end.character, encoding),
+                    ),
+                    name_line=sel.start.line,
+                    name_col=utf8_col(_line(lines, sel.start.line), sel.start.character, encoding),
+                    signature=_signature(lines, rng.start.line, sel.start.line, max_signature_lines),
+                    parent=parent,
+                    provenance=Provenance.LSP,
+                    detail=_one_line(item.detail, detail_chars),
+                )
+            )
             index = len(out) - 1
         if item.children and item.kind in _CONTAINERS:
             _walk_hierarchy(item.children, index, lines, encoding, out, max_signature_lines, detail_chars)
@@ -168,14 +215,16 @@ def _mentions_type(item: T.DocumentSymbol, lines: Sequence[bytes], encoding: str
     if item.kind not in _TYPE_KINDS or start.line != end.line or item.children:
         return False
     line = _line(lines, start.line)
-    text = line[utf8_col(line, start.character, encoding):utf8_col(line, end.character, encoding)]
+    text = line[utf8_col(line, start.character, encoding) : utf8_col(line, end.character, encoding)]
     return bool(_TYPE_MENTION.fullmatch(text))
 
 
 _FENCE = re.compile(r"```[\w+-]*\n(.*?)```", re.S)
 #: pyright/basedpyright and tsserver prefix hover code with the symbol's role.
-_ROLE = re.compile(r"^\((?:function|method|variable|constant|property|field|class|parameter|type|"
-                   r"type alias|module|import|enum member|alias|let|const|var)\)\s*")
+_ROLE = re.compile(
+    r"^\((?:function|method|variable|constant|property|field|class|parameter|type|"
+    r"type alias|module|import|enum member|alias|let|const|var)\)\s*"
+)
 
 
 #: Values a server may print in a detail or hover: string literals and numbers (``Literal["…"]``,
