@@ -12,8 +12,8 @@ requests, alternating call by call so machine noise lands on both: the chat file
 three real files, budget 1024 tokens, server wait 0. Times are wall clock around one call
 (``call_tool`` on the client; ``await repo.map`` in-process). The table gives p50 / p95, the
 ratio MCP / in-process (target: <= 1.20 at the median), the server's own time in the tool (from
-its log) and, per call, the client's time minus that: what protocol, transport and scheduling add. Corpora are scratch copies under
-``benchmarks/.work/mcp/`` (never committed).
+its log) and, per call, the client's time minus that: what protocol, transport and scheduling add.
+Corpora are scratch copies under ``benchmarks/.work/mcp/`` (never committed).
 """
 
 from __future__ import annotations

@@ -235,7 +235,8 @@ def print_tables(rows: list[dict[str, Any]], repeats: int) -> None:
     for r in rows:
         print(
             f"| {r['corpus']} ({r['files']} files) | {r['server']} | {r['ready']:.2f} |"
-            f" {r['resolve']:.2f} | {r['pairs_amb']:.0f} / {r['pairs_gen']:.0f} ({r['cand_amb']:.0f} / {r['cand_gen']:.0f}) |"
+            f" {r['resolve']:.2f} | {r['pairs_amb']:.0f} / {r['pairs_gen']:.0f}"
+            f" ({r['cand_amb']:.0f} / {r['cand_gen']:.0f}) |"
             f" {r['requests']:.0f} / {r['empty']:.0f} / {r['errors']:.0f} |"
             f" {r['lsp_edges']:.0f} / {r['nm_edges']:.0f} ({r['nm_static']:.0f}) |"
             f" {r['symbol_files']:.0f} |"
@@ -251,7 +252,8 @@ def print_tables(rows: list[dict[str, Any]], repeats: int) -> None:
     for r in rows:
         print(
             f"| {r['corpus']} | {r['server']} | {r['first_n']} | {r['first_static']:.3f} | {r['first_hybrid']:.3f} |"
-            f" {r['ratio']:.2f} [{r['ratio_min']:.2f}–{r['ratio_max']:.2f}] | {r['ratio_sh']:.2f} / {r['ratio_hs']:.2f} |"
+            f" {r['ratio']:.2f} [{r['ratio_min']:.2f}–{r['ratio_max']:.2f}] |"
+            f" {r['ratio_sh']:.2f} / {r['ratio_hs']:.2f} |"
             f" {r['handoff_hybrid_ms']:.1f} / {r['handoff_static_ms']:.1f} |"
         )
 

@@ -31,8 +31,8 @@ an agent's checkout is, with its own fresh disk cache), with the built-in server
 
 ``--no-disk-cache`` runs the soak with ``use_cache = false`` (everything cached in memory).
 The scratch copy is restored at the end (and checked: ``git status`` clean, same file hashes).
-Raw JSON: ``benchmarks/.work/soak/bench_soak-<corpus><tag>.json``; results in docs/reliability.md. Load averages are recorded at each
-sample: the machine's two cores are shared with other agents.
+Raw JSON: ``benchmarks/.work/soak/bench_soak-<corpus><tag>.json``; results in docs/reliability.md.
+Load averages are recorded at each sample: the machine's two cores are shared with other agents.
 """
 
 from __future__ import annotations

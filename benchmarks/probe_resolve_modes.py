@@ -365,24 +365,29 @@ def drive(root: str, server: str, repeats: int, at: str | None) -> None:
         f"{r['identifiers']} identifiers, {r['references']['definitions']} definitions"
     )
     for mode in ("definition", "references"):
+        first, second = ("dr", "rd") if mode == "definition" else ("rd", "dr")
         print(
-            f"  {mode}: median {med(mode, 'seconds'):.2f} s (first: {med(mode, 'seconds', 'dr' if mode == 'definition' else 'rd'):.2f} s,"
-            f" second: {med(mode, 'seconds', 'rd' if mode == 'definition' else 'dr'):.2f} s),"
-            f" requests {med(mode, 'requests'):.0f}, empty {med(mode, 'empty'):.0f}, errors {med(mode, 'errors'):.0f}"
+            f"  {mode}: median {med(mode, 'seconds'):.2f} s (first: {med(mode, 'seconds', first):.2f} s,"
+            f" second: {med(mode, 'seconds', second):.2f} s),"
+            f" requests {med(mode, 'requests'):.0f}, empty {med(mode, 'empty'):.0f},"
+            f" errors {med(mode, 'errors'):.0f}"
         )
         for run in runs:
             if run[mode]["error_messages"]:
                 print(
-                    f"    {run['order']}: server {run[mode]['server_state_after']} after; first errors: {run[mode]['error_messages'][:2]}"
+                    f"    {run['order']}: server {run[mode]['server_state_after']} after;"
+                    f" first errors: {run[mode]['error_messages'][:2]}"
                 )
     for level in ("site", "file"):
         a = r[f"agreement_{level}"]
         print(
-            f"  agreement ({level}, run 1): {a['agree']}/{a['compared']} (cross-file targets: {a['agree_cross_file']};"
+            f"  agreement ({level}, run 1): {a['agree']}/{a['compared']}"
+            f" (cross-file targets: {a['agree_cross_file']};"
             f" definition ⊂ references {a['definition_within_references']}, references ⊂ definition"
             f" {a['references_within_definition']}) "
             f"(in repo {a['agree_in_repo']}, outside {a['agree_outside']}), disagree {a['disagree']}, "
-            f"definition unanswered {a['definition_unanswered']} (references found {a['refs_found_when_definition_unanswered']})"
+            f"definition unanswered {a['definition_unanswered']}"
+            f" (references found {a['refs_found_when_definition_unanswered']})"
         )
 
 

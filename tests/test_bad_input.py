@@ -113,9 +113,9 @@ def build_zoo(root: Path) -> None:
                 "latin-1"
             ),
             # What Windows Notepad writes: UTF-16 LE with a BOM and CRLF line ends.
-            "utf16.py": "class Utf16Class:\r\n    def utf16_method(self,\r\n                     arg):\r\n        pass\r\n".encode(
-                "utf-16"
-            ),
+            "utf16.py": (
+                "class Utf16Class:\r\n    def utf16_method(self,\r\n                     arg):\r\n        pass\r\n"
+            ).encode("utf-16"),
             "bom.py": b"\xef\xbb\xbfdef bom_function():\n    pass\n\n\nclass BomClass:\n    pass\n",
             "crlf.py": b"def crlf_function(a,\r\n                  b):\r\n    return a\r\n\r\n"
             b"class CrlfClass:\r\n    def crlf_method(self):\r\n        pass\r\n",

@@ -41,7 +41,10 @@ from hybridmap.settings import (
 from ..conftest import git
 
 DEADLINE = 60.0
-SOURCE = "def shared_helper_function(value):\n    return value\n\n\ndef caller_{i}():\n    return shared_helper_function({i})\n"
+SOURCE = (
+    "def shared_helper_function(value):\n    return value\n\n\n"
+    "def caller_{i}():\n    return shared_helper_function({i})\n"
+)
 
 
 def hostile_repo(root: Path, files: dict[str, str | bytes], commit: bool = True) -> Path:
