@@ -18,11 +18,11 @@ import asyncio
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from concurrent.futures import CancelledError, Future
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TypeVar
 
 from .cache import Cache
 from .compare import Comparison, compare_maps
@@ -50,6 +50,7 @@ from .sources.lsp.source import LspSource
 from .sources.static_index import Progress, TreeSitterSource
 from .walk import resolve_root
 
+_T = TypeVar("_T")
 _PHASES = frozenset({"list", "read", "cache_lookup", "parse", "cache_store"})
 
 
@@ -391,8 +392,8 @@ class AsyncRepoMap:
                 diagnostics.append(Diagnostic(language, f"server_{report.state}", report.detail))
             else:
                 session = self._lsp.pool.session(language)
-                health = session.health() if session is not None and session.alive else ""
-                if health:  # alive, but timing out, garbling, or never ready
+                # alive, but timing out, garbling, or never ready
+                if session is not None and session.alive and (health := session.health()):
                     diagnostics.append(Diagnostic(language, "server_degraded", f"{session.config.name}: {health}"))
         diagnostics.extend(self._config_notes)
         files_out = _ranked_files(packed.items, tags, ranking.file_scores, ranking.reasons, result.languages)
@@ -577,12 +578,12 @@ class RepoMap:
     async def _create(self, root: str | os.PathLike[str], kwargs: dict[str, Any]) -> AsyncRepoMap:
         return AsyncRepoMap(root, **kwargs)
 
-    def _call(self, coro: Any) -> Any:
+    def _call(self, coro: Coroutine[Any, Any, _T]) -> _T:
         with self._calls_lock:
             if self._closing or self._loop.is_closed():
                 coro.close()
                 raise RequestError("this map is closed")
-            future: Future[Any] = asyncio.run_coroutine_threadsafe(coro, self._loop)
+            future: Future[_T] = asyncio.run_coroutine_threadsafe(coro, self._loop)
             self._calls.add(future)
         try:
             return future.result()
@@ -617,7 +618,7 @@ class RepoMap:
     ) -> MapResult:
         """Build a map (see :meth:`AsyncRepoMap.map`)."""
         return self._call(
-            self._async.map(  # type: ignore[no-any-return]
+            self._async.map(
                 request,
                 chat_files=chat_files,
                 mentioned_files=mentioned_files,
@@ -640,7 +641,7 @@ class RepoMap:
     ) -> Comparison:
         """The static and the hybrid map of one request (see :meth:`AsyncRepoMap.compare`)."""
         return self._call(
-            self._async.compare(  # type: ignore[no-any-return]
+            self._async.compare(
                 request,
                 chat_files=chat_files,
                 mentioned_files=mentioned_files,

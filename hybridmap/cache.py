@@ -84,7 +84,7 @@ class RefusedEntry(ValueError):
     """An entry stored in a form hybridmap never reads (pickle, text, a foreign file path)."""
 
 
-class SafeDisk(diskcache.Disk):
+class SafeDisk(diskcache.Disk):  # type: ignore[misc]  # diskcache ships no types
     """diskcache's serializer, restricted to bytes in and bytes out: nothing is ever unpickled.
 
     Values are our codec's bytes, kept in the row or, when large, in an owner-only value file;

@@ -21,7 +21,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import zip_longest
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, cast
 
 from .graph import PROVENANCE_CODES, RepoGraph
 from .model import Diagnostic, MapRequest, MapResult, Provenance, ServerReport, ServerState
@@ -197,35 +197,34 @@ class Comparison:
 
     def to_json(self) -> dict[str, object]:
         """JSON-ready, as :meth:`MapResult.to_json` (escaped paths, UTF-8 encodable)."""
-        return json_safe(
-            {
-                "request": {
-                    "chat_files": list(self.request.chat_files),
-                    "mentioned_files": list(self.request.mentioned_files),
-                    "mentioned_idents": list(self.request.mentioned_idents),
-                    "tokens": self.static.budget,
-                    "server_wait": self.request.server_wait,
-                },
-                "static": self.static.to_json(),
-                "hybrid": self.hybrid.to_json(),
-                "edges": {
-                    "resolved": [{**e.to_json(), "name_matched": e in self.confirmed} for e in self.resolved],
-                    "removed": [e.to_json() for e in self.removed],
-                    "kept": self.kept,
-                    "static": dict(self.static.edges),
-                    "hybrid": dict(self.hybrid.edges),
-                },
-                "rank": {
-                    "files": [m.to_json() for m in self.files],
-                    "symbols": [m.to_json() for m in self.symbols],
-                },
-                "budget": {"static": self.static_budget.to_json(), "hybrid": self.hybrid_budget.to_json()},
-                "servers": {k: v.to_json() for k, v in self.servers.items()},
-                "servers_ready": self.servers_ready,
-                "diagnostics": [d.to_json() for d in self.diagnostics],
-                "notes": list(self.notes),
-            }
-        )
+        document: dict[str, object] = {
+            "request": {
+                "chat_files": list(self.request.chat_files),
+                "mentioned_files": list(self.request.mentioned_files),
+                "mentioned_idents": list(self.request.mentioned_idents),
+                "tokens": self.static.budget,
+                "server_wait": self.request.server_wait,
+            },
+            "static": self.static.to_json(),
+            "hybrid": self.hybrid.to_json(),
+            "edges": {
+                "resolved": [{**e.to_json(), "name_matched": e in self.confirmed} for e in self.resolved],
+                "removed": [e.to_json() for e in self.removed],
+                "kept": self.kept,
+                "static": dict(self.static.edges),
+                "hybrid": dict(self.hybrid.edges),
+            },
+            "rank": {
+                "files": [m.to_json() for m in self.files],
+                "symbols": [m.to_json() for m in self.symbols],
+            },
+            "budget": {"static": self.static_budget.to_json(), "hybrid": self.hybrid_budget.to_json()},
+            "servers": {k: v.to_json() for k, v in self.servers.items()},
+            "servers_ready": self.servers_ready,
+            "diagnostics": [d.to_json() for d in self.diagnostics],
+            "notes": list(self.notes),
+        }
+        return cast("dict[str, object]", json_safe(document))  # a dict stays a dict
 
 
 def compare_maps(

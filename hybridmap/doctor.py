@@ -21,7 +21,7 @@ from .model import ServerReport, ServerState
 from .settings import Settings
 from .sources.lsp.documents import Documents
 from .sources.lsp.pool import ServerPool, root_patterns_present
-from .sources.lsp.session import command_problem, find_command
+from .sources.lsp.session import LspSession, command_problem, find_command
 from .walk import list_files
 
 
@@ -122,10 +122,12 @@ async def check_servers(
                 # Open one file, as a map does: tsserver loads the project (and reports
                 # readiness) only once a file is open.
                 first = next((p for p in listing.paths if registry.language_for(p) == language), None)
-                pool.ensure_started(
-                    language,
-                    None if first is None else lambda session, first=first: documents.ensure_open(session, first),
-                )
+
+                def open_first(session: LspSession, first: str | None = first) -> None:
+                    if first is not None:
+                        documents.ensure_open(session, first)
+
+                pool.ensure_started(language, None if first is None else open_first)
             checks.append(
                 LanguageCheck(
                     language, counts[language], tuple(candidates), chosen, None, pool.config_problems.get(language, "")

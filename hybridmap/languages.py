@@ -21,7 +21,7 @@ import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, cast
 
 from .errors import ConfigError
 
@@ -162,7 +162,9 @@ class CompiledLanguage:
             self.query = Query(self.ts_language, source)
         except QueryError as exc:
             raise ConfigError(f"{language.query_path}: query does not compile: {exc}") from exc
-        names = [self.query.capture_name(i) for i in range(self.query.capture_count)]
+        # A property at run time; tree-sitter 0.25's stub declares it a method.
+        capture_count = cast("int", self.query.capture_count)
+        names = [self.query.capture_name(i) for i in range(capture_count)]
         self.has_references = any(n.startswith("name.reference.") for n in names)
         self.identifier_query = None if self.has_references else self._identifier_query()
         self.query_hash = hashlib.sha256(f"{language.grammar}\0{source}".encode()).hexdigest()[:16]

@@ -44,11 +44,11 @@ def merge_file(
         confirmed: set[int] = set()
         extras: list[Symbol] = []
         for theirs in server.symbols:
-            index = _counterpart(symbols, by_name.get(theirs.name, ()), theirs, confirmed)
-            if index is not None:
-                confirmed.add(index)
-                ours = symbols[index]
-                symbols[index] = dataclasses.replace(
+            found = _counterpart(symbols, by_name.get(theirs.name, ()), theirs, confirmed)
+            if found is not None:
+                confirmed.add(found)
+                ours = symbols[found]
+                symbols[found] = dataclasses.replace(
                     ours, provenance=Provenance.TREE_SITTER_AND_LSP, detail=theirs.detail or ours.detail
                 )
             elif server.complete and theirs.kind in DEFINITION_KINDS:

@@ -204,7 +204,7 @@ def rank(
     # Rank flows from each file along its out-edges to the definitions it uses.
     n_idents = max(1, len(graph.idents))
     definition_keys = np.zeros(0, dtype=np.int64)
-    definition_rank = np.zeros(0)
+    definition_rank: np.ndarray = np.zeros(0)
     if len(weights):
         out = np.bincount(graph.edge_src, weights=weights, minlength=n)
         src_out = out[graph.edge_src]

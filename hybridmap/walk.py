@@ -173,7 +173,7 @@ _WALKED = (
 )
 
 
-def _ignore_spec(directory: Path) -> pathspec.PathSpec | None:
+def _ignore_spec(directory: Path) -> pathspec.PathSpec[pathspec.Pattern] | None:
     lines: list[str] = []
     for name in (".gitignore", ".ignore"):
         try:
@@ -185,7 +185,7 @@ def _ignore_spec(directory: Path) -> pathspec.PathSpec | None:
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
-def _ignored(specs: tuple[tuple[str, pathspec.PathSpec], ...], rel: str, is_dir: bool) -> bool:
+def _ignored(specs: tuple[tuple[str, pathspec.PathSpec[pathspec.Pattern]], ...], rel: str, is_dir: bool) -> bool:
     for prefix, spec in specs:
         sub = rel[len(prefix) + 1 :] if prefix else rel
         if spec.match_file(sub + "/" if is_dir else sub):
@@ -212,7 +212,7 @@ def _walk(root: Path, settings: Settings, keep: PathFilter) -> tuple[list[str], 
     # Depth-first with an explicit stack, not os.walk: os.walk recurses, and a tree
     # about 1000 directories deep would raise RecursionError. Each pending directory
     # carries the ignore specs of its ancestors: (dir prefix relative to root, spec).
-    stack: list[tuple[str, tuple[tuple[str, pathspec.PathSpec], ...]]] = [("", ())]
+    stack: list[tuple[str, tuple[tuple[str, pathspec.PathSpec[pathspec.Pattern]], ...]]] = [("", ())]
     while stack:
         rel_dir, specs = stack.pop()
         directory = root / rel_dir if rel_dir else root

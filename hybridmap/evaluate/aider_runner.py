@@ -98,7 +98,7 @@ def main() -> int:
             super().__init__(*args, **kwargs)
 
         def to_tree(self, tags: list[Any], chat_rel_fnames: Any) -> str:
-            tree = super().to_tree(tags, chat_rel_fnames)
+            tree: str = super().to_tree(tags, chat_rel_fnames)
             self.rendered[tree] = [t for t in tags if t[0] not in chat_rel_fnames]
             return tree
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..api import AsyncRepoMap
-from ..model import MapRequest, MapResult, Mode
+from ..model import MapRequest, MapResult, Mode, ServerJson
 from .metrics import MapOutcome, ShownFile
 from .tasks import Task
 
@@ -31,7 +31,7 @@ class SystemRun:
     system: str
     outcomes: tuple[MapOutcome, ...]
     first_map_seconds: float
-    servers: dict[str, dict[str, object]] = field(default_factory=dict)
+    servers: dict[str, ServerJson] = field(default_factory=dict)
     edges: dict[str, int] = field(default_factory=dict)
     stats: dict[str, float] = field(default_factory=dict)
     error: str = ""

@@ -162,12 +162,12 @@ class TreeSitterSource:
         if unusable:
             self._cache.drop(unusable, "written by another hybridmap version, or damaged")
         queued: set[str] = set()
-        for rel, (key, sha, language, sig, data, notes) in lookups.items():
+        for rel, (key, sha, language, kept, data, notes) in lookups.items():
             outcome = hits.get(key)
             if outcome is not None and key not in unusable:
-                entries[rel] = _entry(rel, sig, language, outcome, notes, sha)
+                entries[rel] = _entry(rel, kept, language, outcome, notes, sha)
             else:
-                pending[rel] = (key, sha, language, sig, notes)
+                pending[rel] = (key, sha, language, kept, notes)
                 if key not in queued:  # identical contents are parsed once
                     queued.add(key)
                     to_parse.append((rel, language, data))
@@ -182,13 +182,13 @@ class TreeSitterSource:
         t_store = time.perf_counter()
         no_result = ParseOutcome(None, (("parse_error", "no result from the parser"),))
         deferred: list[str] = []
-        for rel, (key, sha, language, sig, notes) in pending.items():
+        for rel, (key, sha, language, kept, notes) in pending.items():
             outcome = outcomes.get(key, no_result)
             if outcome.deferred:  # no symbols this map; never remembered, so the next map parses it
                 deferred.append(rel)
                 entries[rel] = _Entry((), language, None, ())
                 continue
-            entries[rel] = _entry(rel, sig, language, outcome, notes, sha)
+            entries[rel] = _entry(rel, kept, language, outcome, notes, sha)
         if deferred:
             diagnostics.append(_deadline_diagnostic(deferred, len(to_parse), settings))
         self._entries = entries

@@ -285,7 +285,7 @@ def _extract(
                 code = _KIND_CODE.get(cap[15:], 0)
                 for node in nodes:
                     line, col = node.start_point
-                    refs[node.start_byte] = (node.text, line, col, code)
+                    refs[node.start_byte] = (node.text or b"", line, col, code)  # None only without source
             elif cap.startswith("name.definition."):
                 kind = cap[16:]
                 outer = captures.get("definition." + kind)
@@ -295,7 +295,7 @@ def _extract(
                     previous = defs.get(key)
                     # One definition node yields one symbol, of its most specific kind.
                     if previous is None or _KIND_PRIORITY.get(kind, 1) > _KIND_PRIORITY.get(previous[1], 1):
-                        defs[key] = (name_node.text.decode("utf-8", "replace"), kind, def_node, name_node)
+                        defs[key] = ((name_node.text or b"").decode("utf-8", "replace"), kind, def_node, name_node)
     complete = not cursor.did_exceed_match_limit
     if not complete:
         problems.append(

@@ -142,10 +142,10 @@ class DefinitionResolver:
         key = self._cache_key(session, pair, sites)
         hit = self._cache.get_many([key]).get(key)
         if isinstance(hit, tuple) and len(hit) == 2:
-            targets, target_shas = hit
+            cached_targets, target_shas = hit
             if all(self._shas.get(p) == s for p, s in target_shas):
                 self.stats["cache_hits"] += 1
-                self._record(pair, Resolution(frozenset(targets), src_sha, tuple(target_shas), True))
+                self._record(pair, Resolution(frozenset(cached_targets), src_sha, tuple(target_shas), True))
                 return
         lines = documents.ensure_open(session, path)
         if lines is None:

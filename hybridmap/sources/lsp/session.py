@@ -232,11 +232,13 @@ class _StdinWriter:
 
 
 class _Client(LanguageClient):
+    protocol: _TolerantProtocol  # protocol_cls below
+
     def __init__(self, session: LspSession) -> None:
         super().__init__("hybridmap", "0.1", protocol_cls=_TolerantProtocol)
         self._session = session
 
-    async def start_io(self, cmd: str, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+    async def start_io(self, cmd: str, *args: Any, **kwargs: Any) -> None:
         """pygls' ``start_io`` with our reader (``LspSession._read_messages``) in place of pygls'
         ``run_async``, which trusts ``Content-Length`` blindly (see ``framing.py``)."""
         server = await asyncio.create_subprocess_exec(
@@ -682,11 +684,13 @@ class LspSession:
             self._bad_message(f"not a JSON-RPC 2.0 message: {frame.body[:60]!r}")
             return
         self._last_message_at = time.monotonic()
-        msg_id = data.get("id")
-        asked = isinstance(msg_id, (str, int)) and msg_id in protocol._request_futures
+        message_id = data.get("id")
+        asked = isinstance(message_id, (str, int)) and message_id in protocol._request_futures
         if "method" not in data and not asked:
             self._unknown_replies += 1  # JSON-RPC says ignore; pygls would only log a warning
-            self.troubles["unknown"] = f"{self._unknown_replies} replies to ids never asked ignored, last: {msg_id!r}"
+            self.troubles["unknown"] = (
+                f"{self._unknown_replies} replies to ids never asked ignored, last: {message_id!r}"
+            )
             return
         try:
             message = (
@@ -703,10 +707,10 @@ class LspSession:
             elif "id" in data:
                 self._fail_request(protocol, data["id"], f"unreadable response: {exc}")
             return
-        if "method" not in data:
+        if "method" not in data and isinstance(message_id, (str, int)):
             # pygls forgets a request's result type only when it succeeds: every error reply
             # (ContentModified on each edit, for one) would leave its entry behind for good.
-            protocol._result_types.pop(msg_id, None)
+            protocol._result_types.pop(message_id, None)
         try:
             protocol.handle_message(message)
         except Exception as exc:  # noqa: BLE001 - a handler's bug must not stop the reader
@@ -976,7 +980,8 @@ def _consume(future: asyncio.Future[Any]) -> None:
 
 def _alive(pid: int) -> bool:
     try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        zombie: str = psutil.STATUS_ZOMBIE  # psutil ships no types
+        return bool(psutil.Process(pid).status() != zombie)
     except psutil.Error:
         return False
 

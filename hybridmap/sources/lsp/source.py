@@ -167,9 +167,11 @@ class LspSource:
         """
         deadline = time.monotonic() + wait
         for language in languages:
-            self.pool.ensure_started(
-                language, lambda session, language=language: self._warm(session, warm_file(language))
-            )
+
+            def warm(session: LspSession, language: str = language) -> None:
+                self._warm(session, warm_file(language))
+
+            self.pool.ensure_started(language, warm)
         if wait > 0:
             await self.pool.wait_ready(list(languages), wait)
         else:
