@@ -208,6 +208,7 @@ def test_cli_json_shape(python_repo: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert {
+        "schema_version",
         "request",
         "static",
         "hybrid",
