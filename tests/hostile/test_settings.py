@@ -268,6 +268,12 @@ def _in_range(name: str, value: Any) -> bool:
         return isinstance(value, bool)
     if rule.kind == "names":
         return isinstance(value, tuple) and len(value) <= rule.high and all(isinstance(v, str) for v in value)
+    if rule.kind == "patterns":  # gitignore-style globs (include, exclude)
+        return (
+            isinstance(value, tuple)
+            and len(value) <= rule.high
+            and all(isinstance(v, str) and 0 < len(v) <= 1_024 and v.isprintable() for v in value)
+        )
     return (value is None and rule.nullable) or (isinstance(value, str) and rule.low <= len(value) <= rule.high)
 
 
