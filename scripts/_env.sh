@@ -18,7 +18,7 @@ quiet_pip() {
 }
 
 ensure_venv() {
-  local extras="$1"   # "", "test" or "test,mcp"
+  local extras="$1"   # "" or a list of extras, e.g. "test,mcp,tokenizers"
   if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -m venv "$VENV"
   fi
