@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -466,7 +467,20 @@ def _c_attack(root: Path, marker: Path) -> None:
     (root / ".clangd").write_text(f"CompileFlags:\n  Compiler: {root}/evil-cc\n")
 
 
+def _go_attack(root: Path, marker: Path) -> None:
+    for where in (root, root / "bin"):  # found through a relative PATH entry, were one kept
+        _evil_program(where / "go", marker)
+        _evil_program(where / "git", marker)
+
+
+def _go_git_attack(root: Path, marker: Path) -> None:
+    """After ``git init``: the go command gopls runs may run git in the repository."""
+    git(root, "config", "core.fsmonitor", f"echo ran >> {marker}")
+    git(root, "config", "core.hooksPath", str(root / "bin"))
+
+
 ATTACKS = {
+    ("go", "gopls", "gopls"): _go_attack,
     ("python", "ty", "ty"): _python_attack,
     ("python", "basedpyright", "basedpyright-langserver"): _python_attack,
     ("python", "pylsp", "pylsp"): _python_attack,
@@ -488,8 +502,13 @@ def test_no_server_runs_a_repository_program(language: str, server: str, command
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "hostile")
+    if language == "go":
+        _go_git_attack(root, marker)
     registry = registry_with_only(tmp_path, language, server)
-    with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+    # A careless PATH ('.' and 'bin' first): a server runs in the repository, where they would
+    # find the programs it ships.
+    environ = {**os.environ, "PATH": f".:bin:{os.environ['PATH']}"}
+    with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "cache")}, environ=environ) as repo:
         result = repo.map(mode="hybrid", server_wait=20, tokens=1024)
     assert not marker.exists(), f"{server} ran a repository program: {marker.read_text()!r}"
     assert result.servers[language].state is ServerState.READY, result.servers
