@@ -11,7 +11,7 @@ import os
 import shutil
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 import click
 
@@ -20,18 +20,12 @@ from .cache import Cache
 from .compare import DEFAULT_SERVER_WAIT, choose_layout, render_comparison
 from .errors import HybridMapError
 from .evaluate.command import eval_command
+from .exits import EXIT_INTERRUPTED, EXIT_NO_MAP, EXIT_USAGE, fail
 from .model import Diagnostic, MapRequest
 from .sanitize import escape_path, json_dumps, safe_block, safe_line
 from .settings import load_settings
 
 T = TypeVar("T")
-
-EXIT_NO_MAP = 1
-"""No map could be made: an empty map (nothing to show, or a budget too small for one entry) or
-a failure while making it; stderr says why in one line."""
-EXIT_USAGE = 2
-"""What the user gave is wrong: arguments, root, settings, a chat path outside the root."""
-EXIT_ERROR = EXIT_USAGE  # the name before exit 1 existed
 
 
 class _Progress:
@@ -93,11 +87,6 @@ class _Progress:
             self._task = self._waiting = None
 
 
-def _fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    click.echo(f"hybridmap: error: {safe_line(message)}", err=True)  # names paths the user gave
-    sys.exit(code)
-
-
 def _exit_code(exc: BaseException) -> int:
     """Usage (2) for what the user gave (arguments, root, settings, request); else no map (1)."""
     from .errors import ConfigError, RequestError, RootError
@@ -109,7 +98,7 @@ def _fail_if_empty(diagnostics: Sequence[Diagnostic]) -> None:
     """Exit 1 with the ``empty_map`` diagnostic's reason (the output was already printed)."""
     empty = next((d for d in diagnostics if d.kind == "empty_map"), None)
     if empty is not None:
-        _fail(f"no map: {empty.message}", EXIT_NO_MAP)
+        fail(f"no map: {empty.message}", EXIT_NO_MAP)
 
 
 #: Diagnostics listed on stderr after a text map; the rest are counted (--format json has all).
@@ -212,16 +201,12 @@ def _one_shot(root: str, overrides: dict[str, Any], server_wait: float, ask: Cal
             return ask(repo)
     except HybridMapError as exc:
         progress.clear()
-        _fail(str(exc), _exit_code(exc))
+        fail(str(exc), _exit_code(exc))
     except Exception as exc:  # noqa: BLE001 - a bug or the machine (memory, disk): one line, exit 1, no traceback
         progress.clear()
-        _fail(f"no map could be made: {type(exc).__name__}: {exc}", EXIT_NO_MAP)
+        fail(f"no map could be made: {type(exc).__name__}: {exc}", EXIT_NO_MAP)
     finally:
         progress.clear()
-
-
-EXIT_INTERRUPTED = 130
-"""128 + SIGINT, what shells report for a program stopped by Ctrl-C."""
 
 
 class _Main(click.Group):
@@ -382,7 +367,7 @@ def servers_command(root: str, start: bool, server_wait: float, fmt: str) -> Non
         settings = load_settings(resolved)
         checks = asyncio.run(check_servers(resolved, LanguageRegistry.load(), settings, start=start, wait=server_wait))
     except HybridMapError as exc:
-        _fail(str(exc), _exit_code(exc))
+        fail(str(exc), _exit_code(exc))
     if fmt == "json":
         click.echo(json_dumps({"schema_version": SCHEMA_VERSION, "languages": [c.to_json() for c in checks]}))
     else:
@@ -401,7 +386,7 @@ def cache_clear(cache_dir: str | None) -> None:
     try:
         settings = load_settings(None, {"cache_dir": cache_dir})
     except HybridMapError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     directory = settings.resolved_cache_dir()
     if not directory.exists():
         click.echo(f"no cache at {directory}")

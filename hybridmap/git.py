@@ -35,6 +35,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .boundaries import absolute_path_entries, inside
+
 #: Configuration that names a command, pages, writes, or trusts what it should not,
 #: overridden on every call. Each is read by some command we run (ls-files and rev-parse
 #: for the walk; log, diff, diff-tree, show, cat-file, worktree, checkout for the eval).
@@ -106,8 +108,7 @@ class GitResult:
 def git_executable(environ: Mapping[str, str] | None = None) -> str | None:
     """Absolute path of ``git`` on the absolute entries of ``PATH``, or None."""
     env = os.environ if environ is None else environ
-    entries = [p for p in env.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(p)]
-    return shutil.which("git", path=os.pathsep.join(entries))
+    return shutil.which("git", path=os.pathsep.join(absolute_path_entries(env.get("PATH"))))
 
 
 def _kept(name: str) -> bool:
@@ -217,10 +218,6 @@ class Refusal:
     """True when there is simply no repository (nothing to tell the user)."""
 
 
-def _inside(parent: Path, path: Path) -> bool:
-    return path == parent or parent in path.parents
-
-
 def _points_back(git_dir: Path, top: Path) -> bool:
     """Whether a git directory outside the work tree belongs to it: a linked worktree's
     ``gitdir`` file names ``TOP/.git``; an absorbed submodule's ``core.worktree`` is TOP."""
@@ -275,8 +272,8 @@ def locate(root: Path, timeout: float = 60.0) -> Location | Refusal:
         top = Path(lines[2]).resolve()
     except (OSError, RuntimeError):
         return Refusal("git reported a repository that cannot be resolved")
-    if not _inside(top, root):
+    if not inside(top, root):
         return Refusal("the repository's work tree (core.worktree) does not contain the root")
-    if not _inside(top, git_dir) and not _points_back(git_dir, top):
+    if not inside(top, git_dir) and not _points_back(git_dir, top):
         return Refusal("the root's .git names a git directory elsewhere that is not its own")
     return Location(top, git_dir, root.relative_to(top).as_posix() if root != top else "")

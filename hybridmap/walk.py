@@ -26,6 +26,7 @@ from pathlib import Path
 import pathspec
 
 from . import git
+from .boundaries import inside
 from .errors import RootError
 from .model import Diagnostic, FileStatus
 from .settings import Settings
@@ -277,10 +278,6 @@ def stat_signature(root: Path, rel: str) -> tuple[int, int, int, int] | None:
     return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
 
 
-def _inside(root: Path, path: Path) -> bool:
-    return path == root or root in path.parents
-
-
 def _reason(exc: OSError) -> str:
     # strerror only: str(exc) carries the filename the OS reported, which can lie outside the root.
     return exc.strerror or type(exc).__name__
@@ -300,7 +297,7 @@ def _opened_inside(root: Path, fd: int) -> bool:
         return True
     if target.endswith(" (deleted)"):
         target = target[: -len(" (deleted)")]
-    return _inside(root, Path(target))
+    return inside(root, Path(target))
 
 
 def read_source(root: Path, rel: str, settings: Settings) -> ReadResult:
@@ -316,7 +313,7 @@ def read_source(root: Path, rel: str, settings: Settings) -> ReadResult:
         return ReadResult(FileStatus.UNREADABLE, message="cannot resolve: symlink loop")
     except OSError as exc:  # ELOOP, ENAMETOOLONG, EACCES on a directory on the way
         return ReadResult(FileStatus.UNREADABLE, message=f"cannot resolve: {_reason(exc)}")
-    if not _inside(root, real):
+    if not inside(root, real):
         return ReadResult(FileStatus.OUTSIDE_ROOT, message="symlink points outside the root; not read")
     attempts = max(1, settings.read_attempts)
     for _ in range(attempts):

@@ -9,18 +9,11 @@ from pathlib import Path
 import click
 
 from ..errors import HybridMapError
-from ..sanitize import json_dumps, json_safe, safe_block, safe_line
+from ..exits import EXIT_INTERRUPTED, fail
+from ..sanitize import json_dumps, safe_block
 from .progress import ProgressBar
 from .report import render_markdown, to_json, to_markdown, with_summaries
 from .run import MODES, PEERS, EvalOptions, parse_budgets, parse_names, run_eval
-
-EXIT_ERROR = 2
-EXIT_INTERRUPTED = 130
-
-
-def _fail(message: str, code: int = EXIT_ERROR) -> None:
-    click.echo(f"hybridmap: error: {safe_line(message)}", err=True)
-    sys.exit(code)
 
 
 @click.command("eval")
@@ -128,16 +121,14 @@ def eval_command(
         report = run_eval(options, progress)
     except HybridMapError as exc:
         progress.clear()
-        _fail(str(exc))
-        return
+        fail(str(exc))
     except KeyboardInterrupt:
         progress.clear()
-        _fail("interrupted; the scratch worktree was removed", EXIT_INTERRUPTED)
-        return
+        fail("interrupted; the scratch worktree was removed", EXIT_INTERRUPTED)
     progress.clear()
     if report.selection.shortfall:
         click.echo(f"hybridmap: warning: {report.selection.shortfall}", err=True)
-    document = json_safe(to_json(report))  # paths and commit messages are the repository's
+    document = to_json(report)  # json_dumps makes its paths and commit messages safe
     if json_out:
         Path(json_out).write_text(json_dumps(document) + "\n", encoding="utf-8")
     if fmt == "json":
@@ -152,6 +143,5 @@ def _render_saved(path: str, fmt: str) -> None:
         document = with_summaries(document)
         text = json_dumps(document) if fmt == "json" else safe_block(render_markdown(document))
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        _fail(f"cannot render '{path}' as an eval report: {exc}")
-        return
+        fail(f"cannot render '{path}' as an eval report: {exc}")
     click.echo(text, nl=fmt == "json")

@@ -8,10 +8,9 @@ package only when the ``mcp`` command runs, and this module imports the SDK only
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
-EXIT_USAGE = 2
+from ..exits import fail
 
 
 def main(root: str, overrides: dict[str, Any]) -> None:
@@ -21,8 +20,5 @@ def main(root: str, overrides: dict[str, Any]) -> None:
     except ImportError as exc:
         if (exc.name or "").split(".")[0] not in ("mcp", "mcp_types", "pydantic"):
             raise
-        sys.stderr.write(
-            "hybridmap: error: the MCP SDK is not installed: install hybridmap[mcp] (pip install 'hybridmap[mcp]')\n"
-        )
-        sys.exit(EXIT_USAGE)
+        fail("the MCP SDK is not installed: install hybridmap[mcp] (pip install 'hybridmap[mcp]')")
     serve(root, overrides)

@@ -30,8 +30,9 @@ from pydantic import Field
 from .. import __version__
 from ..api import AsyncRepoMap
 from ..errors import HybridMapError
+from ..exits import fail
 from ..sanitize import json_dumps, safe_line
-from . import EXIT_USAGE, tools
+from . import tools
 from .tools import (
     CompareSummary,
     Outline,
@@ -342,7 +343,6 @@ def serve(root: str, overrides: dict[str, Any]) -> None:
     try:
         asyncio.run(_serve(root, overrides))
     except HybridMapError as exc:
-        sys.stderr.write(f"hybridmap: error: {safe_line(str(exc))}\n")
-        sys.exit(EXIT_USAGE)
+        fail(str(exc))
     except (KeyboardInterrupt, asyncio.CancelledError):
         pass

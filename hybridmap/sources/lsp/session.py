@@ -43,6 +43,7 @@ from pygls.lsp.client import LanguageClient
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCResponseMessage
 
+from ...boundaries import absolute_path_entries
 from ...errors import ServerError
 from ...git import git_config_environment
 from ...logs import guard_library_logging
@@ -143,7 +144,7 @@ def find_command(
         path = Path(command).expanduser()
         return str(path) if path.is_file() and os.access(path, os.X_OK) else None
     # Absolute PATH entries only: '.' would find a program the repository ships when we run in it.
-    user_path = [p for p in env.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(p)]
+    user_path = absolute_path_entries(env.get("PATH"))
     return shutil.which(command, path=os.pathsep.join([*(str(d) for d in extra_dirs), *user_path]))
 
 
@@ -177,7 +178,7 @@ def server_environment(
     out = {k: env[k] for k in ENV_ALLOWLIST if k in env}
     # Node wrappers installed by our setup need to find `node` and each other. Relative entries
     # ('.', '') are dropped: a server runs in the repository, where they would find its programs.
-    user_path = [p for p in out.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(p)]
+    user_path = absolute_path_entries(out.get("PATH"))
     out["PATH"] = os.pathsep.join([*(str(d) for d in extra_dirs), *user_path])
     out.update(config.environment)
     # A server may run git itself (gopls through the go command): the same overrides as ours,

@@ -1,0 +1,24 @@
+"""Two rules that keep a repository from steering us, written once.
+
+* A path is *inside* a root only when it is the root or below it, both already resolved (the
+  callers resolve symlinks first: a lexical check alone would let ``root/link -> /etc`` in).
+* A program is looked up on the *absolute* entries of ``PATH`` only: a relative entry (``.``,
+  ``bin``, the empty entry) is resolved against the current directory, which is often the
+  repository being mapped, so it would find the ``git``, ``go`` or server the repository ships.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def inside(root: Path, path: Path) -> bool:
+    """Whether resolved ``path`` is ``root`` or below it."""
+    return path == root or root in path.parents
+
+
+def absolute_path_entries(path_value: str | None) -> list[str]:
+    """The absolute entries of a ``PATH`` value, in order (``os.defpath`` when it is unset)."""
+    value = os.defpath if path_value is None else path_value
+    return [entry for entry in value.split(os.pathsep) if os.path.isabs(entry)]
