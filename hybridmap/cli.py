@@ -1,4 +1,4 @@
-"""The command line: ``hybridmap map``, ``hybridmap cache clear``.
+"""The command line: ``hybridmap map``, ``hybridmap index``, ``hybridmap cache clear``.
 
 The ``map`` command is a stable contract (see ``docs/configuration.md``): other
 tools compare repository maps through it. Errors print one line naming what to
@@ -185,6 +185,25 @@ def _tokenizer_option(command: Any) -> Any:
     )(command)
 
 
+def _index_option(command: Any) -> Any:
+    """--index: a SCIP index refining the map (docs/scip.md)."""
+    return click.option(
+        "--index",
+        "index_path",
+        metavar="PATH",
+        default=None,
+        help="Use this SCIP index (built by 'hybridmap index ROOT'; 'auto': its default location).",
+    )(command)
+
+
+def _index_override(index_path: str | None) -> dict[str, Any]:
+    """The ``scip_index`` setting for ``--index`` (absolute: the setting's relative paths are
+    relative to ROOT, the option's to the current directory); nothing when it is not given."""
+    if index_path is None:
+        return {}
+    return {"scip_index": index_path if index_path in ("", "auto") else os.path.abspath(index_path)}
+
+
 def _cache_overrides(cache_dir: str | None, no_cache: bool) -> dict[str, Any]:
     overrides: dict[str, Any] = {"cache_dir": cache_dir}
     if no_cache:
@@ -248,6 +267,7 @@ def main() -> None:
 @_listing_options
 @_tokenizer_option
 @_cache_options
+@_index_option
 def map_command(
     root: str,
     chat: tuple[str, ...],
@@ -261,6 +281,7 @@ def map_command(
     tokenizer: str | None,
     cache_dir: str | None,
     no_cache: bool,
+    index_path: str | None,
 ) -> None:
     """Print the map of ROOT (default: the current directory)."""
     request = MapRequest(
@@ -270,7 +291,11 @@ def map_command(
         mode=mode,  # type: ignore[arg-type]
         server_wait=server_wait,
     )
-    overrides = {**_cache_overrides(cache_dir, no_cache), **_listing_overrides(include, exclude, tokenizer)}
+    overrides = {
+        **_cache_overrides(cache_dir, no_cache),
+        **_listing_overrides(include, exclude, tokenizer),
+        **_index_override(index_path),
+    }
     result = _one_shot(root, overrides, server_wait, lambda repo: repo.map(request))
     if fmt == "json":
         click.echo(json_dumps(result.to_json()))
@@ -307,6 +332,7 @@ def map_command(
 @_listing_options
 @_tokenizer_option
 @_cache_options
+@_index_option
 def compare_command(
     root: str,
     chat: tuple[str, ...],
@@ -321,12 +347,17 @@ def compare_command(
     tokenizer: str | None,
     cache_dir: str | None,
     no_cache: bool,
+    index_path: str | None,
 ) -> None:
     """Show the static and the hybrid map of ROOT side by side, and what the servers changed."""
     from .model import SCHEMA_VERSION
 
     request = MapRequest(chat_files=chat, mentioned_idents=mention, tokens=tokens, server_wait=server_wait)
-    overrides = {**_cache_overrides(cache_dir, no_cache), **_listing_overrides(include, exclude, tokenizer)}
+    overrides = {
+        **_cache_overrides(cache_dir, no_cache),
+        **_listing_overrides(include, exclude, tokenizer),
+        **_index_override(index_path),
+    }
     comparison = _one_shot(root, overrides, server_wait, lambda repo: repo.compare(request))
     if fmt == "json":
         click.echo(json_dumps({"schema_version": SCHEMA_VERSION, **comparison.to_json()}))
@@ -372,6 +403,44 @@ def servers_command(root: str, start: bool, server_wait: float, fmt: str) -> Non
         click.echo(json_dumps({"schema_version": SCHEMA_VERSION, "languages": [c.to_json() for c in checks]}))
     else:
         click.echo(safe_block(render_checks(checks)), nl=False)  # server output and repository names
+
+
+@main.command("index")
+@click.argument("root", default=".", type=click.Path(file_okay=False, path_type=str))
+@click.option(
+    "--out",
+    metavar="PATH",
+    default=None,
+    help="Where to write the index (default: under the cache directory; printed).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=1800.0,
+    show_default=True,
+    help="Seconds each indexer may run.",
+)
+def index_command(root: str, out: str | None, timeout: float) -> None:
+    """Build a SCIP index of ROOT with scip-python / scip-typescript (docs/scip.md)."""
+    from pathlib import Path
+
+    from .indexer import build_index
+    from .walk import resolve_root
+
+    try:
+        resolved = resolve_root(root)
+        report = build_index(resolved, Path(out) if out else None, load_settings(resolved), timeout)
+    except HybridMapError as exc:
+        fail(safe_line(str(exc)), _exit_code(exc))
+    for run in report.runs:
+        click.echo(
+            f"hybridmap: {run.indexer}: {run.documents} documents ({run.files} files listed) in {run.seconds:.1f} s",
+            err=True,
+        )
+    for reason in report.skipped:
+        click.echo(f"hybridmap: skipped: {reason}", err=True)
+    click.echo(f"hybridmap: {report.hashed} files hashed in {escape_path(str(report.sidecar))}", err=True)
+    click.echo(escape_path(str(report.path)))
 
 
 @main.group("cache")

@@ -311,6 +311,14 @@ class Settings:
     than this is not read: a ``repository_config`` diagnostic for a repository's, an error for
     yours. A repository's file is read only if it is a regular file (not a link, FIFO or device)."""
 
+    # --- SCIP index -------------------------------------------------------------
+    scip_index: str = ""
+    """A SCIP index of the repository (``hybridmap index ROOT`` builds one; ``docs/scip.md``): its
+    symbols and resolved uses refine the map where the indexed files are unchanged. Empty = off;
+    ``auto`` = where ``hybridmap index`` writes by default; a relative path is relative to the root
+    (``--index`` makes it absolute). Never taken from a repository: its map must not trust an index
+    it ships."""
+
     def __post_init__(self) -> None:
         # The one validator: every way of making settings (defaults, files, overrides,
         # ``Settings(...)``, ``replace``) passes every value through its rule.
@@ -547,6 +555,7 @@ RULES: Mapping[str, Rule] = {
     "use_cache": _BOOL,
     "cache_timeout_seconds": _float(0.0, 3_600.0, protective=True),
     "config_file_max_bytes": _int(1_024, 2**26, protective=True),
+    "scip_index": Rule("text", 0, 4_096, protective=True),
 }
 
 _FIELD_NAMES = tuple(f.name for f in dataclasses.fields(Settings))

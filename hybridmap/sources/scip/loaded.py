@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 import time
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from pathlib import Path, PurePosixPath
 
 from ...boundaries import inside
 from ...model import Diagnostic
+from ...settings import Settings
 from .index import ROLE_DEFINITION, Document, ScipIndex
 from .symbols import is_local, parse_symbol
 from .wire import WireError
@@ -27,6 +29,27 @@ MAX_INDEX_BYTES = 1 << 30
 MAX_SIDECAR_BYTES = 1 << 28
 SIDECAR_SUFFIX = ".files.json"
 SIDECAR_FORMAT = 1
+
+
+def default_index_path(root: Path, settings: Settings) -> Path:
+    """Where ``hybridmap index ROOT`` writes by default (and what ``scip_index = "auto"`` names):
+    our cache directory, one folder per resolved root. Never inside the repository: the walk
+    would list it, and a repository must not be able to ship the index its own map trusts."""
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", root.name)[:40] or "root"
+    digest = hashlib.sha256(os.fsencode(root)).hexdigest()[:12]
+    return settings.resolved_cache_dir() / "scip" / f"{name}-{digest}" / "index.scip"
+
+
+def configured_index(root: Path, settings: Settings) -> Path | None:
+    """The index ``settings.scip_index`` names for ``root`` (resolved), or None when it is off
+    (empty). ``auto`` is :func:`default_index_path`; a relative path is relative to ``root``."""
+    value = settings.scip_index
+    if not value:
+        return None
+    if value == "auto":
+        return default_index_path(root, settings)
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else root / path
 
 
 def sidecar_path(index_path: Path) -> Path:
