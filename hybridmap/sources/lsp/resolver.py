@@ -17,17 +17,13 @@ the call dispatches to the implementations, so the resolver also asks
 repository file: ``f.Value.String()`` reaches the thirty ``String`` methods that
 implement ``Value``, not only the interface declaration.
 
-When the definition is a function declared in a C/C++ header (clangd without a
-background index stops at the prototype), the edge goes to the files that define
-that function with a body instead: an edge to ``jv.h`` would starve ``jv.c``,
-where the function lives and where the edits go, and rank headers above the code
-(measured in docs/evaluation.md); the header keeps the edge only when no
-repository file defines the function. Conversely, a call to the file's own
-function in a C-family source (clangd answers with the body in the same file)
-gets an edge to the headers that declare it: the file's interface, which is
-edited with it (``lexer.c`` → ``lexer.h``). In C a function name is one
-function, so this is exact; with C++ overloads it is an over-approximation
-restricted to same-named functions.
+The resolver records only what the server answered: the files its locations are
+in (a C/C++ header when clangd, without a background index, stops at a function's
+prototype; the calling file itself when the definition is local). Edges derived
+from those answers (a header prototype also reaching the function's definition, a
+file's own function reaching the headers it includes) are
+:mod:`hybridmap.policies`' work, applied once after all sources are merged and
+stamped with the policy's own provenance, never ``lsp``.
 
 Why definition at the use site rather than references on each definition:
 measured in ``docs/benchmarks.md`` (definition answers in one cheap lookup per
@@ -90,10 +86,6 @@ class DefinitionResolver:
         """Pairs a ready server answered with nothing, by the source's hash: not asked again."""
         self._shas: Mapping[str, str] = {}
         self._tags: Mapping[str, FileTags] = {}
-        self._function_files: dict[str, set[str]] = {}
-        """Function/method name → non-header files that define one (for header declarations)."""
-        self._function_headers: dict[str, set[str]] = {}
-        """Free function name → headers that declare one (a defining file's own interface)."""
         self.stats = {
             "asked": 0,
             "resolved": 0,
@@ -111,9 +103,8 @@ class DefinitionResolver:
     def refresh(self, shas: Mapping[str, str], tags: Mapping[str, FileTags] | None = None) -> None:
         """Take a new snapshot of the files: drop answers whose source or targets changed."""
         self._shas = shas
-        if tags is not None and tags is not self._tags:
+        if tags is not None:
             self._tags = tags
-            self._function_files, self._function_headers = _function_index(tags)
         self._unknown = {pair: sha for pair, sha in self._unknown.items() if shas.get(pair[0]) == sha}
         for pair, res in list(self._resolved.items()):
             if shas.get(pair[0]) != res.src_sha or any(shas.get(p) != s for p, s in res.target_shas):
@@ -130,7 +121,8 @@ class DefinitionResolver:
         return {pair: res.targets for pair, res in self._resolved.items() if res.complete or res.targets}
 
     def _cache_key(self, session: LspSession, pair: Pair, sites: Sites) -> str:
-        return f"lsp-def:7:{server_key(session)}:{self._shas.get(pair[0], '')}:{pair[1]}:{sites}"
+        # 8: answers are the server's own targets (7 mixed in the C/C++ header policies).
+        return f"lsp-def:8:{server_key(session)}:{self._shas.get(pair[0], '')}:{pair[1]}:{sites}"
 
     async def resolve(self, session: LspSession, documents: Documents, pair: Pair, sites: Sites) -> None:
         """Ask ``session`` where the uses at ``sites`` of ``pair`` point; record the answer."""
@@ -177,18 +169,7 @@ class DefinitionResolver:
                 rel = self._relative(location_uri)
                 if rel is not None:  # None: outside the repository (stdlib, dependencies)
                     dispatches = dispatches or self._interface_member(rel, target_line, name)
-                    defined_in = (
-                        self._function_files.get(name, set())
-                        if rel.endswith(_HEADER_SUFFIXES) and self._declared_function(rel, target_line, name)
-                        else set()
-                    )
-                    # A header prototype stands for the function: the edge goes where it is defined
-                    # (the header keeps it only when no source file defines it, e.g. a library's).
-                    targets |= defined_in or {rel}
-                    if rel == path and path.endswith(_C_SOURCE_SUFFIXES) and path in self._function_files.get(name, ()):
-                        # The file's own function (clangd answers with its body here): the headers
-                        # declaring it are this file's interface, the relation the static map saw.
-                        targets |= self._function_headers.get(name, set())
+                    targets.add(rel)
             if dispatches and session.supports("implementation_provider"):
                 targets |= await self._implementations(session, uri, line, character)
         session.note_answer(answered)
@@ -215,12 +196,6 @@ class DefinitionResolver:
         return any(
             s.name == name and s.name_line == line and s.parent >= 0 and symbols[s.parent].kind in _DISPATCHING_KINDS
             for s in symbols
-        )
-
-    def _declared_function(self, path: str, line: int, name: str) -> bool:
-        tags = self._tags.get(path)
-        return tags is not None and any(
-            s.name == name and s.name_line == line and s.kind in _FUNCTION_KINDS for s in tags.symbols
         )
 
     async def _implementations(self, session: LspSession, uri: str, line: int, character: int) -> set[str]:
@@ -296,28 +271,6 @@ def candidate_pairs(
         for name, s in sites.items():
             (ambiguous if definers[name] > 1 else single).append(((path, name), tuple(s)))
     return (ambiguous + single)[: settings.lsp_max_pending]
-
-
-#: C/C++ headers: a function found there is usually a declaration, defined in a source file.
-_HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".h++", ".inc", ".cuh")
-#: Files whose functions a header declares (C, C++, Objective-C, CUDA sources).
-_C_SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".c++", ".m", ".mm", ".cu")
-_FUNCTION_KINDS = frozenset({"function", "method"})
-
-
-def _function_index(tags: Mapping[str, FileTags]) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
-    """(function/method name → non-header files defining one, free function name → headers
-    declaring one), in one pass over the tags."""
-    definers: dict[str, set[str]] = {}
-    declarers: dict[str, set[str]] = {}
-    for path, file_tags in tags.items():
-        header = path.endswith(_HEADER_SUFFIXES)
-        for sym in file_tags.symbols:
-            if header and sym.kind == "function":
-                declarers.setdefault(sym.name, set()).add(path)
-            elif not header and sym.kind in _FUNCTION_KINDS:
-                definers.setdefault(sym.name, set()).add(path)
-    return definers, declarers
 
 
 #: Symbol kinds whose members are called through dynamic dispatch.
