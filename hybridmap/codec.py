@@ -20,10 +20,11 @@ reference kind out of range) raises :class:`CodecError`.
 from __future__ import annotations
 
 import json
+import re
 import struct
 from typing import Any, TypeGuard, cast
 
-from .model import REFERENCE_KIND_CODES, FileTags, Provenance, Span, Symbol
+from .model import REFERENCE_KIND_CODES, FileTags, Span, Symbol
 from .sources.treesitter import ParseOutcome
 
 MAGIC = b"hmc"
@@ -33,7 +34,6 @@ FORMAT = 1
 _OUTCOME, _OUTCOME_EMPTY, _TAGS, _TEXT, _RESOLUTION = 1, 2, 3, 4, 5
 _HEADER = struct.Struct("<3sBB")
 _LENGTHS = struct.Struct("<II")
-_PROVENANCE = {p.value: p for p in Provenance}
 #: The type of each of a symbol's 12 columns, in order (JSON gives exactly these back).
 _SYMBOL_TYPES = (str, str, int, int, int, int, int, int, str, int, str, str)
 _NO_SYMBOLS: list[list[Any]] = [[] for _ in _SYMBOL_TYPES]
@@ -84,7 +84,7 @@ def _tags_body(tags: FileTags, problems: list[list[str]]) -> bytes:
             s.name_col,
             s.signature,
             s.parent,
-            s.provenance.value,
+            str(s.provenance),
             s.detail,
         )
         for s in tags.symbols
@@ -196,10 +196,20 @@ def _symbols(decoded: object) -> tuple[Symbol, ...]:
             c[7],
             c[8],
             c[9],
-            map(_PROVENANCE.__getitem__, c[10]),
+            map(_provenance, c[10]),
             c[11],
         )
     )
+
+
+_PROVENANCE_NAME = re.compile(r"[a-z][a-z0-9-]*(?:[+:][a-z][a-z0-9-]*)*")
+
+
+def _provenance(value: str) -> str:
+    """A provenance as written by a source (``tree-sitter``, ``tree-sitter+lsp``, ``scip``...)."""
+    if _PROVENANCE_NAME.fullmatch(value) is None:
+        raise KeyError(value)  # a CodecError for the caller, like any malformed column
+    return value
 
 
 def _problems(items: Any) -> tuple[tuple[str, str], ...]:

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import difflib
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from typing import Literal, NamedTuple, cast
 
-from .graph import PROVENANCE_CODES, RepoGraph
+from .graph import RepoGraph
 from .model import Diagnostic, MapRequest, MapResult, Provenance, ServerReport, ServerState
 from .sanitize import escape_path, json_safe, safe_line
 
@@ -55,11 +56,11 @@ class Edge(NamedTuple):
         return {"src": escape_path(self.src), "dst": escape_path(self.dst), "ident": self.ident}
 
 
-def graph_edges(graph: RepoGraph) -> dict[Edge, Provenance]:
+def graph_edges(graph: RepoGraph) -> dict[Edge, str]:
     """Every (src, dst, ident) edge of ``graph`` with its provenance."""
-    files, idents = graph.files, graph.idents
+    files, idents, names = graph.files, graph.idents, graph.provenances
     return {
-        Edge(files[s], files[d], idents[i]): PROVENANCE_CODES[p]
+        Edge(files[s], files[d], idents[i]): names[p]
         for s, d, i, p in zip(
             graph.edge_src.tolist(),
             graph.edge_dst.tolist(),
@@ -162,7 +163,8 @@ class Comparison:
     static: MapResult
     hybrid: MapResult
     resolved: tuple[Edge, ...]
-    """lsp edges of the hybrid graph, sorted."""
+    """Edges of the hybrid graph not guessed from names (a server's, an index's or a policy's), sorted."""
+
     removed: tuple[Edge, ...]
     """Name-matched edges of the static graph that the hybrid graph no longer has, sorted."""
     confirmed: frozenset[Edge]
@@ -181,6 +183,9 @@ class Comparison:
     """Both maps' diagnostics, each once."""
     notes: tuple[str, ...] = field(default=())
     """Plain sentences on what limited the comparison (servers not ready, none configured...)."""
+    resolved_by: Mapping[Edge, str] = field(default_factory=dict)
+    """The provenance of each resolved edge: the source that resolved it (``lsp``, ``scip``) or
+    the policy that derived it (:mod:`hybridmap.policies`)."""
 
     @property
     def servers_ready(self) -> bool:
@@ -208,7 +213,10 @@ class Comparison:
             "static": self.static.to_json(),
             "hybrid": self.hybrid.to_json(),
             "edges": {
-                "resolved": [{**e.to_json(), "name_matched": e in self.confirmed} for e in self.resolved],
+                "resolved": [
+                    {**e.to_json(), "name_matched": e in self.confirmed, "provenance": self.resolved_by.get(e, "lsp")}
+                    for e in self.resolved
+                ],
                 "removed": [e.to_json() for e in self.removed],
                 "kept": self.kept,
                 "static": dict(self.static.edges),
@@ -235,9 +243,9 @@ def compare_maps(
         raise ValueError(f"expected a static and a hybrid map, got {static.mode} and {hybrid.mode}")
     before = graph_edges(static_graph)
     after = graph_edges(hybrid_graph)
-    resolved = sorted(e for e, p in after.items() if p is Provenance.LSP)
-    removed = sorted(e for e, p in before.items() if p is Provenance.NAME_MATCH and e not in after)
-    kept = sum(1 for e, p in after.items() if p is Provenance.NAME_MATCH and e in before)
+    resolved = sorted(e for e, p in after.items() if p != Provenance.NAME_MATCH)
+    removed = sorted(e for e, p in before.items() if p == Provenance.NAME_MATCH and e not in after)
+    kept = sum(1 for e, p in after.items() if p == Provenance.NAME_MATCH and e in before)
     return Comparison(
         request=request,
         static=static,
@@ -253,6 +261,7 @@ def compare_maps(
         servers=dict(hybrid.servers),
         diagnostics=tuple(dict.fromkeys((*static.diagnostics, *hybrid.diagnostics))),
         notes=_notes(request, hybrid),
+        resolved_by={e: after[e] for e in resolved},
     )
 
 
@@ -403,8 +412,8 @@ def _aligned(
 
 
 def _summary(name: str, use: BudgetUse, result: MapResult) -> str:
-    lsp = result.edges.get(str(Provenance.LSP), 0)
-    edges = f", {lsp} lsp edges" if name == "hybrid" else ""
+    counts = [f"{n} {p} edges" for p, n in result.edges.items() if p != Provenance.NAME_MATCH and n]
+    edges = f", {', '.join(counts) or '0 lsp edges'}" if name == "hybrid" else ""
     return f"{name}{edges}: {use.tokens}/{use.budget} tokens, {use.files} files, {use.symbols} symbols"
 
 
@@ -476,13 +485,22 @@ def render_differences(comparison: Comparison, limit: int = LIST_LIMIT) -> list[
         return f"{e.src} -> {e.dst}  {e.ident}"
 
     confirmed = len(c.confirmed)
+    by_source = Counter(c.resolved_by.get(e, "lsp") for e in c.resolved)
+    if set(by_source) <= {"lsp"}:
+        counted = f"{len(c.resolved)} lsp edges"
+    else:
+        counted = f"{len(c.resolved)} edges (" + ", ".join(f"{n} {p}" for p, n in sorted(by_source.items())) + ")"
     out.append(
-        f"Resolved by servers: {len(c.resolved)} lsp edges"
+        f"Resolved by servers: {counted}"
         + (f" ({confirmed} of them among the name-matched guesses)" if c.resolved else "")
     )
-    out += _capped(
-        [edge(e) + ("" if e in c.confirmed else "  (not name-matched)") for e in c.resolved], limit, "resolved edges"
-    )
+
+    def resolved_line(e: Edge) -> str:
+        provenance = c.resolved_by.get(e, "lsp")
+        note = "" if e in c.confirmed else "  (not name-matched)"
+        return edge(e) + ("" if provenance == "lsp" else f"  [{provenance}]") + note
+
+    out += _capped([resolved_line(e) for e in c.resolved], limit, "resolved edges")
     out.append(f"Removed name-matched guesses: {len(c.removed)}")
     out += _capped([edge(e) for e in c.removed], limit, "removed edges")
     out.append(f"Kept name-matched edges (no server answer changed them): {c.kept}")

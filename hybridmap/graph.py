@@ -3,7 +3,10 @@
 An edge ``a --ident--> b`` says file ``a`` uses identifier ``ident`` that file
 ``b`` defines. Static edges come from name matching (``Provenance.NAME_MATCH``):
 every file defining the name is a candidate, which is exactly the ambiguity a
-language server resolves later (it replaces those edges with ``LSP`` ones).
+source that resolves names (a language server, a SCIP index) settles: a resolved
+(file, identifier) pair replaces its name matches with edges to exactly the
+files it resolved to, each carrying the provenance the merge gave it (the
+source's name, or a policy's: :mod:`hybridmap.policies`).
 
 The graph is kept as parallel arrays (one row per (src, dst, ident) edge), which
 is what ranking needs per request, and is exported as a :mod:`networkx`
@@ -22,12 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from .model import FileTags, Provenance
+from .model import FileTags, Pair, Provenance
 from .paths import path_multiplier
 from .settings import Settings
 
-PROVENANCE_CODES: tuple[Provenance, ...] = (Provenance.NAME_MATCH, Provenance.LSP)
-NAME_MATCH_CODE, LSP_CODE = 0, 1
+#: The provenances every graph lists first (in ``edge_counts_by_provenance`` even at zero): the
+#: static guess and the language servers' answers. Others follow in the order first met.
+BASE_PROVENANCES: tuple[str, ...] = (Provenance.NAME_MATCH, Provenance.LSP)
+NAME_MATCH_CODE = 0
 
 
 def is_well_named(ident: str, min_length: int) -> bool:
@@ -63,7 +68,7 @@ class RepoGraph:
     edge_weight: np.ndarray
     """Static weight: ident multiplier x sqrt(reference count)."""
     edge_provenance: np.ndarray
-    """Index into :data:`PROVENANCE_CODES`."""
+    """Index into :attr:`provenances`."""
     definers: Mapping[str, tuple[int, ...]]
     """identifier -> indices of files defining it."""
     symbol_file: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
@@ -76,6 +81,12 @@ class RepoGraph:
     path_multiplier: np.ndarray = field(default_factory=lambda: np.zeros(0))
     """Rank multiplier of each file from its path alone (tests, vendored, entry points...)."""
     path_reasons: tuple[tuple[str, ...], ...] = ()
+    provenances: tuple[str, ...] = BASE_PROVENANCES
+    """Provenance names; ``edge_provenance`` indexes this."""
+
+    def provenance(self, row: int) -> str:
+        """The provenance of edge ``row``."""
+        return self.provenances[int(self.edge_provenance[row])]
 
     @cached_property
     def index(self) -> dict[str, int]:
@@ -116,8 +127,8 @@ class RepoGraph:
         return inverse, uniq
 
     def edge_counts_by_provenance(self) -> dict[str, int]:
-        counts = np.bincount(self.edge_provenance, minlength=len(PROVENANCE_CODES))
-        return {str(p): int(c) for p, c in zip(PROVENANCE_CODES, counts, strict=True)}
+        counts = np.bincount(self.edge_provenance, minlength=len(self.provenances))
+        return {str(p): int(c) for p, c in zip(self.provenances, counts, strict=True)}
 
     def to_networkx(self) -> Any:
         """The graph as a networkx ``MultiDiGraph``: one edge per (src, dst, ident)."""
@@ -141,7 +152,7 @@ class RepoGraph:
                 ident=self.idents[i],
                 count=c,
                 weight=w,
-                provenance=str(PROVENANCE_CODES[p]),
+                provenance=str(self.provenances[p]),
             )
         return graph
 
@@ -155,16 +166,17 @@ def definer_counts(tags: Mapping[str, FileTags]) -> dict[str, int]:
 
 
 def build_graph(
-    tags: Mapping[str, FileTags], settings: Settings, resolved: Mapping[tuple[str, str], frozenset[str]] | None = None
+    tags: Mapping[str, FileTags], settings: Settings, resolved: Mapping[Pair, Mapping[str, str]] | None = None
 ) -> RepoGraph:
     """The graph over ``tags`` (path -> tags).
 
-    ``resolved`` maps (source path, identifier) to the files a language server
-    resolved that use to. Those pairs get ``lsp`` edges to exactly those files
-    (none when the server resolved outside the repository); every other use is
-    name-matched to all files defining the name.
+    ``resolved`` maps (source path, identifier) to the files its uses were resolved to, each
+    with the edge's provenance (:data:`~hybridmap.model.ResolvedEdges`, from the merge). Those
+    pairs get edges to exactly those files (none when resolved outside the repository); every
+    other use is name-matched to all files defining the name.
     """
     resolved = resolved or {}
+    provenance_codes: dict[str, int] = {name: code for code, name in enumerate(BASE_PROVENANCES)}
     files = tuple(sorted(tags))
     index = {path: i for i, path in enumerate(files)}
     definers_sets: dict[str, set[int]] = defaultdict(set)
@@ -188,16 +200,17 @@ def build_graph(
         si = index[path]
         counts = Counter(file_tags.ref_names)
         for name, count in counts.items():
-            server_targets = resolved.get((path, name))
-            if server_targets is not None:
-                targets = tuple(sorted(index[t] for t in server_targets if t in index))
-                provenance = LSP_CODE
-                if not targets:
-                    continue  # the server resolved it outside the repository
+            resolved_targets = resolved.get((path, name))
+            codes: tuple[int, ...] | None = None
+            if resolved_targets is not None:
+                kept = sorted((index[t], p) for t, p in resolved_targets.items() if t in index)
+                if not kept:
+                    continue  # resolved outside the repository
+                targets = tuple(t for t, _ in kept)
+                codes = tuple(provenance_codes.setdefault(p, len(provenance_codes)) for _, p in kept)
                 definer_count = len(definers.get(name, targets))
             else:
                 targets = definers.get(name, ())
-                provenance = NAME_MATCH_CODE
                 if not targets or len(targets) > limit:
                     continue
                 definer_count = len(targets)
@@ -207,7 +220,7 @@ def build_graph(
                 ident_ids[name] = len(ident_ids)
             base = mult * math.sqrt(count)
             ii = ident_ids[name]
-            for di in targets:
+            for position, di in enumerate(targets):
                 weight = base if di != si else base * self_weight
                 if weight <= 0.0:
                     continue
@@ -216,7 +229,7 @@ def build_graph(
                 idn.append(ii)
                 cnt.append(count)
                 wgt.append(weight)
-                prov.append(provenance)
+                prov.append(NAME_MATCH_CODE if codes is None else codes[position])
     idents = tuple(sorted(ident_ids, key=ident_ids.__getitem__))
     sym_file: list[int] = []
     sym_local: list[int] = []
@@ -245,4 +258,5 @@ def build_graph(
         symbol_names=tuple(sym_names),
         path_multiplier=np.asarray([m for m, _ in multipliers], dtype=np.float64),
         path_reasons=tuple(why for _, why in multipliers),
+        provenances=tuple(provenance_codes),
     )

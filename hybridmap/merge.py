@@ -1,37 +1,43 @@
-"""Merge the symbol sources into one view of the repository. Pure.
+"""Merge the sources' views into one view of the repository. Pure.
 
-The tree-sitter source answers for every file; a language server answers for
-the files it has been asked about so far. Per file:
+The base view (tree-sitter) answers for every file; each refining source (language servers,
+a SCIP index: :mod:`hybridmap.sources.base`) for the files it knows. Refining views come in
+the configured precedence (``source_precedence``), best first. Per file, each refining view
+is merged in turn, the least trusted first, so the most trusted has the last word:
 
-- a server symbol with a tree-sitter counterpart (same name, same name line,
-  or the same name inside the static definition's span) *confirms* it: the
-  symbol keeps its source signature and static kind, takes the server's
-  ``detail`` and becomes ``tree-sitter+lsp``;
-- a server symbol with no counterpart is *added* (``lsp``) when the server's
-  list is authoritative (a hierarchical answer, ``FileTags.complete``), nested
-  in the innermost symbol whose span contains it;
-- a static symbol the server did not list stays (``tree-sitter``): servers omit
-  things (ty omits some module-level names), and a map must not lose them.
+- a refining symbol with a counterpart (same name, same name line, or the same name inside
+  the other's span) *confirms* it: the symbol keeps its source signature and static kind,
+  takes the refining source's ``detail`` and adds that source's name to its provenance
+  (``tree-sitter+lsp``);
+- a refining symbol with no counterpart is *added* (provenance: the source's name) when the
+  source's list is authoritative (``FileTags.complete``), nested in the innermost symbol
+  whose span contains it;
+- a symbol the refining source did not list stays: servers omit things (ty omits some
+  module-level names), and a map must not lose them.
 
-References always come from tree-sitter (servers do not list them).
-Edges: a (file, identifier) pair a server resolved replaces its name matches
-(``graph.build_graph``); hover answers fill ``detail`` where documentSymbol
-left it empty.
+References always come from the base. Resolved uses: for each (file, identifier) pair, the
+first view in precedence that resolved it decides its targets, each edge carrying that view's
+name as provenance (:data:`~hybridmap.model.ResolvedEdges`); such pairs replace their name
+matches (``graph.build_graph``). Details (hover answers) fill ``detail`` where no symbol list
+gave one, first view first.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
-from .model import DEFINITION_KINDS, FileTags, Provenance, Span, Symbol
-
-#: (path, 0-based name line, UTF-8 name column) → the declaration a hover showed.
-HoverKey = tuple[str, int, int]
+from .model import DEFINITION_KINDS, FileTags, HoverKey, Provenance, ResolvedEdges, Span, Symbol, confirmed_by
+from .sources.base import SourceView
 
 
 def merge_file(
-    static: FileTags, server: FileTags | None, path: str = "", hovers: Mapping[HoverKey, str] | None = None
+    static: FileTags,
+    server: FileTags | None,
+    path: str = "",
+    hovers: Mapping[HoverKey, str] | None = None,
+    source: str = Provenance.LSP,
 ) -> FileTags:
     """One file's tags with the server's symbols merged in (see module docstring)."""
     if server is None and not hovers:
@@ -49,12 +55,13 @@ def merge_file(
                 confirmed.add(found)
                 ours = symbols[found]
                 symbols[found] = dataclasses.replace(
-                    ours, provenance=Provenance.TREE_SITTER_AND_LSP, detail=theirs.detail or ours.detail
+                    ours, provenance=confirmed_by(ours.provenance, source), detail=theirs.detail or ours.detail
                 )
             elif server.complete and theirs.kind in DEFINITION_KINDS:
                 extras.append(theirs)
         for extra in extras:
-            symbols.append(dataclasses.replace(extra, parent=_innermost(symbols, extra.span, len(symbols))))
+            parent = _innermost(symbols, extra.span, len(symbols))
+            symbols.append(dataclasses.replace(extra, parent=parent, provenance=source))
     if hovers:
         for index, sym in enumerate(symbols):
             if not sym.detail:
@@ -104,36 +111,87 @@ def _innermost(symbols: list[Symbol], span: Span, limit: int) -> int:
     return best
 
 
+@dataclass(frozen=True, slots=True)
+class Merged:
+    """The repository as all sources see it together: what the graph and the ranking take."""
+
+    tags: Mapping[str, FileTags]
+    resolved: ResolvedEdges
+    details: Mapping[HoverKey, str]
+    sources: tuple[str, ...]
+    """The names of the views merged, base first, then by precedence."""
+
+
+#: path -> (base tags, each refining view's tags in merge order, merged tags).
+MergeMemo = dict[str, tuple[FileTags, tuple[FileTags | None, ...], FileTags]]
+
+
+def merge_views(base: SourceView, refiners: Sequence[SourceView], memo: MergeMemo | None = None) -> Merged:
+    """Merge ``refiners`` (best first) into ``base`` (see the module docstring).
+
+    ``memo`` skips files whose inputs are the same objects as last time; it is left holding
+    exactly the files merged by this call. Files with details are re-merged each call
+    (details are few and bounded)."""
+    details: dict[HoverKey, str] = {}
+    for view in refiners:
+        for key, text in view.details.items():
+            details.setdefault(key, text)
+    ordered = tuple(reversed(refiners))  # least trusted first: the best has the last word
+    hovered = {key[0] for key in details}
+    tags: dict[str, FileTags] = {}
+    for path, static in base.tags.items():
+        theirs = tuple(view.tags.get(path) for view in ordered)
+        if path not in hovered and all(t is None for t in theirs):
+            tags[path] = static
+            continue
+        if memo is not None and path not in hovered:
+            previous = memo.get(path)
+            if previous is not None and previous[0] is static and _same(previous[1], theirs):
+                tags[path] = previous[2]
+                continue
+        merged = static
+        for view, file_tags in zip(ordered, theirs, strict=True):
+            if file_tags is not None:
+                merged = merge_file(merged, file_tags, path, None, view.name)
+        if path in hovered:
+            merged = merge_file(merged, None, path, details)
+        if memo is not None:
+            memo[path] = (static, theirs, merged)
+        tags[path] = merged
+    if memo is not None:
+        # Keep only what this call merged: a deleted file (or one no source describes any
+        # more) would otherwise stay in a long-lived object's memo for good.
+        for path in [p for p, entry in memo.items() if tags.get(p) is not entry[2]]:
+            del memo[path]
+    return Merged(tags, resolved_edges(refiners), details, (base.name, *(v.name for v in refiners)))
+
+
+def resolved_edges(refiners: Sequence[SourceView]) -> ResolvedEdges:
+    """(file, identifier) -> {target: provenance}: the first view (best first) that resolved a
+    pair decides all its targets."""
+    out: ResolvedEdges = {}
+    for view in refiners:
+        for pair, targets in view.resolved.items():
+            if pair not in out:
+                out[pair] = dict.fromkeys(targets, view.name)
+    return out
+
+
+def _same(a: tuple[FileTags | None, ...], b: tuple[FileTags | None, ...]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
 def merge_tags(
     static: Mapping[str, FileTags],
     server: Mapping[str, FileTags],
     hovers: Mapping[HoverKey, str] | None = None,
-    memo: dict[str, tuple[FileTags, FileTags | None, FileTags]] | None = None,
+    memo: MergeMemo | None = None,
 ) -> dict[str, FileTags]:
-    """Every file's merged tags. ``memo`` (path → inputs and output) skips unchanged files;
-    it is left holding exactly the files merged by this call.
-
-    With hovers, files that have any are re-merged each call (hovers are few and bounded).
-    """
-    hovered = {key[0] for key in hovers} if hovers else set()
-    out: dict[str, FileTags] = {}
-    for path, tags in static.items():
-        theirs = server.get(path)
-        if theirs is None and path not in hovered:
-            out[path] = tags
-            continue
-        if memo is not None and path not in hovered:
-            previous = memo.get(path)
-            if previous is not None and previous[0] is tags and previous[1] is theirs:
-                out[path] = previous[2]
-                continue
-        merged = merge_file(tags, theirs, path, hovers if path in hovered else None)
-        if memo is not None:
-            memo[path] = (tags, theirs, merged)
-        out[path] = merged
-    if memo is not None:
-        # Keep only what this call merged: a deleted file (or one the server no longer
-        # describes) would otherwise stay in a long-lived object's memo for good.
-        for path in [p for p, entry in memo.items() if out.get(p) is not entry[2]]:
-            del memo[path]
-    return out
+    """Every file's tags with one language server's view merged in (:func:`merge_views` for
+    two sources: tree-sitter and ``lsp``)."""
+    merged = merge_views(
+        SourceView(Provenance.TREE_SITTER, static),
+        (SourceView(Provenance.LSP, server, details=hovers or {}),),
+        memo,
+    )
+    return dict(merged.tags)

@@ -30,7 +30,13 @@ class FileStatus(StrEnum):
 
 
 class Provenance(StrEnum):
-    """Where a symbol or an edge came from."""
+    """Where a symbol or an edge came from: the names the built-in sources and policies write.
+
+    Provenance fields are plain strings: a source writes its own ``name`` (a new source needs
+    no entry here), a symbol confirmed by later sources joins their names with ``+``
+    (``tree-sitter+lsp``), and an edge a policy derived carries the policy's name
+    (:mod:`hybridmap.policies`). These members are the names other modules compare against.
+    """
 
     TREE_SITTER = "tree-sitter"
     """A symbol only the tree-sitter query found."""
@@ -40,6 +46,22 @@ class Provenance(StrEnum):
     """A symbol only a language server listed, or an edge a server resolved."""
     TREE_SITTER_AND_LSP = "tree-sitter+lsp"
     """A symbol both found: the server confirmed it (and may have given its ``detail``)."""
+    SCIP = "scip"
+    """A symbol or an edge read from a precise SCIP index (:mod:`hybridmap.sources.scip`)."""
+
+
+def confirmed_by(provenance: str, source: str) -> str:
+    """A symbol's provenance once ``source`` has confirmed it (``tree-sitter`` -> ``tree-sitter+lsp``)."""
+    return provenance if source in provenance.split("+") else f"{provenance}+{source}"
+
+
+#: (source path, identifier): all uses of a name in one file, the unit sources resolve.
+Pair = tuple[str, str]
+#: (path, 0-based name line, UTF-8 name column) of a symbol: the key of hover details.
+HoverKey = tuple[str, int, int]
+#: Resolved uses after the merge: (source path, identifier) -> {target file: provenance}.
+#: An empty mapping means "resolved outside the repository" (no edge).
+ResolvedEdges = dict[Pair, dict[str, str]]
 
 
 class ServerState(StrEnum):
@@ -105,7 +127,8 @@ class Symbol:
     name_col: int
     signature: str
     parent: int = -1
-    provenance: Provenance = Provenance.TREE_SITTER
+    provenance: str = Provenance.TREE_SITTER
+    """The source(s) that found it, ``+``-joined in merge order (see :class:`Provenance`)."""
     detail: str = ""
     """The server's one-line description (``int (const char *)``, ``func(key string) []byte``,
     or the declaration from hover); empty when no server described it."""
@@ -125,7 +148,7 @@ class Symbol:
                 self.name_col,
                 self.signature,
                 self.parent,
-                self.provenance.value,
+                str(self.provenance),
                 self.detail,
             ),
         )
@@ -141,7 +164,7 @@ def _symbol_from_tuple(t: tuple[Any, ...]) -> Symbol:
         t[7],
         t[8],
         t[9],
-        Provenance(t[10]),
+        str(t[10]),
         t[11] if len(t) > 11 else "",
     )
 
@@ -302,7 +325,7 @@ class RankedSymbol:
     kind: str
     line: int  # 1-based, as shown to users
     signature: str
-    provenance: Provenance
+    provenance: str
     rank: float
     detail: str = ""
     col: int = 0

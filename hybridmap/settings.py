@@ -291,6 +291,13 @@ class Settings:
     lsp_batch: int = 64
     """Jobs the background worker takes from its queue at a time (in priority order)."""
 
+    # --- sources ----------------------------------------------------------------
+    source_precedence: tuple[str, ...] = ("scip", "lsp")
+    """The refining sources a hybrid map uses (``hybridmap/sources/registry.py`` lists them),
+    most trusted first: for a (file, identifier) both resolved, the first decides the edges,
+    and its symbol details win. Tree-sitter is always the base. A source whose inputs are
+    missing (``scip`` without an index) is left out; an unknown name is a diagnostic."""
+
     # --- cache ----------------------------------------------------------------
     cache_dir: str | None = None
     """Where parses are cached; ``None`` = ``$XDG_CACHE_HOME/hybridmap``."""
@@ -487,6 +494,7 @@ RULES: Mapping[str, Rule] = {
     "walk_exclude_dirs": Rule("names", 0, 10_000),
     "max_files": _int(1, 10_000_000, protective=True),
     "include": Rule("patterns", 0, 10_000),
+    "source_precedence": Rule("names", 0, 16),
     "exclude": Rule("patterns", 0, 10_000),
     "untracked_build_dirs": Rule("names", 0, 10_000),
     "parse_workers": _int(0, 256, protective=True),

@@ -233,7 +233,9 @@ def test_cli_json_shape(python_repo: Path, tmp_path: Path) -> None:
         }
     assert data["request"]["server_wait"] == 60 and data["request"]["tokens"] == PY_TOKENS
     assert data["servers"]["python"]["state"] == "ready" and data["servers_ready"] is True
-    assert data["edges"]["resolved"] == [{**e.to_json(), "name_matched": True} for e in PY_RESOLVED]
+    assert data["edges"]["resolved"] == [
+        {**e.to_json(), "name_matched": True, "provenance": "lsp"} for e in PY_RESOLVED
+    ]
     assert data["edges"]["removed"] == [e.to_json() for e in PY_REMOVED]
     assert data["edges"]["kept"] == 0
     assert data["edges"]["static"] == data["static"]["edges"]

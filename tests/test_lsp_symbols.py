@@ -43,11 +43,11 @@ def test_server_confirms_symbols_and_describes_them(language: str, tmp_path: Pat
         static = repo.map(mode="static", tokens=2048)
         hybrid = repo.map(mode="hybrid", server_wait=60, tokens=2048)
     assert hybrid.servers[language].state is ServerState.READY, hybrid.servers
-    assert all(s.provenance is Provenance.TREE_SITTER for s in shown(static).values())
+    assert all(s.provenance == Provenance.TREE_SITTER for s in shown(static).values())
     symbols = shown(hybrid)
     for key, detail in details.items():
         assert key in symbols, (key, sorted(symbols))
-        assert symbols[key].provenance is Provenance.TREE_SITTER_AND_LSP, symbols[key]
+        assert symbols[key].provenance == Provenance.TREE_SITTER_AND_LSP, symbols[key]
         assert symbols[key].detail == detail, symbols[key]
         assert symbols[key].to_json()["detail"] == detail
         # The rendered skeleton stays the source's own text; details are in the JSON.
@@ -71,7 +71,7 @@ def test_server_adds_symbols_the_query_misses(git_repo, tmp_path: Path) -> None:
     assert ("config.py", "limit") not in shown(static)
     symbols = shown(hybrid)
     limit = symbols[("config.py", "limit")]
-    assert limit.provenance is Provenance.LSP and limit.kind in ("variable", "field", "property")
+    assert limit.provenance == Provenance.LSP and limit.kind in ("variable", "field", "property")
     assert limit.signature == "limit = 3" and limit.line == 2
     assert ("config.py", "local") not in symbols  # locals of a function are never added
     assert "    limit = 3" in hybrid.text.split("config.py:")[1]

@@ -103,17 +103,17 @@ def test_hierarchical_answer_becomes_symbols_without_locals() -> None:
     assert tags.symbols[1].parent == 0 and tags.symbols[2].parent == 0 and tags.symbols[3].parent == -1
     assert tags.symbols[1].detail == "def run(self, key)"
     assert tags.symbols[2].signature == "    limit = 3"
-    assert all(s.provenance is Provenance.LSP for s in tags.symbols)
+    assert all(s.provenance == Provenance.LSP for s in tags.symbols)
 
 
 def test_merge_confirms_adds_and_keeps() -> None:
     server = symbols_from_answer(_hierarchical(), LINES, "utf-16", max_signature_lines=6, detail_chars=160)
     merged = merge_file(_static(), server)
     by_name = {s.name: s for s in merged.symbols}
-    assert by_name["run"].provenance is Provenance.TREE_SITTER_AND_LSP
+    assert by_name["run"].provenance == Provenance.TREE_SITTER_AND_LSP
     assert by_name["run"].detail == "def run(self, key)"
     assert by_name["run"].signature == "    def run(self, key):"  # source text stays
-    assert by_name["limit"].provenance is Provenance.LSP  # the query missed it; the server did not
+    assert by_name["limit"].provenance == Provenance.LSP  # the query missed it; the server did not
     assert merged.symbols[by_name["limit"].parent].name == "Runner"
     # Static symbols come first, in their order, so static indices stay valid.
     assert [s.name for s in merged.symbols[:3]] == ["Runner", "run", "load"]
@@ -146,7 +146,7 @@ def test_flat_answer_confirms_but_never_adds() -> None:
     assert [(s.name, s.name_line, s.name_col) for s in server.symbols] == [("os", 0, 7), ("load", 9, 4)]
     merged = merge_file(_static(), server)
     assert "os" not in {s.name for s in merged.symbols}
-    assert merged.symbols[2].provenance is Provenance.TREE_SITTER_AND_LSP
+    assert merged.symbols[2].provenance == Provenance.TREE_SITTER_AND_LSP
 
 
 def test_hover_details_fill_empty_details_only() -> None:

@@ -21,8 +21,10 @@ from ..cache import Cache
 from ..errors import HybridMapError, RequestError
 from ..languages import LanguageRegistry
 from ..model import Mode
-from ..settings import load_settings
+from ..settings import Settings, load_settings
+from ..sources.base import SourceView
 from ..sources.static_index import TreeSitterSource
+from ..workspace import Workspace
 from .definitions import parse_source
 from .diffs import FileDiff, file_diff
 from .git import Repository, open_repository, run_git
@@ -134,6 +136,7 @@ async def _evaluate(
     settings = load_settings(None, {"cache_dir": str(cache_dir / "hybridmap")})
     cache = Cache(settings.resolved_cache_dir(), settings.cache_size_limit)
     index = TreeSitterSource(registry, cache, settings)
+    workspaces: dict[Path, Workspace] = {}
     total = len(selection.commits)
     results: list[CommitResult] = []
 
@@ -147,7 +150,7 @@ async def _evaluate(
             report(i, f"{short} checkout")
             root = await asyncio.to_thread(worktree.checkout, commit.parent)
             t0 = time.perf_counter()
-            collected = await asyncio.to_thread(index.collect, root)
+            collected = await asyncio.to_thread(_index, workspaces, index, root, settings, registry)
             index_seconds = time.perf_counter() - t0
             diffs = await asyncio.to_thread(_diffs, repo, commit)
             new_tags = {d.old_path: parse_source(registry, settings, d.new_path, d.new_source) for d in diffs}
@@ -204,3 +207,19 @@ def parse_names(text: str, allowed: Sequence[str], option: str) -> tuple[str, ..
         if name not in allowed:
             raise RequestError(f"{option}: unknown value '{name}' (choose from {', '.join(allowed)})")
     return names
+
+
+def _index(
+    workspaces: dict[Path, Workspace],
+    index: TreeSitterSource,
+    root: Path,
+    settings: Settings,
+    registry: LanguageRegistry,
+) -> SourceView:
+    """The checkout's tree-sitter view; one workspace per checkout root, so an unchanged file
+    between two commits is neither re-read nor re-parsed."""
+    workspace = workspaces.get(root)
+    if workspace is None:
+        workspace = workspaces[root] = Workspace(root, settings, registry)
+    snapshot, changes = workspace.refresh()
+    return index.index(snapshot, changes)

@@ -19,7 +19,6 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Literal
 
 from typing_extensions import (
     TypedDict,  # pydantic (output schemas) needs it before Python 3.12
@@ -27,7 +26,7 @@ from typing_extensions import (
 
 from ..api import AsyncRepoMap
 from ..compare import Edge
-from ..graph import PROVENANCE_CODES, RepoGraph
+from ..graph import RepoGraph
 from ..model import FileTags, MapResult, Mode, ServerReport, Symbol
 from ..sanitize import escape_path, safe_block, safe_line
 
@@ -92,7 +91,8 @@ class Reference(TypedDict):
     path: str
     lines: list[int]
     count: int
-    source: Literal["language server", "name match", "same file"]
+    source: str
+    """``language server``, ``scip index``, ``name match``, ``same file``, or a policy's name."""
 
 
 class Definition(TypedDict):
@@ -467,6 +467,10 @@ def read_doc(root: Path, path: str, sym: Symbol) -> str:
     return safe_block("\n".join(doc))
 
 
+#: How a reference's provenance reads to an agent (a policy's name reads as itself).
+_EDGE_SOURCES = {"lsp": "language server", "name-match": "name match", "scip": "scip index"}
+
+
 def references_to(graph: RepoGraph | None, tags: Mapping[str, FileTags], path: str, name: str) -> list[Reference]:
     """Files using ``name`` as defined in ``path``, from the graph's edges (server-resolved or
     name-matched), each with the lines of the uses, most uses first; then uses in ``path``
@@ -483,13 +487,13 @@ def references_to(graph: RepoGraph | None, tags: Mapping[str, FileTags], path: s
             src = graph.files[int(graph.edge_src[row])]
             if int(graph.edge_dst[row]) != dst or src == path:
                 continue
-            lsp = PROVENANCE_CODES[int(graph.edge_provenance[row])] == "lsp"
+            provenance = graph.provenance(int(row))
             out.append(
                 {
                     "path": escape_path(src),
                     "lines": lines_in(src),
                     "count": int(graph.edge_count[row]),
-                    "source": "language server" if lsp else "name match",
+                    "source": _EDGE_SOURCES.get(provenance, provenance),
                 }
             )
     out.sort(key=lambda r: (-r["count"], r["path"]))

@@ -1,28 +1,27 @@
-"""The tree-sitter symbol source: answers at once, for every file, from parse or cache.
+"""The tree-sitter symbol source, the base of every map: answers at once, for every file.
 
-One :class:`TreeSitterSource` lives as long as its repository map. Between calls
-it remembers each file's stat signature and tags, so a warm call re-reads only
-files whose (mtime, ctime, size, inode) changed, and re-parses only those whose
-*content* hash is not already cached. A file that changed just before it was
-looked at is re-read next time whatever its signature says (a second write in
-the same timestamp tick would not show), so the next map always sees the last
-write.
+One :class:`TreeSitterSource` lives as long as its repository map. It takes each snapshot of
+the :class:`~hybridmap.workspace.Workspace` with its change set and keeps the tags of files
+whose content hash did not change; the others come from the cache (keyed by content, grammar
+and options) or are parsed, in worker processes when there are many, within
+``parse_deadline_seconds`` (a file left out is parsed by the next map).
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ..cache import Cache, tags_key
 from ..languages import LanguageRegistry
 from ..model import Diagnostic, FileStatus, FileTags, Symbol
 from ..settings import Settings
-from ..walk import is_special_file, list_files, read_source, stat_signature
-from .base import SourceResult
+from ..walk import read_source
+from ..workspace import ChangeSet, Snapshot
+from .base import PassiveSource, SourceRequest, SourceView
 from .treesitter import NO_DEADLINE, ParseOptions, ParseOutcome, default_workers, parse_many
 
 Progress = Callable[[str, int, int], None]
@@ -33,8 +32,6 @@ DEFERRED_NAMES_SHOWN = 20
 
 @dataclass(frozen=True, slots=True)
 class _Entry:
-    signature: tuple[int, ...]
-    """Stat signature when read; () for a file that changed just before: never matches."""
     language: str
     tags: FileTags | None
     diagnostics: tuple[Diagnostic, ...]
@@ -81,14 +78,12 @@ def _deadline_diagnostic(deferred: list[str], queued: int, settings: Settings) -
     )
 
 
-def _entry(
-    rel: str, sig: tuple[int, ...], language: str, outcome: ParseOutcome, notes: tuple[Diagnostic, ...], sha: str
-) -> _Entry:
+def _entry(rel: str, language: str, outcome: ParseOutcome, sha: str) -> _Entry:
     problems = tuple(Diagnostic(rel, kind, message) for kind, message in outcome.problems)
-    return _Entry(sig, language, outcome.tags, notes + problems, sha if outcome.tags is not None else "")
+    return _Entry(language, outcome.tags, problems, sha)
 
 
-class TreeSitterSource:
+class TreeSitterSource(PassiveSource):
     name = "tree-sitter"
     STORE_BATCH = 256
     """Parsed files written to the disk cache per transaction during a cold parse."""
@@ -100,6 +95,8 @@ class TreeSitterSource:
         self._entries: dict[str, _Entry] = {}
         self._fingerprints: dict[str, str] = {}
         self._options = ParseOptions.from_settings(settings)
+        self._view = SourceView(self.name)
+        self._version = 0
 
     def _fingerprint(self, language: str) -> str:
         fp = self._fingerprints.get(language)
@@ -107,119 +104,114 @@ class TreeSitterSource:
             fp = self._fingerprints[language] = self._registry.fingerprint(language)
         return fp
 
-    def collect(self, root: Path, progress: Progress | None = None) -> SourceResult:
-        settings = self._settings
+    async def update(self, snapshot: Snapshot, changes: ChangeSet, base: SourceView, request: SourceRequest) -> None:
+        """Parse what changed (in a worker thread: parsing is computation)."""
+        await asyncio.to_thread(self.index, snapshot, changes)
+
+    def index(self, snapshot: Snapshot, changes: ChangeSet, progress: Progress | None = None) -> SourceView:
+        """Tags for every readable file of ``snapshot``: kept, from the cache, or parsed."""
         t0 = time.perf_counter()
-        listing = list_files(root, settings)
-        t_list = time.perf_counter()
-        total = len(listing.paths)
-        if progress is not None:
-            progress("listing", total, total)
-        diagnostics: list[Diagnostic] = list(listing.diagnostics)
-        special: list[str] = []
         entries: dict[str, _Entry] = {}
-        to_parse: list[tuple[str, str, bytes]] = []
-        # path -> (cache key, content sha256, language, stat signature, bytes, read notes)
-        lookups: dict[str, tuple[str, str, str, tuple[int, ...], bytes, tuple[Diagnostic, ...]]] = {}
-        # path -> (cache key, content sha256, language, stat signature, read notes)
-        pending: dict[str, tuple[str, str, str, tuple[int, ...], tuple[Diagnostic, ...]]] = {}
-        reused = read_count = 0
-        # Files whose ctime is at or after this were changing while we looked (see module doc).
-        racy_from = time.time_ns() - int(settings.stat_racy_seconds * 1e9)
-        for index, rel in enumerate(listing.paths, start=1):
-            if is_special_file(rel):
-                special.append(rel)
-            language = self._registry.language_for(rel)
-            if language is None:
+        # path -> (cache key, content sha256, language, bytes)
+        lookups: dict[str, tuple[str, str, str, bytes]] = {}
+        for rel, state in snapshot.files.items():
+            if not state.sha256:
                 continue
-            sig = stat_signature(root, rel)
             old = self._entries.get(rel)
-            if sig is not None and old is not None and old.signature == sig and old.language == language:
+            if old is not None and old.sha256 == state.sha256 and old.language == state.language:
                 entries[rel] = old
-                reused += 1
                 continue
-            kept: tuple[int, ...] = () if sig is None or sig[1] >= racy_from else sig
-            read = read_source(root, rel, settings)
-            read_count += 1
-            if progress is not None:
-                progress("reading", index, total)
-            if read.status is not FileStatus.OK:
-                diag = Diagnostic(rel, str(read.status), read.message)
-                if sig is not None:
-                    entries[rel] = _Entry(kept, language, None, (diag,))
-                else:
-                    diagnostics.append(diag)
-                continue
-            if old is not None and old.sha256 == read.sha256 and old.language == language:
-                entries[rel] = _Entry(kept, language, old.tags, old.diagnostics, old.sha256)  # touched only
-                continue
-            key = tags_key(self._fingerprint(language), read.sha256, self._options.key)
-            notes = tuple(Diagnostic(rel, kind, message) for kind, message in read.notes)
-            lookups[rel] = (key, read.sha256, language, kept, read.data, notes)
-        t_read = time.perf_counter()
+            data = changes.contents.get(rel)
+            if data is None:
+                data = self._reread(snapshot, rel)  # deferred last time, or dropped: read again
+                if data is None:
+                    continue
+            key = tags_key(self._fingerprint(state.language), state.sha256, self._options.key)
+            lookups[rel] = (key, state.sha256, state.language, data)
+        t_lookup = time.perf_counter()
         hits = self._cache.get_many({v[0] for v in lookups.values()})
         unusable = {key for key, value in hits.items() if not _well_formed(value)}
         if unusable:
             self._cache.drop(unusable, "written by another hybridmap version, or damaged")
+        pending: dict[str, tuple[str, str, str]] = {}
+        to_parse: list[tuple[str, str, bytes]] = []
         queued: set[str] = set()
-        for rel, (key, sha, language, kept, data, notes) in lookups.items():
+        for rel, (key, sha, language, data) in lookups.items():
             outcome = hits.get(key)
             if outcome is not None and key not in unusable:
-                entries[rel] = _entry(rel, kept, language, outcome, notes, sha)
+                entries[rel] = _entry(rel, language, outcome, sha)
             else:
-                pending[rel] = (key, sha, language, kept, notes)
+                pending[rel] = (key, sha, language)
                 if key not in queued:  # identical contents are parsed once
                     queued.add(key)
                     to_parse.append((rel, language, data))
         t_cache = time.perf_counter()
-        workers = default_workers(settings.parse_workers)
-        if len(to_parse) < settings.parallel_parse_min_files:
+        workers = default_workers(self._settings.parse_workers)
+        if len(to_parse) < self._settings.parallel_parse_min_files:
             workers = 1
         parse_stats: dict[str, float] = {}
         outcomes, unsaved = self._parse(to_parse, pending, workers, parse_stats, progress)
         t_parse = time.perf_counter()
         self._cache.set_many(unsaved)
         t_store = time.perf_counter()
-        no_result = ParseOutcome(None, (("parse_error", "no result from the parser"),))
-        deferred: list[str] = []
-        for rel, (key, sha, language, kept, notes) in pending.items():
-            outcome = outcomes.get(key, no_result)
-            if outcome.deferred:  # no symbols this map; never remembered, so the next map parses it
-                deferred.append(rel)
-                entries[rel] = _Entry((), language, None, ())
-                continue
-            entries[rel] = _entry(rel, kept, language, outcome, notes, sha)
-        if deferred:
-            diagnostics.append(_deadline_diagnostic(deferred, len(to_parse), settings))
+        deferred = self._settle(entries, pending, outcomes)
         self._entries = entries
-
-        tags: dict[str, FileTags] = {}
-        languages: dict[str, str] = {}
-        shas: dict[str, str] = {}
-        for rel, entry in entries.items():
-            languages[rel] = entry.language
-            if entry.tags is not None:
-                tags[rel] = entry.tags
-                shas[rel] = entry.sha256
-            diagnostics.extend(entry.diagnostics)
-        diagnostics.extend(self._cache.diagnostics)
-        self._cache.diagnostics.clear()
         stats = {
-            "list": t_list - t0,
-            "read": t_read - t_list,
-            "cache_lookup": t_cache - t_read,
+            "cache_lookup": (t_cache - t_lookup) + (t_lookup - t0),
             "parse": t_parse - t_cache,
             "cache_store": t_store - t_parse,
-            "files_listed": float(len(listing.paths)),
-            "files_read": float(read_count),
-            "files_reused": float(reused),
             "files_parsed": float(len(to_parse)),
             "cache_hits": float(len(hits) - len(unusable)),
             "parse_workers": float(workers),
             "files_deferred": float(len(deferred)),
             **parse_stats,
         }
-        return SourceResult(tags, languages, tuple(diagnostics), stats, tuple(special), shas)
+        diagnostics: list[Diagnostic] = []
+        if deferred:
+            diagnostics.append(_deadline_diagnostic(deferred, len(to_parse), self._settings))
+        self._view = self._make_view(diagnostics, stats)
+        return self._view
+
+    def _settle(
+        self,
+        entries: dict[str, _Entry],
+        pending: Mapping[str, tuple[str, str, str]],
+        outcomes: Mapping[str, ParseOutcome],
+    ) -> list[str]:
+        """Put the parsed outcomes into ``entries``; the paths whose parse was deferred."""
+        no_result = ParseOutcome(None, (("parse_error", "no result from the parser"),))
+        deferred: list[str] = []
+        for rel, (key, sha, language) in pending.items():
+            outcome = outcomes.get(key, no_result)
+            if outcome.deferred:  # no symbols this map; never remembered, so the next map parses it
+                deferred.append(rel)
+                continue
+            entries[rel] = _entry(rel, language, outcome, sha)
+        return deferred
+
+    def _make_view(self, diagnostics: list[Diagnostic], stats: dict[str, float]) -> SourceView:
+        tags: dict[str, FileTags] = {}
+        for rel, entry in self._entries.items():
+            if entry.tags is not None:
+                tags[rel] = entry.tags
+            diagnostics.extend(entry.diagnostics)
+        diagnostics.extend(self._cache.diagnostics)
+        self._cache.diagnostics.clear()
+        old = self._view.tags
+        if len(tags) != len(old) or any(old.get(p) is not t for p, t in tags.items()):
+            self._version += 1
+            return SourceView(self.name, tags, diagnostics=tuple(diagnostics), stats=stats, version=self._version)
+        # Unchanged: the same mapping, so whoever memoizes on it (merge, graph) sees no change.
+        return SourceView(self.name, old, diagnostics=tuple(diagnostics), stats=stats, version=self._version)
+
+    def _reread(self, snapshot: Snapshot, rel: str) -> bytes | None:
+        result = read_source(snapshot.root, rel, self._settings)
+        state = snapshot.files[rel]
+        return result.data if result.status is FileStatus.OK and result.sha256 == state.sha256 else None
+
+    def view(self, snapshot: Snapshot, base: SourceView | None = None) -> SourceView:
+        """The tags of the last :meth:`index` (tree-sitter is the base: ``base`` is ignored)."""
+        return self._view
 
     def _parse(
         self,

@@ -21,7 +21,7 @@ from lsprotocol import types as T
 
 from ...cache import Cache
 from ...errors import ServerError
-from ...merge import HoverKey
+from ...model import HoverKey
 from ...model import FileTags
 from ...settings import Settings
 from .documents import Documents

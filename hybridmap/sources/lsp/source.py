@@ -1,16 +1,20 @@
 """The language-server symbol source: what the servers know now, and work to learn more.
 
-:class:`LspSource` owns the server pool and everything asked of it. It never
-makes a map wait unless the map asks to (``server_wait``):
+:class:`LspSource` implements :class:`~hybridmap.sources.base.SymbolSource`. It owns the
+server pool, the work queue and everything asked of the servers, and it never makes a map
+wait unless the map asks to (``server_wait``):
 
-- :meth:`start` starts the servers of the languages present (lazily, in the
-  background), tells live servers what changed on disk, and plans the work,
-  most useful first: symbols of the files the last map showed, then
-  definitions at ambiguous references, then symbols of every other file;
-- a background worker runs that plan against each ready (or indexing) server,
-  ``lsp_concurrency`` requests at a time per server;
-- :meth:`snapshot` returns what is known *now* (a :class:`SourceResult`:
-  server symbols per file, resolved pairs, hover details), for the merge.
+- :meth:`update` (before a map that waits) starts the servers of the languages present,
+  tells live servers what changed on disk, and plans the work, most useful first: symbols of
+  the focus files (chat files, the last map's files), then definitions at ambiguous
+  references, then symbols of every other file; then it waits up to the map's wait;
+- :meth:`after_map` (after a map that did not wait) starts all that in the background, a
+  short delay later, so the map costs what a static one does and the next map uses what the
+  servers found;
+- :meth:`follow_up` asks for the symbols of the files a map showed and hovers for the
+  symbols it left undescribed, while the map's wait lasts;
+- :meth:`view` returns what is known *now*: server symbols per file, resolved pairs, hover
+  details, for the merge.
 
 A long-lived map keeps resolving between calls, so each later map uses more.
 """
@@ -18,37 +22,25 @@ A long-lived map keeps resolving between calls, so each later map uses more.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
-from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...cache import Cache
 from ...languages import LanguageRegistry
-from ...merge import HoverKey
-from ...model import ServerReport, ServerState
+from ...model import Diagnostic, FileTags, HoverKey, ServerReport, ServerState
 from ...settings import Settings
-from ..base import SourceResult
+from ..base import SourceRequest, SourceView
 from .pool import ServerPool
+from .work import Job, WorkQueue
 
 if TYPE_CHECKING:  # imported when the first server starts: they import lsprotocol (~0.3 s)
+    from ...workspace import ChangeSet, Snapshot
     from .documents import Documents
     from .outline import OutlineFetcher
-    from .resolver import DefinitionResolver, Sites
+    from .resolver import DefinitionResolver
     from .session import LspSession
-
-
-@dataclass(frozen=True, slots=True)
-class _Job:
-    kind: str  # "symbols" | "definition" | "hover"
-    path: str
-    name: str = ""
-    sites: Sites = ()
-    critical: bool = True
-    """A map that waits for servers waits for critical jobs only."""
 
 
 class LspSource:
@@ -61,22 +53,22 @@ class LspSource:
         cache: Cache,
         settings: Settings,
         environ: Mapping[str, str] | None = None,
+        start_servers: bool = True,
     ) -> None:
         self._settings = settings
         self._root = root
         self._cache = cache
+        self._start_servers = start_servers
+        """False for a one-shot call that does not wait: no server is started at all."""
         self.pool = ServerPool(registry, root, settings, environ)
         self._engines: tuple[Documents, DefinitionResolver, OutlineFetcher] | None = None
-        self._queue: deque[_Job] = deque()
-        self._queued_critical = 0
-        self._running_critical = 0
-        self._idle = asyncio.Event()
-        self._idle.set()
-        self._worker: asyncio.Task[None] | None = None
+        self._queue = WorkQueue(settings, self._session_for, self._run)
         self._plan_lock = asyncio.Lock()
         self._plan_key: object = None
         self._planned_languages: set[str] = set()
         """Languages whose server was usable at the last plan: only they get jobs."""
+        self._pending_start: asyncio.TimerHandle | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
 
     # --- the parts that speak to servers, built when first needed ---------------------------
@@ -110,7 +102,7 @@ class LspSource:
 
     @property
     def version(self) -> int:
-        """Changes whenever the symbols or edges a snapshot would return change."""
+        """Changes whenever the symbols or edges a view would return change."""
         if self._engines is None:
             return 0
         return self.resolver.version * 1_000_003 + self.outline.version
@@ -125,18 +117,28 @@ class LspSource:
             return {}
         return {**self.resolver.stats, **self.outline.stats}
 
-    def snapshot(self, base: SourceResult) -> SourceResult:
+    def view(self, snapshot: Snapshot, base: SourceView) -> SourceView:
         """What the servers know now about ``base``'s files (nothing is waited for)."""
         if self._engines is None:  # nothing was ever asked: nothing is known
-            return SourceResult(tags={}, languages=base.languages, shas=base.shas, resolved={}, details={})
+            return SourceView(self.name, stats=self._stats({}, {}))
         symbols = {p: t for p, t in self.outline.snapshot().items() if p in base.tags}
-        return SourceResult(
-            tags=symbols,
-            languages=base.languages,
-            shas=base.shas,
-            resolved=self.resolver.snapshot(),
-            details=self.outline.details(),
+        resolved = self.resolver.snapshot()
+        return SourceView(
+            self.name,
+            symbols,
+            resolved,
+            self.outline.details(),
+            stats=self._stats(symbols, resolved),
+            version=self.version,
         )
+
+    def _stats(self, symbols: Mapping[str, FileTags], resolved: Mapping[Any, Any]) -> dict[str, float]:
+        return {
+            "lsp_resolved_pairs": float(len(resolved)),
+            "lsp_pending_jobs": float(self.pending),
+            "lsp_symbol_files_known": float(len(symbols)),
+            **{f"lsp_{k}": float(v) for k, v in self.stats.items()},
+        }
 
     def languages_with_servers(self, languages: Iterable[str]) -> list[str]:
         return self.pool.languages_with_servers(set(languages))
@@ -144,38 +146,88 @@ class LspSource:
     def report(self, language: str) -> ServerReport:
         return self.pool.report(language)
 
+    def reports(self, languages: Sequence[str]) -> dict[str, ServerReport]:
+        """The state of the server of each of ``languages`` that has one configured."""
+        with_servers = self.languages_with_servers(languages)
+        if not self._start_servers and not self.sessions():
+            detail = "not started: server wait is 0 in a one-shot call"
+            return {language: ServerReport(ServerState.DISABLED, None, None, detail) for language in with_servers}
+        reports = {}
+        for language in with_servers:
+            report = self.pool.report(language)
+            if report.state is ServerState.DISABLED and self._start_servers:
+                report = ServerReport(ServerState.STARTING, None, None, "starts after this map (server wait 0)")
+            reports[language] = report
+        return reports
+
+    def health(self) -> list[Diagnostic]:
+        """Servers alive but timing out, garbling, or never ready."""
+        out = []
+        for session in self.pool.sessions():
+            if session.alive and (health := session.health()):
+                out.append(Diagnostic(session.language, "server_degraded", f"{session.config.name}: {health}"))
+        return out
+
     def sessions(self) -> list[LspSession]:
         return self.pool.sessions()
 
+    # --- the map's calls --------------------------------------------------------------------
+
+    async def update(self, snapshot: Snapshot, changes: ChangeSet, base: SourceView, request: SourceRequest) -> None:
+        """Before a map that waits: start servers, plan, and wait up to ``request.wait``."""
+        if request.wait > 0:
+            await self.start(snapshot, base, request)
+
+    async def follow_up(self, shown: Sequence[str], undescribed: Sequence[HoverKey], deadline: float) -> bool:
+        """Symbols of the shown files, hovers of undescribed symbols, until ``deadline``."""
+        if self._engines is None:
+            return False
+        version = self.version
+        details = len(self.outline.details())
+        asked = self.request_symbols(shown) + self.request_hovers(undescribed)
+        if not asked or not await self._queue.wait_idle(deadline - time.monotonic()):
+            return False
+        return self.version != version or len(self.outline.details()) != details
+
+    def after_map(
+        self, snapshot: Snapshot, base: SourceView, request: SourceRequest, undescribed: Sequence[HoverKey] = ()
+    ) -> None:
+        """After a map that did not wait: servers start and work a short delay later (a sync
+        caller takes its result before the loop spawns processes)."""
+        if request.wait > 0 or not self._start_servers or self._closed:
+            return
+        if self._pending_start is not None:
+            self._pending_start.cancel()
+
+        async def later() -> None:
+            await self.start(snapshot, base, request)
+            self.request_hovers(undescribed)
+
+        self._pending_start = asyncio.get_running_loop().call_later(
+            self._settings.server_start_delay, lambda: self._background(later())
+        )
+
+    def _background(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
     # --- work -----------------------------------------------------------------------------
 
-    async def start(
-        self,
-        base: SourceResult,
-        languages: Sequence[str],
-        definers: Mapping[str, int],
-        generation: int,
-        focus: Sequence[str],
-        wait: float,
-        warm_file: Callable[[str], str | None],
-    ) -> None:
-        """Start servers, plan work for ``base``; with ``wait`` > 0, wait for it up to that long.
-
-        ``focus``: files whose symbols matter first (those the last map showed, chat files).
-        ``warm_file(language)``: a path to open once the language's server is up (tsserver only
-        loads the project, and reports progress, after a file is opened).
-        """
-        deadline = time.monotonic() + wait
+    async def start(self, snapshot: Snapshot, base: SourceView, request: SourceRequest) -> None:
+        """Start servers, plan work for ``base``; with ``request.wait`` > 0, wait for it up to that long."""
+        deadline = time.monotonic() + request.wait
+        languages = self.languages_with_servers(snapshot.languages.values())
         for language in languages:
 
             def warm(session: LspSession, language: str = language) -> None:
-                self._warm(session, warm_file(language))
+                self._warm(session, _warm_file(snapshot, base, language))
 
             self.pool.ensure_started(language, warm)
-        if wait > 0:
-            await self.pool.wait_ready(list(languages), wait)
+        if request.wait > 0:
+            await self.pool.wait_ready(languages, request.wait)
         else:
-            await self.pool.wait_started(list(languages))
+            await self.pool.wait_started(languages)
         usable: dict[str, LspSession] = {}
         for language in languages:
             session = self.pool.session(language)
@@ -185,37 +237,38 @@ class LspSource:
         # the second must see the plan the first one made.
         async with self._plan_lock:
             alive = [s for s in self.pool.sessions() if s.alive]
-            self.documents.refresh(base.shas, base.languages, alive)
-            self.resolver.refresh(base.shas, base.tags)
-            self.outline.refresh(base.shas)
+            self.documents.refresh(snapshot.shas, snapshot.languages, alive)
+            self.resolver.refresh(snapshot.shas, base.tags)
+            self.outline.refresh(snapshot.shas)
             # Re-plan when the files, the sessions (a restart is a new session), their readiness
             # (incomplete answers are asked again once ready) or the focus changed.
-            key = (generation, frozenset((lang, id(s), s.is_ready) for lang, s in usable.items()), tuple(focus))
+            sessions = frozenset((lang, id(s), s.is_ready) for lang, s in usable.items())
+            key = (request.generation, sessions, request.focus)
             self._planned_languages = set(usable)
             if usable and key != self._plan_key:
-                jobs = await asyncio.to_thread(self._plan, base, set(usable), definers, focus)
-                self._replace_queue(jobs)
+                jobs = await asyncio.to_thread(self._plan, snapshot, base, set(usable), request)
+                self._queue.replace(jobs)
                 self._plan_key = key
-        if wait > 0:
-            await self.wait_idle(deadline - time.monotonic())
+        if request.wait > 0:
+            await self._queue.wait_idle(deadline - time.monotonic())
 
     def _warm(self, session: LspSession, path: str | None) -> None:
         if path is not None:
             self.documents.ensure_open(session, path)
 
-    def _plan(
-        self, base: SourceResult, languages: set[str], definers: Mapping[str, int], focus: Sequence[str]
-    ) -> list[_Job]:
-        in_scope = [p for p, lang in base.languages.items() if lang in languages and p in base.tags]
-        focus_set = [p for p in dict.fromkeys(focus) if base.languages.get(p) in languages and p in base.tags]
+    def _plan(self, snapshot: Snapshot, base: SourceView, languages: set[str], request: SourceRequest) -> list[Job]:
+        langs = snapshot.languages
+        in_scope = [p for p, lang in langs.items() if lang in languages and p in base.tags]
+        focus = [p for p in dict.fromkeys(request.focus) if langs.get(p) in languages and p in base.tags]
         from .resolver import candidate_pairs
 
-        jobs = [_Job("symbols", p) for p in focus_set if self.outline.needs_symbols(p)]
-        pairs = candidate_pairs(base.tags, base.languages, definers, languages, self.resolver.done(), self._settings)
-        jobs.extend(_Job("definition", path, name, sites) for (path, name), sites in pairs)
-        rest = [p for p in in_scope if p not in set(focus_set) and self.outline.needs_symbols(p)]
-        limit = max(0, self._settings.lsp_symbol_files - len(focus_set))
-        jobs.extend(_Job("symbols", p, critical=False) for p in rest[:limit])
+        jobs = [Job("symbols", p) for p in focus if self.outline.needs_symbols(p)]
+        pairs = candidate_pairs(base.tags, langs, request.definers, languages, self.resolver.done(), self._settings)
+        jobs.extend(Job("definition", path, name, sites) for (path, name), sites in pairs)
+        focus_set = set(focus)
+        rest = [p for p in in_scope if p not in focus_set and self.outline.needs_symbols(p)]
+        limit = max(0, self._settings.lsp_symbol_files - len(focus))
+        jobs.extend(Job("symbols", p, critical=False) for p in rest[:limit])
         return jobs
 
     def request_symbols(self, paths: Iterable[str]) -> int:
@@ -225,15 +278,12 @@ class LspSource:
             for p in dict.fromkeys(paths)
             if self.documents.language(p) in self._planned_languages and self.outline.needs_symbols(p)
         ]
-        for path in reversed(fresh):
-            self._queue.appendleft(_Job("symbols", path))
-            self._queued_critical += 1
-        self._kick()
+        self._queue.push_front([Job("symbols", path) for path in fresh])
         return len(fresh)
 
     def request_hovers(self, keys: Iterable[HoverKey]) -> int:
         """Queue hovers (at the front) for shown symbols that have no detail; returns how many."""
-        if not self._settings.lsp_hover_per_map:
+        if not self._settings.lsp_hover_per_map or self._engines is None:
             return 0
         fresh = [
             k
@@ -241,70 +291,17 @@ class LspSource:
             if self.documents.language(k[0]) in self._planned_languages and self.outline.needs_hover(k)
         ]
         fresh = fresh[: self._settings.lsp_hover_per_map]
-        for key in reversed(fresh):
-            self._queue.appendleft(_Job("hover", key[0], sites=((key[1], key[2]),)))
-            self._queued_critical += 1
-        self._kick()
+        self._queue.push_front([Job("hover", key[0], sites=((key[1], key[2]),)) for key in fresh])
         return len(fresh)
-
-    def _replace_queue(self, jobs: list[_Job]) -> None:
-        hovers = [job for job in self._queue if job.kind == "hover"]
-        self._queue = deque(hovers + jobs)
-        self._queued_critical = sum(1 for job in self._queue if job.critical)
-        self._kick()
-
-    def _update_idle(self) -> None:
-        if self._queued_critical or self._running_critical:
-            self._idle.clear()
-        else:
-            self._idle.set()
-
-    def _kick(self) -> None:
-        if self._closed:
-            return
-        self._update_idle()
-        if self._queue and (self._worker is None or self._worker.done()):
-            self._worker = asyncio.get_running_loop().create_task(self._work())
 
     async def wait_idle(self, timeout: float) -> bool:
         """Wait until every critical job is done, up to ``timeout`` seconds."""
-        if timeout > 0 and not self._idle.is_set():
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._idle.wait(), timeout)
-        return self._idle.is_set()
+        return await self._queue.wait_idle(timeout)
 
-    async def _work(self) -> None:
-        semaphores: dict[int, asyncio.Semaphore] = {}
-        try:
-            while self._queue:
-                batch: list[_Job] = []
-                while self._queue and len(batch) < self._settings.lsp_batch:
-                    job = self._queue.popleft()
-                    if job.critical:
-                        self._queued_critical -= 1
-                        self._running_critical += 1
-                    batch.append(job)
+    def _session_for(self, path: str) -> LspSession | None:
+        return self.pool.session(self.documents.language(path))
 
-                async def run(job: _Job) -> None:
-                    try:
-                        session = self.pool.session(self.documents.language(job.path))
-                        if session is None or session.state not in (ServerState.READY, ServerState.INDEXING):
-                            return  # planned again at the next map
-                        semaphore = semaphores.setdefault(
-                            id(session), asyncio.Semaphore(self._settings.lsp_concurrency)
-                        )
-                        async with semaphore:
-                            await self._run(session, job)
-                    finally:
-                        if job.critical:
-                            self._running_critical -= 1
-                            self._update_idle()
-
-                await asyncio.gather(*(run(job) for job in batch))
-        finally:
-            self._update_idle()
-
-    async def _run(self, session: LspSession, job: _Job) -> None:
+    async def _run(self, session: LspSession, job: Job) -> None:
         if job.kind == "definition":
             await self.resolver.resolve(session, self.documents, (job.path, job.name), job.sites)
         elif job.kind == "symbols":
@@ -315,13 +312,23 @@ class LspSource:
 
     async def aclose(self) -> None:
         self._closed = True
-        self._queue.clear()
-        self._queued_critical = 0
-        if self._worker is not None and not self._worker.done():
-            self._worker.cancel()
-            with contextlib.suppress(BaseException):
-                await self._worker
+        if self._pending_start is not None:
+            self._pending_start.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._queue.aclose()
         await self.pool.aclose()
+
+
+def _warm_file(snapshot: Snapshot, base: SourceView, language: str) -> str | None:
+    """A file to open as soon as the language's server is up (tsserver loads the project, and
+    reports progress, only after a file is opened): the one with most references."""
+    return max(
+        (p for p, lang in snapshot.languages.items() if lang == language and p in base.tags),
+        key=lambda p: len(base.tags[p].ref_names),
+        default=None,
+    )
 
 
 __all__ = ["LspSource"]
