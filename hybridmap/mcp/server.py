@@ -147,46 +147,44 @@ def build_server(state: State) -> MCPServer[Any]:
     return server
 
 
+ChatFiles = Annotated[
+    Paths,
+    Field(
+        description=(
+            "Files the agent is editing, relative to the root: they steer the ranking and are "
+            "left out of the map (the agent already has them)."
+        )
+    ),
+]
+MentionedIdents = Annotated[
+    tuple[str, ...],
+    Field(
+        max_length=200,
+        description="Identifiers the user or agent named (functions, classes...): their definitions rank higher.",
+    ),
+]
+Message = Annotated[
+    str,
+    Field(
+        max_length=100_000,
+        description="The user's message as written: identifier-shaped and path-like words in it count as mentions.",
+    ),
+]
+MapMode = Annotated[
+    Literal["static", "hybrid"],
+    Field(description="hybrid uses language servers that are ready (resolved edges); static uses tree-sitter only."),
+]
+
+
 def _register_map_tools(server: MCPServer[Any], state: State) -> None:
     @server.tool(title="Repository map", annotations=_annotations("Repository map"))
     async def repo_map(
-        chat_files: Annotated[
-            Paths,
-            Field(
-                description=(
-                    "Files the agent is editing, relative to the root: they steer the ranking and are "
-                    "left out of the map (the agent already has them)."
-                )
-            ),
-        ] = (),
+        chat_files: ChatFiles = (),
         mentioned_files: Annotated[Paths, Field(description="Files the user or agent named.")] = (),
-        mentioned_idents: Annotated[
-            tuple[str, ...],
-            Field(
-                max_length=200,
-                description=(
-                    "Identifiers the user or agent named (functions, classes...): their definitions rank higher."
-                ),
-            ),
-        ] = (),
-        message: Annotated[
-            str,
-            Field(
-                max_length=100_000,
-                description=(
-                    "The user's message as written: identifier-shaped and path-like words in it count as mentions."
-                ),
-            ),
-        ] = "",
+        mentioned_idents: MentionedIdents = (),
+        message: Message = "",
         tokens: Tokens = None,
-        mode: Annotated[
-            Literal["static", "hybrid"],
-            Field(
-                description=(
-                    "hybrid uses language servers that are ready (resolved edges); static uses tree-sitter only."
-                )
-            ),
-        ] = "hybrid",
+        mode: MapMode = "hybrid",
         server_wait: Wait = 0.0,
     ) -> Annotated[CallToolResult, RepoMapSummary]:
         """The ranked map of the repository for the task at hand: files and their most relevant
@@ -208,6 +206,10 @@ def _register_map_tools(server: MCPServer[Any], state: State) -> None:
         )
         return _result(text, summary)
 
+    _register_compare_and_status(server, state)
+
+
+def _register_compare_and_status(server: MCPServer[Any], state: State) -> None:
     @server.tool(title="Compare static and hybrid maps", annotations=_annotations("Compare static and hybrid maps"))
     async def compare_maps(
         chat_files: Paths = (),
