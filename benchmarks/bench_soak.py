@@ -201,10 +201,11 @@ def internal_counts(repo: AsyncRepoMap) -> dict[str, int]:
     """Sizes of every per-file / per-answer structure a long-lived object keeps."""
     lsp = repo._lsp
     out = {
-        "api._tasks": len(repo._tasks),
-        "api._merge_memo": len(repo._merge_memo),
-        "api._tags": len(repo._tags),
-        "static._entries": len(getattr(repo._source, "_entries", {})),
+        "lsp._tasks": len(lsp._tasks),
+        "pipeline._merge_memo": len(repo._builder._merge_memo),
+        "base tags": len(repo.tags()),
+        "static._entries": len(getattr(repo._base, "_entries", {})),
+        "workspace files": len(repo._workspace.snapshot.files),
         "cache._memory": len(repo._cache._memory),
         "resolver._resolved": len(lsp.resolver._resolved),
         "outline._outlines": len(lsp.outline._outlines),

@@ -35,6 +35,7 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -47,6 +48,7 @@ from probe_server import registry_with_only, uptime  # noqa: E402
 from hybridmap import AsyncRepoMap  # noqa: E402
 from hybridmap.errors import ServerError  # noqa: E402
 from hybridmap.sources.lsp.resolver import candidate_pairs  # noqa: E402
+from hybridmap.sources.lsp.source import _warm_file  # noqa: E402
 from hybridmap.sources.lsp.symbols import utf8_col, utf16_col  # noqa: E402
 
 Pair = tuple[str, str]
@@ -273,13 +275,15 @@ async def one_run(root: str, server: str, order: str) -> dict[str, Any]:
         async with AsyncRepoMap(
             root, registry=registry, overrides={"cache_dir": str(cache_dir)}, start_servers=False
         ) as repo:
-            collected = await asyncio.to_thread(repo._collect)
-            present = sorted(set(languages) & set(collected.languages.values()))
+            snapshot = await repo._refresh()
+            base = repo._base.view(snapshot)
+            collected = SimpleNamespace(tags=base.tags, languages=snapshot.languages, shas=snapshot.shas)
+            present = sorted(set(languages) & set(snapshot.languages.values()))
             lsp = repo._lsp  # benchmark introspection: the product's pool and documents
-            lsp.documents.refresh(collected.shas, collected.languages, [])
+            lsp.documents.refresh(snapshot.shas, snapshot.languages, [])
             start = time.perf_counter()
             for language in present:
-                warm = repo._warm_file(collected, language)
+                warm = _warm_file(snapshot, base, language)
                 lsp.pool.ensure_started(
                     language, lambda s, warm=warm: lsp.documents.ensure_open(s, warm) if warm else None
                 )

@@ -64,7 +64,7 @@ def provenance_counts(repo: RepoMap) -> dict[str, int]:
     """Symbols of the merged tags by provenance (benchmark introspection of the live object)."""
     inner = repo._async
     lsp = inner._lsp
-    merged = merge_tags(inner._tags, lsp.outline.snapshot(), lsp.outline.details())
+    merged = merge_tags(inner.tags(), lsp.outline.snapshot(), lsp.outline.details())
     counts: Counter[str] = Counter()
     for tags in merged.values():
         for symbol in tags.symbols:
@@ -80,9 +80,9 @@ def pair_counts(repo: RepoMap) -> dict[str, int]:
     """Candidate and answered (file, identifier) pairs: ambiguous (2+ definers) or generic (1)."""
     inner = repo._async
     lsp = inner._lsp
-    definers = inner._definers
+    definers = inner._definer_counts
     languages = set(lsp._planned_languages)
-    candidates = candidate_pairs(inner._tags, lsp.documents._languages, definers, languages, set(), inner.settings)
+    candidates = candidate_pairs(inner.tags(), lsp.documents._languages, definers, languages, set(), inner.settings)
     counts: Counter[str] = Counter()
     for (_, name), _sites in candidates:
         counts["candidates_ambiguous" if definers.get(name, 0) > 1 else "candidates_generic"] += 1
@@ -154,7 +154,7 @@ def full_run(root: str, registry: LanguageRegistry, languages: list[str], cache_
         static, marks = timed_map(repo, mode="static", tokens=1024)
         out["first_map_static_s"] = marks["seconds"]
         out["name_match_edges_static"] = static.edges.get("name-match", 0)
-        out["symbols_static"] = sum(len(t.symbols) for t in repo._async._tags.values())
+        out["symbols_static"] = sum(len(t.symbols) for t in repo._async.tags().values())
     cold(cache_dir)
     with RepoMap(root, registry=registry, overrides={"cache_dir": cache_dir}) as repo:
         first, marks = timed_map(repo, mode="hybrid", tokens=1024)

@@ -44,12 +44,12 @@ def test_thirty_edited_maps_keep_nothing_of_deleted_files(tmp_path: Path) -> Non
             assert result.tokens <= 1024 and result.text.strip()
             assert f"store/scratch_{i}.py" in {f.path for f in result.files}
 
-            live = set(inner._tags)
+            live = set(inner.tags())
             assert len(live) == 5  # app.py, store/{__init__,disk,memory}.py and this map's scratch file
             (session,) = lsp.sessions()
             open_paths = {str(Path(unquote(urlparse(uri).path)).relative_to(root)) for uri in session._opened}
             kept = {
-                "merge memo": set(inner._merge_memo),
+                "merge memo": set(inner._builder._merge_memo),
                 "server symbols": set(lsp.outline._outlines),
                 "hovers": {key[0] for key in lsp.outline._hovers},
                 "definitions": {pair[0] for pair in lsp.resolver._resolved},
@@ -61,9 +61,9 @@ def test_thirty_edited_maps_keep_nothing_of_deleted_files(tmp_path: Path) -> Non
                 assert paths <= live, f"map {i}: {what} still holds deleted files {sorted(paths - live)}"
             sizes.append(
                 {
-                    "memo": len(inner._merge_memo),
+                    "memo": len(inner._builder._merge_memo),
                     "open": len(session._opened),
-                    "tasks": len(inner._tasks),
+                    "tasks": len(lsp._tasks),
                     "pending requests": len(session._client.protocol._request_futures),
                 }
             )
