@@ -16,6 +16,7 @@ would not show), so the next map always sees the last write.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -121,6 +122,7 @@ class Workspace:
         files: dict[str, FileState] = {}
         contents: dict[str, bytes] = {}
         special: list[str] = []
+        gone: list[Diagnostic] = []
         reused = read_count = 0
         # Files whose ctime is at or after this were changing while we looked (module docstring).
         racy_from = time.time_ns() - int(self._settings.stat_racy_seconds * 1e9)
@@ -131,6 +133,11 @@ class Workspace:
             if language is None:
                 continue
             sig = stat_signature(self.root, rel)
+            if sig is None and _missing(self.root / rel):
+                # Listed (git's index lists deleted files too) but not there: not a file of this
+                # snapshot, so a removal for the sources; said, since it may be a race with us.
+                gone.append(Diagnostic(rel, str(FileStatus.VANISHED), "file disappeared after listing"))
+                continue
             old = previous.get(rel)
             if sig is not None and old is not None and old.signature == sig and old.language == language:
                 files[rel] = old
@@ -154,7 +161,8 @@ class Workspace:
             "files_reused": float(reused),
         }
         generation = self._snapshot.generation + (0 if changes.empty else 1)
-        self._snapshot = Snapshot(self.root, files, tuple(special), listing.diagnostics, stats, generation)
+        diagnostics = (*listing.diagnostics, *gone)
+        self._snapshot = Snapshot(self.root, files, tuple(special), diagnostics, stats, generation)
         return self._snapshot, changes
 
     def _read(
@@ -180,6 +188,17 @@ class Workspace:
         if result.status is not FileStatus.OK or result.sha256 != state.sha256:
             return None
         return result.data
+
+
+def _missing(path: Path) -> bool:
+    """Not there at all (not: there but unreadable, or a dangling link: those are said)."""
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 def _changes(
