@@ -30,6 +30,7 @@ from .model import (
     ServerState,
 )
 from .pack import pack
+from .policies import PolicyMemo, apply_policies
 from .rank import Ranking, rank
 from .render import Renderer
 from .settings import Settings
@@ -74,6 +75,7 @@ class MapBuilder:
         self._graph: RepoGraph | None = None
         self._graph_key: object = None
         self._merge_memo: MergeMemo = {}
+        self._policy_memo: PolicyMemo = {}
 
     @property
     def graph(self) -> RepoGraph | None:
@@ -133,7 +135,8 @@ class MapBuilder:
     def _merge(self, inputs: MapInputs) -> Merged:
         if not inputs.refiners:
             return Merged(inputs.base.tags, {}, {}, (inputs.base.name,))
-        return merge_views(inputs.base, inputs.refiners, self._merge_memo)
+        merged = merge_views(inputs.base, inputs.refiners, self._merge_memo)
+        return apply_policies(merged, self._settings, self._policy_memo)  # derived edges: docs/policies.md
 
     def _graph_for(self, inputs: MapInputs, merged: Merged) -> RepoGraph:
         # The views' versions change whenever their tags or resolved pairs do.

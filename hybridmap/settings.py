@@ -163,6 +163,12 @@ class Settings:
     """Multiplier on edges leaving a chat file: what the agent edits points at what matters."""
     self_reference_weight: float = 0.0
     """Weight of a file referencing its own definitions (0 = no self-loops)."""
+    name_match_linkage: bool = True
+    """Name matching respects linkage (in a hybrid map, for the uses no source resolved): a
+    C/C++ ``static`` function or variable, or one in an anonymous namespace, is a candidate only
+    in its own file (and, in a header, in the files including it); a Go unexported name only in
+    its own package (directory). Off: every file defining the name is a candidate, as in Aider
+    (docs/policies.md; measured in docs/evaluation.md, "Resolved means resolved")."""
 
     # --- rank: personalization and path multipliers --------------------------
     pagerank_damping: float = 0.85
@@ -514,6 +520,7 @@ RULES: Mapping[str, Rule] = {
     "max_definers_per_ident": _int(1, 4_096, protective=True),
     "chat_file_reference_weight": _WEIGHT,
     "self_reference_weight": _WEIGHT,
+    "name_match_linkage": _BOOL,
     "pagerank_damping": _SHARE,
     "pagerank_max_iterations": _int(1, 10_000, protective=True),
     "pagerank_tolerance": _float(0.0, 1.0, protective=True),
@@ -603,6 +610,7 @@ REPOSITORY_TUNABLE = frozenset(
             "pin_mentioned_definitions",
             "special_files_first",
             "path_weighted_teleport",
+            "name_match_linkage",
         }
     )
 )

@@ -115,3 +115,9 @@
   (union_specifier name: (type_identifier) @name.reference.type !body)
   (enum_specifier name: (type_identifier) @name.reference.type !body)
 ]
+
+; `#include "path"` / `#include <path>`: a module reference named by the included path (the
+; angle brackets kept, so a system-style include is told apart). No symbol has such a name, so
+; it adds no name-matched edge; hybridmap.policies resolves it to a file (the include relation).
+(preproc_include path: (string_literal (string_content) @name.reference.module))
+(preproc_include path: (system_lib_string) @name.reference.module)

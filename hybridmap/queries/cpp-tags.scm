@@ -308,3 +308,13 @@
 
 ; `using ns::Name;`
 (using_declaration (qualified_identifier name: (identifier) @name.reference.module))
+
+; `#include "path"` / `#include <path>`: a module reference named by the included path (the
+; angle brackets kept, so a system-style include is told apart). No symbol has such a name, so
+; it adds no name-matched edge; hybridmap.policies resolves it to a file (the include relation).
+(preproc_include path: (string_literal (string_content) @name.reference.module))
+(preproc_include path: (system_lib_string) @name.reference.module)
+
+; An anonymous namespace, named by its keyword: what it encloses has internal linkage (file-local
+; like `static`), which hybridmap.policies reads from the enclosing symbol.
+(namespace_definition !name "namespace" @name.definition.namespace body: (declaration_list)) @definition.namespace
