@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 
 from .model import FileTags, Pair, Provenance
-from .paths import path_multiplier
 from .settings import Settings
 
 #: The provenances every graph lists first (in ``edge_counts_by_provenance`` even at zero): the
@@ -78,9 +77,6 @@ class RepoGraph:
     symbol_ident: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     """... its ident id in :attr:`idents`, or -1 when nobody references the name."""
     symbol_names: tuple[str, ...] = ()
-    path_multiplier: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    """Rank multiplier of each file from its path alone (tests, vendored, entry points...)."""
-    path_reasons: tuple[tuple[str, ...], ...] = ()
     provenances: tuple[str, ...] = BASE_PROVENANCES
     """Provenance names; ``edge_provenance`` indexes this."""
 
@@ -241,7 +237,6 @@ def build_graph(
             sym_local.append(li)
             sym_ident.append(ident_ids.get(sym.name, -1))
             sym_names.append(sym.name)
-    multipliers = [path_multiplier(path, settings) for path in files]
     return RepoGraph(
         files=files,
         idents=idents,
@@ -256,7 +251,5 @@ def build_graph(
         symbol_local=np.asarray(sym_local, dtype=np.int32),
         symbol_ident=np.asarray(sym_ident, dtype=np.int64),
         symbol_names=tuple(sym_names),
-        path_multiplier=np.asarray([m for m, _ in multipliers], dtype=np.float64),
-        path_reasons=tuple(why for _, why in multipliers),
         provenances=tuple(provenance_codes),
     )

@@ -1,4 +1,7 @@
-"""What a file's path alone says about it: tests, vendored or generated code, entry points."""
+"""What a file's path alone says about it: tests, vendored or generated code, entry points.
+
+Read by the ranking signals: :mod:`hybridmap.rank.signals.path_kinds` (each file's prior) and
+the chat boosts (:func:`boost_scale`)."""
 
 from __future__ import annotations
 

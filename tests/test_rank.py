@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -16,7 +18,8 @@ from hybridmap.settings import Settings
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("csr_min_edges", [0, 10**9], ids=["scipy-csr", "numpy"])
 def test_pagerank_matches_networkx(seed: int, csr_min_edges: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("hybridmap.rank.CSR_MIN_EDGES", csr_min_edges)  # both iterations, same answer
+    # Both iterations, same answer. The module, not the package: its CSR_MIN_EDGES is a re-export.
+    monkeypatch.setattr(importlib.import_module("hybridmap.rank.pagerank"), "CSR_MIN_EDGES", csr_min_edges)
     rng = np.random.default_rng(seed)
     n, m = 40, 160
     src = rng.integers(0, n, m)
