@@ -170,10 +170,21 @@ def _is_path(name: str) -> bool:
 
 def _call_position(sym: Symbol) -> int:
     """Where the symbol's name (followed by its parameter list, for a function) starts in its signature."""
-    found = re.search(rf"\b{re.escape(sym.name)}\s*\(", sym.signature)
-    if found is None:
-        found = re.search(rf"\b{re.escape(sym.name)}\b", sym.signature)
-    return found.start() if found is not None else len(sym.signature)
+    text, name = sym.signature, sym.name
+    first = -1
+    start = text.find(name)
+    while start >= 0:  # str.find, not a regex per symbol: a cold map reads every C/C++ symbol
+        end = start + len(name)
+        if (start == 0 or not _is_word(text[start - 1])) and (end == len(text) or not _is_word(text[end])):
+            if text[end:].lstrip().startswith("("):
+                return start
+            first = start if first < 0 else first
+        start = text.find(name, start + 1)
+    return first if first >= 0 else len(text)
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 def _has_body(sym: Symbol) -> bool:
