@@ -1,7 +1,8 @@
 """Scale: hybridmap and Aider on synthetic monorepos of 1k, 10k and 100k files (``gen_monorepo.py``).
 
     nice -n 10 python benchmarks/bench_scale.py [--sizes 1000,10000,100000] [--repeats 3]
-        [--tokens 2048] [--peer-timeout 1800] [--peer-repeats N] [--server-wait-sizes 1000,10000] [--no-aider]
+        [--tokens 2048] [--peer-timeout 1800] [--peer-repeats N] [--server-wait-sizes 1000,10000]
+        [--systems static,hybrid-wait0,hybrid-wait60,aider,inprocess] [--memory-limit-mb 6144]
         [--scip-index PATH] [--profile] [--listed 1000000] [--at COMMIT]
 
 What is measured, per size, every figure in a fresh process started for that measurement alone
@@ -30,6 +31,8 @@ runs cProfile around the in-process warm and after-edit maps of the largest size
 PATH`` is a hook for the SCIP source being built elsewhere: it adds a hybrid run with ``--index
 PATH`` if ``hybridmap map --help`` has that option, and records it as skipped otherwise.
 
+Every run is killed after ``--peer-timeout`` seconds or once its process tree passes
+``--memory-limit-mb`` (this machine's memory is shared), and reported as such.
 Everything runs under ``nice -n 10`` (the script raises its own niceness to 10 at least).
 Results: ``benchmarks/.work/scale/results.json`` (merged by size across runs) and a table.
 """
@@ -61,6 +64,7 @@ RESULTS = SCALE / "results.json"
 CODE: dict[str, str] = {}
 EDIT_TEMPLATE = "\n\ndef scale_bench_added_{tag}(value):\n    return value\n"
 SAMPLE_SECONDS = 0.1
+SYSTEMS = ("static", "hybrid-wait0", "hybrid-wait60", "aider", "inprocess")
 
 
 # --- the launcher: one measured run in a fresh process -------------------------------------------
@@ -84,9 +88,14 @@ def tree_rss(pid: int) -> int:
     return total
 
 
-def launch(argv: list[str], timeout: float, stdout_path: str, env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Run ``argv`` (this is the launcher's process): wall, CPU, peaks, exit status."""
-    peak = [0]
+def launch(spec: dict[str, Any]) -> dict[str, Any]:
+    """Run ``spec["argv"]`` (this is the launcher's process): wall, CPU, peaks, exit status.
+
+    The process group is killed after ``timeout`` seconds, or as soon as the tree's RSS passes
+    ``memory_limit_mb`` (other sessions share this machine's memory)."""
+    argv, timeout, stdout_path, env = spec["argv"], spec["timeout"], spec["stdout"], spec["env"]
+    limit = spec["memory_limit_mb"] * 2**20
+    peak, over = [0], threading.Event()
     start = time.perf_counter()
     with open(stdout_path, "wb") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE, env=env, cwd=SCALE, start_new_session=True)
@@ -95,6 +104,9 @@ def launch(argv: list[str], timeout: float, stdout_path: str, env: dict[str, str
         def sample() -> None:
             while not done.wait(SAMPLE_SECONDS):
                 peak[0] = max(peak[0], tree_rss(proc.pid))
+                if peak[0] > limit and not over.is_set():
+                    over.set()
+                    os.killpg(proc.pid, 9)
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
@@ -115,6 +127,7 @@ def launch(argv: list[str], timeout: float, stdout_path: str, env: dict[str, str
         "peak_tree_rss_mb": round(peak[0] / 2**20, 1),
         "returncode": proc.returncode,
         "timeout": timed_out,
+        "memory_exceeded": over.is_set(),
         "stderr_tail": err.decode(errors="replace")[-800:] if proc.returncode else "",
     }
 
@@ -122,7 +135,8 @@ def launch(argv: list[str], timeout: float, stdout_path: str, env: dict[str, str
 def measured(argv: list[str], timeout: float, env: dict[str, str] | None = None) -> tuple[dict[str, Any], str]:
     """One run of ``argv`` in a fresh launcher process: its figures and its stdout."""
     out_path = SCALE / f".stdout-{os.getpid()}"
-    spec = json.dumps({"argv": argv, "timeout": timeout, "stdout": str(out_path), "env": env})
+    limit = float(CODE.get("memory_limit_mb", 6144))
+    spec = json.dumps({"argv": argv, "timeout": timeout, "stdout": str(out_path), "env": env, "memory_limit_mb": limit})
     proc = subprocess.run([sys.executable, __file__, "--launcher", spec], capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"launcher failed: {proc.stderr[-800:]}")
@@ -250,7 +264,15 @@ def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """Medians of wall and CPU, the largest peaks; a timeout or failure is said, never averaged."""
     ok = [r for r in runs if not r["timeout"] and r["returncode"] == 0]
     if not ok:
-        return {"runs": len(runs), "failed": True, "timeout": any(r["timeout"] for r in runs), "last": runs[-1]}
+        return {
+            "runs": len(runs),
+            "failed": True,
+            "timeout": any(r["timeout"] for r in runs),
+            "memory_exceeded": any(r.get("memory_exceeded") for r in runs),
+            "walls": [r["wall"] for r in runs],
+            "peak_tree_rss_mb": max(r["peak_tree_rss_mb"] for r in runs),
+            "last": runs[-1],
+        }
     middle = sorted(ok, key=lambda r: r["wall"])[len(ok) // 2]
     return {
         "runs": len(runs),
@@ -381,21 +403,23 @@ def bench_size(size: int, args: argparse.Namespace, largest: bool) -> dict[str, 
             systems["hybrid-scip"] = [*argv, "--index", str(args.scip_index)]
         else:
             out["hybrid-scip"] = {"skipped": "hybridmap map has no --index option yet"}
+    systems = {k: v for k, v in systems.items() if k in args.systems}
     for name, argv in systems.items():
         print(f"[{size}] {name}", file=sys.stderr, flush=True)
         system_runs = (1, 1) if name == "hybrid-wait60" else runs
         out[name] = scenarios(
             argv, Path(argv[argv.index("--cache-dir") + 1]), edit, system_runs, args.peer_timeout, env
         )
-    if args.aider and AIDER_PYTHON.exists():
+    if "aider" in args.systems and AIDER_PYTHON.exists():
         print(f"[{size}] aider", file=sys.stderr, flush=True)
         cache = SCALE / f"cache-{size}-aider"
         argv = [str(AIDER_PYTHON), "-c", AIDER_SCRIPT, str(root), str(cache), str(args.tokens)]
         peer_runs = (runs[0], args.peer_repeats or args.repeats)
         out["runs"]["aider_warm_and_edit"] = peer_runs[1]
         out["aider"] = scenarios(argv, cache, edit, peer_runs, args.peer_timeout, None)
-    print(f"[{size}] in-process", file=sys.stderr, flush=True)
-    out["inprocess"] = run_inprocess(root, edit, args, size, args.profile and largest)
+    if "inprocess" in args.systems:
+        print(f"[{size}] in-process", file=sys.stderr, flush=True)
+        out["inprocess"] = run_inprocess(root, edit, args, size, args.profile and largest)
     return out
 
 
@@ -435,7 +459,10 @@ def table(results: dict[str, Any]) -> str:
                 if cell is None:
                     continue
                 if cell.get("failed") or "skipped" in cell:
-                    note = "timeout" if cell.get("timeout") else cell.get("skipped", "failed")
+                    note = cell.get("skipped", "failed")
+                    if cell.get("timeout") or cell.get("memory_exceeded"):
+                        what = "timeout" if cell.get("timeout") else "killed over memory limit"
+                        note = f"{what} at {fmt(max(cell['walls']), 0)} s, {fmt(cell['peak_tree_rss_mb'], 0)} MB"
                     rows.append(f"| {files} | {system} | {scenario} | {note} | | | |")
                     continue
                 rows.append(
@@ -484,7 +511,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--peer-timeout", type=float, default=1800.0, help="seconds before a run is killed")
     parser.add_argument("--server-wait-sizes", default="1000,10000", help="sizes also run with --server-wait 60")
     parser.add_argument("--max-files", type=int, default=10_000_000, help="max_files in the scratch user config")
-    parser.add_argument("--no-aider", dest="aider", action="store_false")
+    parser.add_argument("--systems", default=",".join(SYSTEMS), help="which of them to run (merged into results)")
+    parser.add_argument("--memory-limit-mb", type=float, default=6144, help="kill a run whose process tree passes this")
     parser.add_argument("--peer-repeats", type=int, default=0, help="Aider's warm/edit runs (0: --repeats)")
     parser.add_argument("--scip-index", type=Path, default=None, help="hook: pass --index PATH if the CLI has it")
     parser.add_argument("--profile", action="store_true", help="cProfile the in-process maps of the largest size")
@@ -495,6 +523,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--inprocess", help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.sizes = [int(s) for s in args.sizes.split(",") if s]
+    args.systems = [s for s in args.systems.split(",") if s]
     args.server_wait_sizes = {int(s) for s in args.server_wait_sizes.split(",") if s}
     return args
 
@@ -503,7 +532,7 @@ def main() -> None:
     args = parse_args()
     if args.launcher:
         spec = json.loads(args.launcher)
-        print(json.dumps(launch(spec["argv"], spec["timeout"], spec["stdout"], spec["env"])))
+        print(json.dumps(launch(spec)))
         return
     if args.inprocess:
         print(json.dumps(inprocess(json.loads(args.inprocess))))
@@ -513,10 +542,14 @@ def main() -> None:
     SCALE.mkdir(parents=True, exist_ok=True)
     results = load_results()
     results["code"] = use_code(args.at)
+    CODE["memory_limit_mb"] = str(args.memory_limit_mb)
     for size in args.sizes:
         started = machine()
         data = bench_size(size, args, size == max(args.sizes))
-        data["machine"] = {"before": started, "after": machine()}
+        data["machine"] = {",".join(args.systems): {"before": started, "after": machine()}}
+        previous = results["sizes"].get(str(size), {})
+        if previous.get("manifest", {}).get("head") == data["manifest"]["head"]:  # same repository: merge
+            data = {**previous, **data, "machine": {**previous.get("machine", {}), **data["machine"]}}
         results["sizes"][str(size)] = data
         RESULTS.write_text(json.dumps(results, indent=1) + "\n")
     if args.listed:
