@@ -296,6 +296,12 @@ class Settings:
     (tsserver keeps every open file's program in memory)."""
     lsp_batch: int = 64
     """Jobs the background worker takes from its queue at a time (in priority order)."""
+    lsp_max_servers: int = 8
+    """Language-server processes alive at once. Each language gets one server per project root
+    (the nearest ``go.mod``, ``package.json``, ``pyproject.toml``... above a file), so a
+    monorepo could start dozens; beyond this the least recently used one no map needs now is
+    shut down, and roots left without one say so in ``servers`` and a ``server_limit``
+    diagnostic."""
 
     # --- sources ----------------------------------------------------------------
     source_precedence: tuple[str, ...] = ("scip", "lsp")
@@ -564,6 +570,7 @@ RULES: Mapping[str, Rule] = {
     "lsp_detail_max_chars": _int(1, 100_000),
     "lsp_max_open_files": _int(1, 100_000, protective=True),
     "lsp_batch": _int(1, 100_000),
+    "lsp_max_servers": _int(1, 256, protective=True),
     "cache_dir": Rule("text", 1, 4_096, nullable=True),
     "cache_size_limit": _int(0, 2**50, protective=True),
     "memory_cache_entries": _int(0, 10_000_000, protective=True),

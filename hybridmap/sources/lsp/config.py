@@ -5,6 +5,8 @@ In ``lsp_configs/<lang>.toml`` (Helix shape)::
     [language]
     name = "python"
     language-servers = ["ty", "basedpyright", "pylsp"]     # order of preference
+    roots = ["pyproject.toml", "setup.py", "setup.cfg"]    # a file's project root: the nearest
+    workspace-roots = []            # go.work-like markers: the outermost wins over ``roots``
 
     [language-server.ty]
     command = "ty"                  # a name looked up on PATH (+ our install dirs), or an absolute path
@@ -36,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ConfigError
+from .roots import MAX_MARKERS, RootMarkers, marker_problem
 
 READY_MODES = ("initialized", "progress", "first-answer")
 
@@ -186,3 +189,26 @@ def merge_candidates(builtin: Sequence[ServerConfig], overrides: Sequence[Server
     """Later configs replace earlier ones of the same name and go first in preference."""
     names = {s.name for s in overrides}
     return tuple(overrides) + tuple(s for s in builtin if s.name not in names)
+
+
+def _marker_list(value: Any, key: str, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or len(value) > MAX_MARKERS or not all(isinstance(n, str) for n in value):
+        raise ConfigError(f"{where}.{key} must be a list of at most {MAX_MARKERS} file names")
+    for name in value:
+        problem = marker_problem(name)
+        if problem:
+            raise ConfigError(f"{where}.{key}: {problem}")
+    return tuple(value)
+
+
+def root_markers(raw: Mapping[str, Any], source: Path) -> RootMarkers:
+    """The language's project-root markers: ``roots`` (the nearest directory holding one is a
+    file's project root) and ``workspace-roots`` (the outermost holding one wins over those)."""
+    language = raw.get("language", {})
+    if not isinstance(language, dict):
+        return RootMarkers()
+    where = f"{source}: language"
+    return RootMarkers(
+        _marker_list(language.get("roots", []), "roots", where),
+        _marker_list(language.get("workspace-roots", []), "workspace-roots", where),
+    )

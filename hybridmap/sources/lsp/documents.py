@@ -10,7 +10,8 @@ text they were sent, not the disk. :class:`Documents` keeps both sides honest:
 - :meth:`refresh` compares the new snapshot's content hashes with the last one
   and tells every live server which files were created, changed or deleted
   (``workspace/didChangeWatchedFiles``), so its view of unopened files follows
-  the disk between maps; deleted files that were open are closed first.
+  the disk between maps (each server only of files in its project root); deleted
+  files that were open are closed first.
 
 File texts are read through :func:`~hybridmap.walk.read_source` (never outside
 the root, bad files skipped) and kept only while their hash is current.
@@ -27,6 +28,7 @@ from lsprotocol import types as T
 from ...model import FileStatus
 from ...settings import Settings
 from ...walk import read_source
+from .roots import contains
 from .session import LspSession, language_id
 
 
@@ -84,20 +86,35 @@ class Documents:
         self._shas, self._languages = shas, languages
         for path in changed:
             self._lines.pop(path, None)
+        live = list(sessions)
+        # A session that ended (crashed, shut down for lsp_max_servers) is never asked again: a
+        # restart is a new session, which opens what it needs.
+        alive = {id(session) for session in live}
+        for key in [k for k in self._open if id(k[0]) not in alive]:
+            del self._open[key]
         # A deleted file stays open in the server otherwise (it would keep answering from the
         # text it was sent) until the least recently used ones are closed.
         for key in [k for k in self._open if changed.get(k[1]) is T.FileChangeType.Deleted]:
             del self._open[key]
             key[0].did_close(self.uri(key[1]))
         if changed:
-            events = [
-                T.FileEvent(uri=self.uri(path), type=kind)
-                for path, kind in sorted(changed.items())
-                if self.sendable(path)
-            ]
-            for session in sessions:
-                session.did_change_watched_files(events)
+            events = [(path, kind) for path, kind in sorted(changed.items()) if self.sendable(path)]
+            for session in live:
+                # Each server hears about its own project root only: a file of another
+                # project is not part of its program (and many projects make many events).
+                root = self.project_root(session)
+                mine = [T.FileEvent(uri=self.uri(p), type=kind) for p, kind in events if contains(root, p)]
+                if mine:
+                    session.did_change_watched_files(mine)
         return set(changed)
+
+    def project_root(self, session: LspSession) -> str:
+        """The session's project root relative to the repository root ("" = the root itself)."""
+        try:
+            rel = session.root.relative_to(self._root).as_posix()
+        except ValueError:
+            return ""
+        return "" if rel == "." else rel
 
     def lines(self, path: str) -> list[bytes] | None:
         """The file's current lines (bytes), or None when it cannot be read as a source file."""

@@ -155,7 +155,7 @@ class LspSource:
         reports = {}
         for language in with_servers:
             report = self.pool.report(language)
-            if report.state is ServerState.DISABLED and self._start_servers:
+            if report.state is ServerState.DISABLED and self._start_servers and report.detail == "not started":
                 report = ServerReport(ServerState.STARTING, None, None, "starts after this map (server wait 0)")
             reports[language] = report
         return reports
@@ -166,6 +166,7 @@ class LspSource:
         for session in self.pool.sessions():
             if session.alive and (health := session.health()):
                 out.append(Diagnostic(session.language, "server_degraded", f"{session.config.name}: {health}"))
+        out.extend(self.pool.root_diagnostics())  # project roots failed or held back by lsp_max_servers
         return out
 
     def sessions(self) -> list[LspSession]:
@@ -217,22 +218,29 @@ class LspSource:
     async def start(self, snapshot: Snapshot, base: SourceView, request: SourceRequest) -> None:
         """Start servers, plan work for ``base``; with ``request.wait`` > 0, wait for it up to that long."""
         deadline = time.monotonic() + request.wait
-        languages = self.languages_with_servers(snapshot.languages.values())
-        for language in languages:
+        # One server per (language, project root), the roots a map needs most first, at most
+        # lsp_max_servers of them (pool.select); each job goes to its file's root (_session_for).
+        found = self.pool.assign(snapshot.languages)
+        languages = sorted({language for language, _ in found})
+        for language, root in self.pool.select(found, request.focus):
+            # tsserver loads the project, and reports progress, only once a file is open: the
+            # root's file with most references.
+            paths = [p for p in found[(language, root)] if p in base.tags]
+            first = max(paths, key=lambda p: len(base.tags[p].ref_names), default=None)
 
-            def warm(session: LspSession, language: str = language) -> None:
-                self._warm(session, _warm_file(snapshot, base, language))
+            def warm(session: LspSession, first: str | None = first) -> None:
+                self._warm(session, first)
 
-            self.pool.ensure_started(language, warm)
+            self.pool.ensure_started(language, warm, root)
         if request.wait > 0:
             await self.pool.wait_ready(languages, request.wait)
         else:
             await self.pool.wait_started(languages)
-        usable: dict[str, LspSession] = {}
-        for language in languages:
-            session = self.pool.session(language)
+        usable: dict[tuple[str, str], LspSession] = {}
+        for where in found:
+            session = self.pool.session(*where)
             if session is not None and session.state in (ServerState.READY, ServerState.INDEXING):
-                usable[language] = session
+                usable[where] = session
         # A map that waits and the background start of the previous one may both get here:
         # the second must see the plan the first one made.
         async with self._plan_lock:
@@ -242,11 +250,11 @@ class LspSource:
             self.outline.refresh(snapshot.shas)
             # Re-plan when the files, the sessions (a restart is a new session), their readiness
             # (incomplete answers are asked again once ready) or the focus changed.
-            sessions = frozenset((lang, id(s), s.is_ready) for lang, s in usable.items())
+            sessions = frozenset((where, id(s), s.is_ready) for where, s in usable.items())
             key = (request.generation, sessions, request.focus)
-            self._planned_languages = set(usable)
+            self._planned_languages = {language for language, _ in usable}
             if usable and key != self._plan_key:
-                jobs = await asyncio.to_thread(self._plan, snapshot, base, set(usable), request)
+                jobs = await asyncio.to_thread(self._plan, snapshot, base, set(self._planned_languages), request)
                 self._queue.replace(jobs)
                 self._plan_key = key
         if request.wait > 0:
@@ -299,7 +307,9 @@ class LspSource:
         return await self._queue.wait_idle(timeout)
 
     def _session_for(self, path: str) -> LspSession | None:
-        return self.pool.session(self.documents.language(path))
+        """The server of the file's language in its project root (None: none runs there now;
+        the job is planned again at the next map)."""
+        return self.pool.session_for(path, self.documents.language(path))
 
     async def _run(self, session: LspSession, job: Job) -> None:
         if job.kind == "definition":
@@ -319,16 +329,6 @@ class LspSource:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self._queue.aclose()
         await self.pool.aclose()
-
-
-def _warm_file(snapshot: Snapshot, base: SourceView, language: str) -> str | None:
-    """A file to open as soon as the language's server is up (tsserver loads the project, and
-    reports progress, only after a file is opened): the one with most references."""
-    return max(
-        (p for p, lang in snapshot.languages.items() if lang == language and p in base.tags),
-        key=lambda p: len(base.tags[p].ref_names),
-        default=None,
-    )
 
 
 __all__ = ["LspSource"]
