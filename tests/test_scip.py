@@ -6,8 +6,11 @@ back to the other sources."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
+import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hybridmap import RepoMap
+from hybridmap.compare import Edge, graph_edges
 from hybridmap.indexer import build_index, find_indexer, find_node, indexer_environment
 from hybridmap.settings import Settings
 from hybridmap.sources.base import SourceView
@@ -405,3 +409,33 @@ def test_scip_index_setting_is_not_repository_tunable(tmp_path: Path) -> None:
     (tmp_path / "hybridmap.toml").write_text('scip_index = "/tmp/planted.scip"\n')
     loaded, problems = load_settings_noting(tmp_path, environ={"XDG_CONFIG_HOME": str(tmp_path / "none")})
     assert loaded.scip_index == "" and any("scip_index" in p for p in problems)
+
+
+@pytest.mark.parametrize("language", ["python", "typescript"])
+def test_a_map_with_an_index_resolves_through_scip(
+    language: str, indexed: dict[str, tuple[Path, Path]], tmp_path: Path
+) -> None:
+    """End to end through the pipeline: ``--index`` adds the scip source; with scip alone in
+    ``source_precedence`` (no server started) the wrong name matches are gone and the right edges
+    carry ``scip``; with scip before lsp, scip decides the pairs it resolved."""
+    _, _, right, wrong = CASES[language]
+    root, index = indexed[language]
+    overrides = {"cache_dir": str(tmp_path / "cache"), "scip_index": str(index), "source_precedence": ["scip"]}
+    with RepoMap(root, overrides=overrides, start_servers=False) as repo:
+        result = repo.map(mode="hybrid", tokens=1024)
+        edges = graph_edges(repo.graph())  # type: ignore[arg-type]
+    assert result.servers == {} and result.sources["scip"].resolved_pairs >= len(right)
+    for src, dst, ident in right:
+        assert edges.get(Edge(src, dst, ident)) == "scip", (src, dst, ident, edges)
+    for src, dst, ident in wrong:
+        assert Edge(src, dst, ident) not in edges, (src, dst, ident)
+    assert result.edges["scip"] >= len(right)
+    assert not [d for d in result.diagnostics if d.kind.startswith("scip")], result.diagnostics
+    proc = subprocess.run(
+        [sys.executable, "-m", "hybridmap", "map", str(root), "--format", "json", "--index", str(index),
+         "--cache-dir", str(tmp_path / "cli-cache"), "--tokens", "1024"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["edges"]["scip"] >= len(right) and "scip" in data["sources"]

@@ -45,16 +45,13 @@ def _lsp(context: SourceContext) -> SymbolSource:
 
 
 def _scip(context: SourceContext) -> SymbolSource | None:
-    index = str(getattr(context.settings, "scip_index", "") or "")
-    if not index:
-        return None  # no index configured: the source is off
+    if not context.settings.scip_index:
+        return None  # no index configured: the source is off (and its modules are not imported)
+    from .scip.loaded import configured_index
     from .scip.source import ScipSource
 
-    path = Path(index)
-    source: SymbolSource = ScipSource(
-        context.root, context.settings, path if path.is_absolute() else context.root / path
-    )
-    return source
+    path = configured_index(context.root, context.settings)
+    return None if path is None else ScipSource(context.root, context.settings, path)
 
 
 #: name -> factory. Names are the provenance the source writes on its symbols and edges.
