@@ -24,13 +24,20 @@ tree git reports must contain the root, and a git directory outside that work tr
 must point back at it (a linked worktree or a submodule), so that neither
 ``core.worktree`` nor a ``.git`` file naming another repository can make us list
 files from elsewhere. ``docs/security.md`` lists each defence with its test.
+
+:func:`log_name_only` reads history for ranking signals (files changed together) the same way:
+asked only about a root :func:`locate` accepts, paths relative to it, output bounded
+(:func:`run_git_bounded`).
 """
 
 from __future__ import annotations
 
 import os
+import selectors
 import shutil
 import subprocess
+import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,6 +74,16 @@ HARDENED_CONFIG: tuple[str, ...] = (
     "core.alternateRefsCommand=",
     "uploadpack.packObjectsHook=",
 )
+
+#: ``-c`` items for reading history whose output we parse: renames detected whatever the
+#: user's configuration says (the eval's diffs and file lists).
+STABLE_HISTORY_CONFIG: tuple[str, ...] = ("diff.renames=true",)
+#: ``-c`` items that let git use a bare repository: only ever for a git directory the user named
+#: as ROOT (the eval), never for one discovered inside a work tree (see ``safe.bareRepository``).
+EXPLICIT_BARE_CONFIG: tuple[str, ...] = ("safe.bareRepository=all",)
+#: Seconds a command reading history (log, diff-tree, cat-file, show) may take: longer than a
+#: listing, since a large repository's history is slow to walk on a cold page cache.
+HISTORY_TIMEOUT = 120.0
 
 #: Environment variables set for every call (the caller's GIT_* are all dropped first).
 _FIXED_ENVIRONMENT = {
@@ -277,3 +294,134 @@ def locate(root: Path, timeout: float = 60.0) -> Location | Refusal:
     if not inside(top, git_dir) and not _points_back(git_dir, top):
         return Refusal("the root's .git names a git directory elsewhere that is not its own")
     return Location(top, git_dir, root.relative_to(top).as_posix() if root != top else "")
+
+
+def run_git_bounded(
+    cwd: Path, *args: str, max_output: int, timeout: float = 60.0, extra_config: Sequence[str] = ()
+) -> tuple[GitResult, bool]:
+    """:func:`run_git` reading at most ``max_output`` bytes of stdout: (the result, whether git
+    had more to say). Git is killed once the bound is passed (a history can be gigabytes), so a
+    truncated result has a negative return code and stdout cut anywhere: callers keep only the
+    records they can tell are whole."""
+    executable = git_executable()
+    if executable is None:
+        raise GitUnavailable("git is not installed")
+    deadline = time.monotonic() + timeout
+    with tempfile.TemporaryFile() as errors:  # a file, not a pipe: a full pipe would stall git
+        try:
+            proc = subprocess.Popen(  # our git, hardened arguments and environment, no shell
+                [executable, *hardened_args(extra_config), *args],
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                env=git_environment(),
+            )
+        except OSError as exc:
+            raise GitUnavailable(f"git could not be run ({exc.strerror or type(exc).__name__})") from exc
+        try:
+            stdout, truncated = _read_bounded(proc, max_output, deadline)
+        except TimeoutError as exc:
+            raise GitUnavailable(f"'git {' '.join(args[:2])}' took longer than {timeout:g} s") from exc
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+        errors.seek(0)
+        stderr = errors.read(64 * 1024)
+    return GitResult(proc.returncode, stdout, stderr), truncated
+
+
+def _read_bounded(proc: subprocess.Popen[bytes], max_output: int, deadline: float) -> tuple[bytes, bool]:
+    """Up to ``max_output`` bytes of ``proc``'s stdout before ``deadline``, and whether there were more."""
+    assert proc.stdout is not None  # noqa: S101  # Popen(stdout=PIPE) above
+    fd = proc.stdout.fileno()
+    chunks: list[bytes] = []
+    size = 0
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            if not selector.select(left):
+                continue
+            data = os.read(fd, 64 * 1024)
+            if not data:
+                return b"".join(chunks), False
+            room = max_output - size
+            if len(data) > room:
+                chunks.append(data[:room])
+                return b"".join(chunks), True
+            chunks.append(data)
+            size += len(data)
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    sha: str
+    paths: tuple[str, ...]
+    """The files the commit changed under the root, relative to it (POSIX), as git spells them
+    (bytes that are not UTF-8 kept reversibly); a rename is its old and its new path."""
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    """The newest commits that changed files under a root, newest first."""
+
+    commits: tuple[Commit, ...]
+    complete: bool
+    """False when ``max_bytes`` cut the log short (the commits kept are whole) or git refused."""
+    problem: str = ""
+    """Why there are fewer commits than asked: git's refusal or complaint; '' otherwise."""
+
+
+def log_name_only(root: Path, max_commits: int, timeout: float = HISTORY_TIMEOUT, max_bytes: int = 8 << 20) -> History:
+    """The files each of the last ``max_commits`` non-merge commits changed under ``root``.
+
+    For history signals (files changed together). Hardened like every call here, asked only
+    about a root :func:`locate` accepts, paths relative to the root with changes outside it left
+    out (``--relative``), at most ``max_bytes`` of output read. Raises :class:`GitUnavailable`
+    when git cannot run or takes longer than ``timeout``.
+    """
+    root = root.resolve()
+    where = locate(root, timeout)
+    if isinstance(where, Refusal):
+        return History((), False, where.reason)
+    result, truncated = run_git_bounded(
+        root,
+        *("log", "-z", "--name-only", "--no-renames", "--no-merges", "--relative", "--format=%x00%H"),
+        *(f"--max-count={max(0, max_commits)}", "--", "."),
+        max_output=max_bytes,
+        timeout=timeout,
+    )
+    if not truncated and not result.ok:
+        return History((), False, result.reason())
+    return History(_parse_log(result.stdout, truncated), not truncated)
+
+
+def _parse_log(raw: bytes, truncated: bool) -> tuple[Commit, ...]:
+    """Commits from ``log -z --name-only --format=%x00%H``: each header is an empty field (no
+    path is empty) then the sha; the first path after a header has git's newline before it."""
+    fields = raw.split(b"\0")
+    commits: list[Commit] = []
+    sha: str | None = None
+    paths: list[str] = []
+    i = 0
+    while i < len(fields):
+        field = fields[i]
+        if field == b"" and i + 1 < len(fields) and fields[i + 1]:
+            if sha is not None:
+                commits.append(Commit(sha, tuple(paths)))
+            sha, paths = fields[i + 1].decode("ascii", "replace"), []
+            i += 2
+            continue
+        if sha is not None and field:
+            name = field[1:] if not paths and field.startswith(b"\n") else field
+            paths.append(name.decode("utf-8", "surrogateescape"))
+        i += 1
+    if sha is not None and not truncated:  # a cut log's last commit may be missing paths
+        commits.append(Commit(sha, tuple(paths)))
+    return tuple(commits)

@@ -2,10 +2,14 @@
 
 The runner overrides every configuration key that could make git run a command
 (hooks, fsmonitor, filters, external diffs, signature programs, pagers) and
-refuses embedded bare repositories; this module adds the output formats we parse
-(no colour, renames on) and fails with one clear line. The eval never writes to
-the user's work tree or index: it checks commits out only in a scratch worktree
-of its own (see :mod:`.worktree`).
+refuses embedded bare repositories. That module also owns the ``-c`` items and the
+timeout the eval reads history with (:data:`~hybridmap.git.STABLE_HISTORY_CONFIG`,
+:data:`~hybridmap.git.EXPLICIT_BARE_CONFIG`, :data:`~hybridmap.git.HISTORY_TIMEOUT`),
+so every ``-c`` item, environment variable and time limit git runs with is decided
+in one place. This module adds what the eval needs on top: one clear failure line
+(:class:`GitError`), a repository that may be a bare one the user named, blobs.
+The eval never writes to the user's work tree or index: it checks commits out
+only in a scratch worktree of its own (see :mod:`.worktree`).
 """
 
 from __future__ import annotations
@@ -14,13 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import RequestError, RootError
-from ..git import GitUnavailable, Location, locate
+from ..git import (
+    EXPLICIT_BARE_CONFIG,
+    HISTORY_TIMEOUT,
+    STABLE_HISTORY_CONFIG,
+    GitUnavailable,
+    Location,
+    locate,
+)
 from ..git import run_git as run_hardened
-
-#: Options that make git's output independent of the user's configuration.
-_STABLE = ("diff.renames=true",)
-#: A bare repository is read only when the user names its git directory as ROOT.
-_EXPLICIT_BARE = ("safe.bareRepository=all",)
 
 
 class GitError(RequestError):
@@ -38,7 +44,9 @@ class Repository:
     config: tuple[str, ...] = ()
     """``-c`` items every call on this repository adds (a bare repository the user named)."""
 
-    def git(self, *args: str, check: bool = True, timeout: float = 120, extra_config: tuple[str, ...] = ()) -> str:
+    def git(
+        self, *args: str, check: bool = True, timeout: float = HISTORY_TIMEOUT, extra_config: tuple[str, ...] = ()
+    ) -> str:
         return run_git(self.top, *args, check=check, timeout=timeout, extra_config=(*self.config, *extra_config))
 
 
@@ -46,7 +54,7 @@ def run_git(
     cwd: Path,
     *args: str,
     check: bool = True,
-    timeout: float = 120,
+    timeout: float = HISTORY_TIMEOUT,
     input_text: str | None = None,
     extra_config: tuple[str, ...] = (),
 ) -> str:
@@ -55,7 +63,7 @@ def run_git(
             cwd,
             *args,
             timeout=timeout,
-            extra_config=(*_STABLE, *extra_config),
+            extra_config=(*STABLE_HISTORY_CONFIG, *extra_config),
             input_bytes=None if input_text is None else input_text.encode(),
         )
     except GitUnavailable as exc:
@@ -70,7 +78,7 @@ def read_blob(repo: Repository, sha: str, path: str) -> bytes:
     prefix = f"{repo.prefix}/" if repo.prefix else ""
     try:
         result = run_hardened(
-            repo.top, "cat-file", "blob", f"{sha}:{prefix}{path}", timeout=120, extra_config=repo.config
+            repo.top, "cat-file", "blob", f"{sha}:{prefix}{path}", timeout=HISTORY_TIMEOUT, extra_config=repo.config
         )
     except GitUnavailable as exc:
         raise GitError(f"cannot read {path} at {sha[:10]}: {exc}") from exc
@@ -92,14 +100,14 @@ def open_repository(root: Path) -> Repository:
     where = locate(root)
     if isinstance(where, Location):
         return Repository(where.top, where.prefix, False)
-    explicit = run_git(root, "rev-parse", "--absolute-git-dir", check=False, extra_config=_EXPLICIT_BARE).strip()
+    explicit = run_git(root, "rev-parse", "--absolute-git-dir", check=False, extra_config=EXPLICIT_BARE_CONFIG).strip()
     if (
         explicit
         and Path(explicit).resolve() == root
-        and run_git(root, "rev-parse", "--is-bare-repository", check=False, extra_config=_EXPLICIT_BARE).strip()
+        and run_git(root, "rev-parse", "--is-bare-repository", check=False, extra_config=EXPLICIT_BARE_CONFIG).strip()
         == "true"
     ):
-        return Repository(root, "", True, _EXPLICIT_BARE)
+        return Repository(root, "", True, EXPLICIT_BARE_CONFIG)
     if where.expected:
         raise RootError(f"root '{root}' is not a git repository (eval replays its history)")
     raise RootError(f"root '{root}': {where.reason}")

@@ -255,3 +255,48 @@ def test_a_server_the_repository_ships_is_never_found_on_a_relative_path(tmp_pat
         assert find_command("ty-fake-server", extra_dirs=(), environ={"PATH": f"{root}:{os.defpath}"})
     finally:
         os.chdir(cwd)
+
+
+def test_history_for_ranking_runs_no_repository_command_and_stays_in_the_root(tmp_path: Path) -> None:
+    """log_name_only (the co-change signal's git log): a repository whose config names commands
+    for everything log could run, and hooks; paths come back relative to the root, changes
+    outside it left out, the output bounded, a refused root answered with nothing."""
+    from hybridmap.git import log_name_only
+
+    marker = tmp_path / "ran"
+    root = repository(tmp_path, files={**SOURCE, "pkg/store.py": "def store():\n    pass\n"})
+    write_files(root, {"app.py": "def handle_request():\n    return store()\n", "pkg/store.py": "def store(): 1\n"})
+    git(root, "commit", "-q", "-am", "both")
+    write_files(root, {"\nodd.py": "x = 1\n"})  # a first path starting with git's own separator
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "odd name")
+    for key in ("core.fsmonitor", "core.pager", "gpg.program", "diff.external", "core.sshCommand"):
+        git(root, "config", key, command_writing(marker))
+    git(root, "config", "log.showSignature", "true")
+    for hook in ("post-checkout", "post-index-change", "pre-auto-gc", "reference-transaction"):
+        (root / ".git" / "hooks" / hook).write_text(f"#!/bin/sh\n{command_writing(marker)}\n")
+        (root / ".git" / "hooks" / hook).chmod(0o755)
+
+    history = log_name_only(root, 10)
+    assert not marker.exists(), "a command from the repository's git config ran"
+    assert history.complete and not history.problem
+    assert [c.paths for c in history.commits] == [
+        ("\nodd.py",),
+        ("app.py", "pkg/store.py"),
+        ("app.py", "pkg/store.py", "settings.py"),
+    ]
+    assert all(len(c.sha) == 40 for c in history.commits)
+    assert [c.paths for c in log_name_only(root, 1).commits] == [("\nodd.py",)]
+    # A subdirectory root: its own paths, only the commits that touched it.
+    assert [c.paths for c in log_name_only(root / "pkg", 10).commits] == [("store.py",), ("store.py",)]
+    # Bounded: git is stopped, and only whole commits are kept.
+    cut = log_name_only(root, 10, max_bytes=70)
+    assert not cut.complete and 0 < len(cut.commits) < 3
+    assert cut.commits == history.commits[: len(cut.commits)]
+    assert not marker.exists()
+
+    outside = tmp_path / "elsewhere"
+    write_files(outside, {"secret_plans.py": "def secret_function():\n    pass\n"})
+    git(root, "config", "core.worktree", str(outside))
+    refused = log_name_only(root, 10)
+    assert refused.commits == () and "core.worktree" in refused.problem
