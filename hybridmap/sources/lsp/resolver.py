@@ -71,9 +71,16 @@ class Resolution:
     """The server was READY when it answered."""
 
 
-def server_key(session: LspSession) -> str:
-    """What a cached server answer depends on besides file contents."""
-    return f"{session.config.name}:{session.version}:{session.config.fingerprint()}"
+def server_key(session: LspSession, repository_root: Path | None = None) -> str:
+    """What a cached server answer depends on besides file contents: the server, its version
+    and configuration, and (given the repository root) the project root it was started in,
+    relative to the repository: a marker added or removed moves a file to another server."""
+    key = f"{session.config.name}:{session.version}:{session.config.fingerprint()}"
+    if repository_root is None:
+        return key
+    root = Path(session.root)
+    where = root.relative_to(repository_root).as_posix() if root.is_relative_to(repository_root) else str(root)
+    return f"{key}:{where}"
 
 
 class DefinitionResolver:
@@ -122,7 +129,9 @@ class DefinitionResolver:
 
     def _cache_key(self, session: LspSession, pair: Pair, sites: Sites) -> str:
         # 8: answers are the server's own targets (7 mixed in the C/C++ header policies).
-        return f"lsp-def:8:{server_key(session)}:{self._shas.get(pair[0], '')}:{pair[1]}:{sites}"
+        # The path too: two files with the same content elsewhere resolve their names elsewhere.
+        path, name = pair
+        return f"lsp-def:9:{server_key(session, self._root)}:{path}:{self._shas.get(path, '')}:{name}:{sites}"
 
     async def resolve(self, session: LspSession, documents: Documents, pair: Pair, sites: Sites) -> None:
         """Ask ``session`` where the uses at ``sites`` of ``pair`` point; record the answer."""
