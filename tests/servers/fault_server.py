@@ -40,6 +40,17 @@ never-initialize       reads every message and answers none (``initialize`` incl
 setsid-daemon          ``ok``, after double-forking a daemon that calls ``setsid`` (a new
                        session and group, reparented away from us) and sleeps; its pid goes
                        to ``--pid-file`` too
+malformed-result       answers definitions with a location lsprotocol cannot read (its range
+                       end has no ``character``), hovers with a ``MarkupContent`` without its ``value``
+error-replies          answers definition with InternalError (-32603) "fault: boom",
+                       documentSymbol with an error of a code no spec knows (4242), hover
+                       with an error reply whose ``error`` is a string
+client-calls           after ``initialized``, sends what only a client may send a server: an
+                       ``exit`` notification and a ``shutdown`` request; then a
+                       ``workspace/configuration`` request whose params lsprotocol cannot
+                       read; then behaves (the client's answers go to stderr)
+progress-ends          begins two ``$/progress`` reports after ``initialized``, reports on
+                       them, and ends both when the first document is opened
 =====================  ===================================================================
 """
 
@@ -77,6 +88,10 @@ MODES = (
     "content-modified",
     "never-initialize",
     "setsid-daemon",
+    "malformed-result",
+    "error-replies",
+    "client-calls",
+    "progress-ends",
 )
 HUGE_BYTES = 40 * 2**20
 
@@ -121,6 +136,7 @@ class Server:
         self.held: list[dict[str, Any]] = []  # unknown-request: definitions waiting for the reply
         self.client_replied = False
         self.asked: set[str] = set()  # content-modified: requests already refused once
+        self.opened = False  # progress-ends: a document was opened
 
     def note(self, text: str) -> None:
         if self.log:
@@ -149,8 +165,18 @@ class Server:
                 self.on_request(msg)
             elif method == "initialized":
                 self.on_initialized()
+            elif method == "textDocument/didOpen" and self.mode == "progress-ends" and not self.opened:
+                self.opened = True
+                for token in ("load", "index"):
+                    send(
+                        {"jsonrpc": "2.0", "method": "$/progress", "params": {"token": token, "value": {"kind": "end"}}}
+                    )
 
     def on_client_reply(self, msg: dict[str, Any]) -> None:
+        if self.mode == "client-calls":
+            answer = msg.get("error", {}).get("code") if "error" in msg else json.dumps(msg.get("result"))
+            sys.stderr.write(f"client answered {msg.get('id')}: {answer}\n")
+            sys.stderr.flush()
         if msg.get("id") == "srv-unknown":
             code = (msg.get("error") or {}).get("code")
             sys.stderr.write(f"client answered custom/notAMethod with error code {code}\n")
@@ -179,6 +205,24 @@ class Server:
             )
         elif self.mode == "unknown-request":
             send({"jsonrpc": "2.0", "id": "srv-unknown", "method": "custom/notAMethod", "params": {}})
+        elif self.mode == "client-calls":
+            send({"jsonrpc": "2.0", "method": "exit"})
+            send({"jsonrpc": "2.0", "id": "srv-shutdown", "method": "shutdown"})
+            send({"jsonrpc": "2.0", "id": "srv-config", "method": "workspace/configuration", "params": {"items": 7}})
+        elif self.mode == "progress-ends":
+            for token in ("load", "index"):
+                send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": f"srv-{token}",
+                        "method": "window/workDoneProgress/create",
+                        "params": {"token": token},
+                    }
+                )
+                begin = {"kind": "begin", "title": token}
+                send({"jsonrpc": "2.0", "method": "$/progress", "params": {"token": token, "value": begin}})
+            report = {"kind": "report", "message": "1/2"}
+            send({"jsonrpc": "2.0", "method": "$/progress", "params": {"token": "load", "value": report}})
         elif self.mode == "stdout-noise":
             write(b"fault server: a stray line on stdout\n")
 
@@ -215,6 +259,14 @@ class Server:
                     },
                 }
             )
+        elif method == "textDocument/definition" and mode == "error-replies":
+            send({"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32603, "message": "fault: boom"}})
+        elif method == "textDocument/documentSymbol" and mode == "error-replies":
+            send({"jsonrpc": "2.0", "id": msg_id, "error": {"code": 4242, "message": "fault: odd code"}})
+        elif method == "textDocument/hover" and mode == "error-replies":
+            send({"jsonrpc": "2.0", "id": msg_id, "error": "fault: not an error object"})
+        elif method == "textDocument/hover" and mode == "malformed-result":
+            send({"jsonrpc": "2.0", "id": msg_id, "result": {"contents": {"kind": "plaintext"}}})
         elif method == "textDocument/definition":
             self.on_definition(msg)
         elif method == "textDocument/documentSymbol":
@@ -237,6 +289,10 @@ class Server:
         self.definitions += 1
         first = self.definitions == 1
         reply = json.dumps({"jsonrpc": "2.0", "id": msg_id, "result": [location(self.target())]}).encode()
+        if mode == "malformed-result":
+            broken = location(self.target())
+            del broken["range"]["end"]["character"]
+            reply = json.dumps({"jsonrpc": "2.0", "id": msg_id, "result": [broken]}).encode()
         if mode == "crash-on-request":
             sys.exit(7)
         if mode == "crash-mid-reply":
