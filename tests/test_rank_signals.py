@@ -16,7 +16,9 @@ Two sources of "before", both computed by the code before the refactor, never ha
 * ``tests/fixtures/rank_golden/*.json.gz``: cases with the rankings that checkout computed,
   written by ``python -m tests.test_rank_signals --write`` (with the checkout present). Always run.
 
-Ids must be equal in order, scores equal within :data:`REL_TOL` relative.
+Ids must be equal in order, scores equal within :data:`REL_TOL` relative. Last, the signal API
+itself: ``docs/ranking.md``'s worked example, run as written, adds a signal without touching
+the ranker.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import types
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePosixPath
@@ -260,6 +263,49 @@ def test_ranking_equals_the_before_checkout_on_real_repositories(tmp_path: Path)
         problems, worst = differences(want, compute(case))
         assert not problems, (case["name"], problems[:10])
         print(f"{case['name']}: {len(want)} rankings, max relative difference {worst:.3g}")
+
+
+def doc_example() -> Any:
+    """The signal class of ``docs/ranking.md``'s worked example, as written there."""
+    text = (REPO / "docs" / "ranking.md").read_text(encoding="utf-8")
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    code = code.replace("from ..context import", "from hybridmap.rank.context import")
+    module = types.ModuleType("ranking_md_example")
+    sys.modules[module.__name__] = module  # dataclasses resolve the ClassVar annotation there
+    exec(compile(code, "docs/ranking.md", "exec"), module.__dict__)  # noqa: S102  # our own documentation
+    return module.FocusDir
+
+
+def test_a_signal_is_one_class_in_the_list() -> None:
+    from hybridmap.graph import build_graph
+    from hybridmap.rank import DEFAULT_SIGNALS, rank
+    from hybridmap.settings import Settings
+    from tests.test_rank import _corpus
+
+    names = [signal.name for signal in DEFAULT_SIGNALS]
+    assert all(names) and len(set(names)) == len(names)
+    tags, settings = _corpus(), Settings()
+    graph = build_graph(tags, settings)
+    ask: dict[str, Any] = {
+        "chat_files": ["cli.py"],
+        "mentioned_files": [],
+        "mentioned_idents": [],
+        "settings": settings,
+    }
+    plain = rank(graph, tags, **ask)
+    focus_dir = doc_example()
+    focused = rank(graph, tags, **ask, signals=(*DEFAULT_SIGNALS, focus_dir()))
+    assert focused.file_scores["store/memory.py"] > 2 * plain.file_scores["store/memory.py"]
+    assert focused.reasons["store/memory.py"] == ("under store/",)
+    assert "under store/" not in focused.reasons["app.py"]
+    # Leaving a signal out leaves its contribution out, and nothing else.
+    no_kinds = rank(graph, tags, **ask, signals=tuple(s for s in DEFAULT_SIGNALS if s.name != "path_kinds"))
+    assert plain.reasons["tests/test_disk.py"][-1] == "test path x0.4"
+    assert "tests/test_disk.py" not in no_kinds.reasons
+    test_score = plain.file_scores["tests/test_disk.py"]
+    assert no_kinds.file_scores["tests/test_disk.py"] == pytest.approx(test_score / settings.test_path_weight)
+    assert no_kinds.file_scores["lonely.py"] == plain.file_scores["lonely.py"]
+    assert [s.name for s in DEFAULT_SIGNALS] == names  # nothing was registered globally
 
 
 def write_golden() -> None:
