@@ -171,62 +171,102 @@ def build_graph(
     pairs get edges to exactly those files (none when resolved outside the repository); every
     other use is name-matched to all files defining the name.
     """
-    resolved = resolved or {}
-    provenance_codes: dict[str, int] = {name: code for code, name in enumerate(BASE_PROVENANCES)}
     files = tuple(sorted(tags))
     index = {path: i for i, path in enumerate(files)}
-    definers_sets: dict[str, set[int]] = defaultdict(set)
+    definers = _definers(tags, index)
+    edges = _Edges(settings, definers, index)
+    for path, file_tags in tags.items():
+        edges.add_file(path, file_tags, resolved or {})
+    sym_file, sym_local, sym_ident, sym_names = _symbol_columns(files, tags, edges.ident_ids)
+    return RepoGraph(
+        files=files,
+        idents=tuple(sorted(edges.ident_ids, key=edges.ident_ids.__getitem__)),
+        edge_src=np.asarray(edges.src, dtype=np.int32),
+        edge_dst=np.asarray(edges.dst, dtype=np.int32),
+        edge_ident=np.asarray(edges.idn, dtype=np.int32),
+        edge_count=np.asarray(edges.cnt, dtype=np.int32),
+        edge_weight=np.asarray(edges.wgt, dtype=np.float64),
+        edge_provenance=np.asarray(edges.prov, dtype=np.int16),
+        definers=definers,
+        symbol_file=np.asarray(sym_file, dtype=np.int32),
+        symbol_local=np.asarray(sym_local, dtype=np.int32),
+        symbol_ident=np.asarray(sym_ident, dtype=np.int64),
+        symbol_names=tuple(sym_names),
+        provenances=tuple(edges.provenance_codes),
+    )
+
+
+def _definers(tags: Mapping[str, FileTags], index: Mapping[str, int]) -> dict[str, tuple[int, ...]]:
+    """identifier -> sorted indices of the files defining it."""
+    sets: dict[str, set[int]] = defaultdict(set)
     for path, file_tags in tags.items():
         fi = index[path]
         for sym in file_tags.symbols:
-            definers_sets[sym.name].add(fi)
-    definers = {name: tuple(sorted(s)) for name, s in definers_sets.items()}
+            sets[sym.name].add(fi)
+    return {name: tuple(sorted(s)) for name, s in sets.items()}
 
-    ident_ids: dict[str, int] = {}
-    ident_mult: dict[str, float] = {}
-    prov: list[int] = []
-    src: list[int] = []
-    dst: list[int] = []
-    idn: list[int] = []
-    cnt: list[int] = []
-    wgt: list[float] = []
-    limit = settings.max_definers_per_ident
-    self_weight = settings.self_reference_weight
-    for path, file_tags in tags.items():
-        si = index[path]
-        counts = Counter(file_tags.ref_names)
-        for name, count in counts.items():
-            resolved_targets = resolved.get((path, name))
-            codes: tuple[int, ...] | None = None
-            if resolved_targets is not None:
-                kept = sorted((index[t], p) for t, p in resolved_targets.items() if t in index)
-                if not kept:
-                    continue  # resolved outside the repository
-                targets = tuple(t for t, _ in kept)
-                codes = tuple(provenance_codes.setdefault(p, len(provenance_codes)) for _, p in kept)
-                definer_count = len(definers.get(name, targets))
-            else:
-                targets = definers.get(name, ())
-                if not targets or len(targets) > limit:
-                    continue
-                definer_count = len(targets)
-            mult = ident_mult.get(name)
+
+class _Edges:
+    """The edge pass: one row per (src, dst, ident), in parallel lists."""
+
+    def __init__(self, settings: Settings, definers: Mapping[str, tuple[int, ...]], index: Mapping[str, int]):
+        self._settings = settings
+        self._definers = definers
+        self._index = index
+        self.provenance_codes: dict[str, int] = {name: code for code, name in enumerate(BASE_PROVENANCES)}
+        self.ident_ids: dict[str, int] = {}
+        self._ident_mult: dict[str, float] = {}
+        self.src: list[int] = []
+        self.dst: list[int] = []
+        self.idn: list[int] = []
+        self.cnt: list[int] = []
+        self.wgt: list[float] = []
+        self.prov: list[int] = []
+
+    def _targets(
+        self, name: str, resolved_targets: Mapping[str, str] | None
+    ) -> tuple[tuple[int, ...], tuple[int, ...] | None, int]:
+        """(target files, their provenance codes or None for name matches, definer count)."""
+        if resolved_targets is not None:
+            kept = sorted((self._index[t], p) for t, p in resolved_targets.items() if t in self._index)
+            targets = tuple(t for t, _ in kept)  # empty: resolved outside the repository
+            codes = tuple(self.provenance_codes.setdefault(p, len(self.provenance_codes)) for _, p in kept)
+            return targets, codes, len(self._definers.get(name, targets))
+        targets = self._definers.get(name, ())
+        if len(targets) > self._settings.max_definers_per_ident:
+            return (), None, 0  # no signal, and a quadratic fan-out
+        return targets, None, len(targets)
+
+    def add_file(self, path: str, file_tags: FileTags, resolved: Mapping[Pair, Mapping[str, str]]) -> None:
+        si = self._index[path]
+        self_weight = self._settings.self_reference_weight
+        for name, count in Counter(file_tags.ref_names).items():
+            targets, codes, definer_count = self._targets(name, resolved.get((path, name)))
+            if not targets:
+                continue
+            mult = self._ident_mult.get(name)
             if mult is None:
-                mult = ident_mult[name] = ident_weight(name, definer_count, settings)
-                ident_ids[name] = len(ident_ids)
+                mult = self._ident_mult[name] = ident_weight(name, definer_count, self._settings)
+                self.ident_ids[name] = len(self.ident_ids)
             base = mult * math.sqrt(count)
-            ii = ident_ids[name]
+            ii = self.ident_ids[name]
             for position, di in enumerate(targets):
                 weight = base if di != si else base * self_weight
                 if weight <= 0.0:
                     continue
-                src.append(si)
-                dst.append(di)
-                idn.append(ii)
-                cnt.append(count)
-                wgt.append(weight)
-                prov.append(NAME_MATCH_CODE if codes is None else codes[position])
-    idents = tuple(sorted(ident_ids, key=ident_ids.__getitem__))
+                self.src.append(si)
+                self.dst.append(di)
+                self.idn.append(ii)
+                self.cnt.append(count)
+                self.wgt.append(weight)
+                self.prov.append(NAME_MATCH_CODE if codes is None else codes[position])
+
+
+def _symbol_columns(
+    files: tuple[str, ...], tags: Mapping[str, FileTags], ident_ids: Mapping[str, int]
+) -> tuple[list[int], list[int], list[int], list[str]]:
+    """For every symbol of every file, in order: its file, its index in the file, its ident id
+    (-1 when nobody references the name), its name."""
     sym_file: list[int] = []
     sym_local: list[int] = []
     sym_ident: list[int] = []
@@ -237,19 +277,4 @@ def build_graph(
             sym_local.append(li)
             sym_ident.append(ident_ids.get(sym.name, -1))
             sym_names.append(sym.name)
-    return RepoGraph(
-        files=files,
-        idents=idents,
-        edge_src=np.asarray(src, dtype=np.int32),
-        edge_dst=np.asarray(dst, dtype=np.int32),
-        edge_ident=np.asarray(idn, dtype=np.int32),
-        edge_count=np.asarray(cnt, dtype=np.int32),
-        edge_weight=np.asarray(wgt, dtype=np.float64),
-        edge_provenance=np.asarray(prov, dtype=np.int8),
-        definers=definers,
-        symbol_file=np.asarray(sym_file, dtype=np.int32),
-        symbol_local=np.asarray(sym_local, dtype=np.int32),
-        symbol_ident=np.asarray(sym_ident, dtype=np.int64),
-        symbol_names=tuple(sym_names),
-        provenances=tuple(provenance_codes),
-    )
+    return sym_file, sym_local, sym_ident, sym_names
