@@ -243,28 +243,36 @@ def _largest_error(root: Any) -> tuple[int, int] | None:
     return best
 
 
+@dataclass(slots=True)
+class _Clock:
+    """One file's time limit (``timeout`` seconds from ``started``; 0 = none)."""
+
+    started: float
+    timeout: float
+
+    def query_budget(self) -> int:
+        """Microseconds left for a query (0 = unbounded, as QueryCursor reads it)."""
+        if self.timeout <= 0:
+            return 0
+        return max(1, int((self.started + self.timeout - time.monotonic()) * 1_000_000))
+
+    def out(self) -> bool:
+        return self.timeout > 0 and time.monotonic() - self.started >= self.timeout
+
+
+#: (definition start byte, end byte, name start byte) -> (name, kind, definition node, name node)
+_Defs = dict[tuple[int, int, int], tuple[str, str, Any, Any]]
+#: name start byte -> (name, line, col, kind code)
+_Refs = dict[int, tuple[bytes, int, int, int]]
+
+
 def _extract(
     compiled: CompiledLanguage, source: bytes, options: ParseOptions
 ) -> tuple[FileTags, tuple[tuple[str, str], ...]]:
-    from tree_sitter import QueryCursor
-
-    started = time.monotonic()
-    timeout = options.timeout_seconds
-    tree = _parse_tree(compiled, source, timeout)
-    max_signature_lines = options.max_signature_lines
-    match_limit = options.match_limit
-    problems: list[tuple[str, str]] = []
-
-    def query_budget() -> int:
-        """Microseconds left for a query (0 = unbounded, as QueryCursor reads it)."""
-        if timeout <= 0:
-            return 0
-        return max(1, int((started + timeout - time.monotonic()) * 1_000_000))
-
-    def out_of_time() -> bool:
-        return timeout > 0 and time.monotonic() - started >= timeout
-
+    clock = _Clock(time.monotonic(), options.timeout_seconds)
+    tree = _parse_tree(compiled, source, clock.timeout)
     root = tree.root_node
+    problems: list[tuple[str, str]] = []
     if root.has_error:
         region = _largest_error(root)
         if region is not None and region[1] - region[0] + 1 >= options.syntax_error_lines:
@@ -276,9 +284,35 @@ def _extract(
                 )
             )
     lines = source.split(b"\n")
-    cursor = QueryCursor(compiled.query, match_limit=match_limit, timeout_micros=query_budget())
-    defs: dict[tuple[int, int, int], tuple[str, str, Any, Any]] = {}
-    refs: dict[int, tuple[bytes, int, int, int]] = {}  # start byte -> (name, line, col, kind code)
+    defs, refs, complete = _tag_matches(compiled, root, options.match_limit, clock)
+    if not complete:
+        problems.append(
+            (
+                "partial_parse",
+                f"the tag query hit query_match_limit={options.match_limit}; symbols of this file are partial",
+            )
+        )
+    elif clock.out():
+        complete = False
+        problems.append(
+            (
+                "partial_parse",
+                f"tag queries ran past parse_timeout_seconds={clock.timeout:g}; symbols of this file are partial",
+            )
+        )
+    if compiled.identifier_query is not None and not clock.out():
+        _backfill_references(compiled, root, options.match_limit, clock, defs, refs)
+    symbols = _symbols(defs, lines, options.max_signature_lines)
+    return _file_tags(symbols, refs, len(lines), complete), tuple(problems)
+
+
+def _tag_matches(compiled: CompiledLanguage, root: Any, match_limit: int, clock: _Clock) -> tuple[_Defs, _Refs, bool]:
+    """Definitions and references of the tag query; False when it hit its match limit."""
+    from tree_sitter import QueryCursor
+
+    cursor = QueryCursor(compiled.query, match_limit=match_limit, timeout_micros=clock.query_budget())
+    defs: _Defs = {}
+    refs: _Refs = {}
     for _pattern, captures in cursor.matches(root):
         for cap, nodes in captures.items():
             if cap.startswith("name.reference."):
@@ -296,27 +330,27 @@ def _extract(
                     # One definition node yields one symbol, of its most specific kind.
                     if previous is None or _KIND_PRIORITY.get(kind, 1) > _KIND_PRIORITY.get(previous[1], 1):
                         defs[key] = ((name_node.text or b"").decode("utf-8", "replace"), kind, def_node, name_node)
-    complete = not cursor.did_exceed_match_limit
-    if not complete:
-        problems.append(
-            ("partial_parse", f"the tag query hit query_match_limit={match_limit}; symbols of this file are partial")
-        )
-    elif out_of_time():
-        complete = False
-        problems.append(
-            (
-                "partial_parse",
-                f"tag queries ran past parse_timeout_seconds={timeout:g}; symbols of this file are partial",
-            )
-        )
-    if compiled.identifier_query is not None and not out_of_time():
-        back = QueryCursor(compiled.identifier_query, match_limit=match_limit, timeout_micros=query_budget())
-        def_names = {key[2] for key in defs}
-        for node, _ in _iter_captures(back, root):
-            if node.start_byte not in def_names and node.start_byte not in refs:
-                line, col = node.start_point
-                refs[node.start_byte] = (node.text, line, col, 0)
+    return defs, refs, not cursor.did_exceed_match_limit
 
+
+def _backfill_references(
+    compiled: CompiledLanguage, root: Any, match_limit: int, clock: _Clock, defs: _Defs, refs: _Refs
+) -> None:
+    """A grammar whose query lists no references: every identifier that names no definition."""
+    from tree_sitter import QueryCursor
+
+    if compiled.identifier_query is None:
+        return
+    back = QueryCursor(compiled.identifier_query, match_limit=match_limit, timeout_micros=clock.query_budget())
+    def_names = {key[2] for key in defs}
+    for node, _ in _iter_captures(back, root):
+        if node.start_byte not in def_names and node.start_byte not in refs:
+            line, col = node.start_point
+            refs[node.start_byte] = (node.text, line, col, 0)
+
+
+def _symbols(defs: _Defs, lines: list[bytes], max_signature_lines: int) -> list[Symbol]:
+    """Symbols in source order, each with the index of its innermost enclosing definition."""
     ordered = sorted(defs.items(), key=lambda item: (item[0][0], -item[0][1], item[0][2]))
     symbols: list[Symbol] = []
     stack: list[tuple[int, int]] = []  # (end_byte, index) of open enclosing definitions
@@ -340,6 +374,10 @@ def _extract(
             )
         )
         stack.append((end_byte, len(symbols) - 1))
+    return symbols
+
+
+def _file_tags(symbols: list[Symbol], refs: _Refs, line_count: int, complete: bool) -> FileTags:
     names: list[str] = []
     positions = array("I")
     kinds = bytearray()
@@ -349,10 +387,7 @@ def _extract(
         positions.append(line)
         positions.append(col)
         kinds.append(code)
-    return (
-        FileTags(tuple(symbols), tuple(names), positions.tobytes(), bytes(kinds), len(lines), complete),
-        tuple(problems),
-    )
+    return FileTags(tuple(symbols), tuple(names), positions.tobytes(), bytes(kinds), line_count, complete)
 
 
 def _iter_captures(cursor: Any, root: Any) -> Iterable[tuple[Any, str]]:
