@@ -34,9 +34,15 @@ from typing import Any
 
 from .errors import ConfigError
 
+# Settings is one frozen record, declared in four classes along the data flow so each stays
+# readable (a subclass's fields follow its base's; ``dataclasses.fields(Settings)`` lists them
+# all, in this order). ``scripts/gen_settings_doc.py`` reads the four in the same order.
+
 
 @dataclass(frozen=True, slots=True)
-class Settings:
+class IndexSettings:
+    """Budget, listing and parsing: what gets read and how."""
+
     # --- budget -------------------------------------------------------------
     map_tokens: int = 1024
     """Default token budget when a request gives none (cl100k_base count)."""
@@ -143,6 +149,11 @@ class Settings:
     least this many lines (definitions in it may be missing). Smaller error regions, such as
     a macro the grammar does not know, are common in C headers and are not reported."""
 
+
+@dataclass(frozen=True, slots=True)
+class RankSettings(IndexSettings):
+    """Graph, ranking, rendering and packing: what the map shows."""
+
     # --- graph: edge weights (Aider's heuristics, named) --------------------
     mentioned_ident_weight: float = 10.0
     """Multiplier on edges for identifiers the user mentioned."""
@@ -248,6 +259,11 @@ class Settings:
     """After the binary search, how many further-ranked items are tried one by one
     to fill the budget (keeps >= 95 % use when big items sit at the boundary)."""
 
+
+@dataclass(frozen=True, slots=True)
+class SourceSettings(RankSettings):
+    """Language servers and the other refining sources."""
+
     # --- language servers -----------------------------------------------------
     trust_repository_servers: bool = False
     """Allow a repository's own ``.hybridmap/lsp_configs/*.toml`` to name server commands.
@@ -309,6 +325,11 @@ class Settings:
     most trusted first: for a (file, identifier) both resolved, the first decides the edges,
     and its symbol details win. Tree-sitter is always the base. A source whose inputs are
     missing (``scip`` without an index) is left out; an unknown name is a diagnostic."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings(SourceSettings):
+    """Every setting (``docs/configuration.md`` lists them, generated from these classes)."""
 
     # --- cache ----------------------------------------------------------------
     cache_dir: str | None = None

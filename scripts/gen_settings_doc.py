@@ -19,16 +19,19 @@ END = "<!-- settings-table:end -->"
 
 def rows() -> list[tuple[str, str, str]]:
     source = SETTINGS.read_text()
-    cls = next(n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and n.name == "Settings")
+    classes = {n.name: n for n in ast.parse(source).body if isinstance(n, ast.ClassDef)}
     out = []
-    for i, node in enumerate(cls.body):
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            default = " ".join((ast.get_source_segment(source, node.value) or "").split())
-            doc = ""
-            nxt = cls.body[i + 1] if i + 1 < len(cls.body) else None
-            if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant):
-                doc = " ".join(str(nxt.value.value).split())
-            out.append((node.target.id, default, doc))
+    # Settings is declared along the data flow in a chain of classes; fields come base first.
+    for name in ("IndexSettings", "RankSettings", "SourceSettings", "Settings"):
+        cls = classes[name]
+        for i, node in enumerate(cls.body):
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                default = " ".join((ast.get_source_segment(source, node.value) or "").split())
+                doc = ""
+                nxt = cls.body[i + 1] if i + 1 < len(cls.body) else None
+                if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant):
+                    doc = " ".join(str(nxt.value.value).split())
+                out.append((node.target.id, default, doc))
     return out
 
 
