@@ -21,9 +21,9 @@ from lsprotocol import types as T
 
 from ...cache import Cache
 from ...errors import ServerError
-from ...model import HoverKey
-from ...model import FileTags
+from ...model import FileTags, HoverKey
 from ...settings import Settings
+from .answers import cached_answer
 from .documents import Documents
 from .resolver import server_key
 from .session import LspSession
@@ -81,36 +81,32 @@ class OutlineFetcher:
         if not self.needs_symbols(path) or not session.supports("document_symbol_provider"):
             return
         sha = self._shas.get(path, "")
-        key = f"lsp-sym:3:{server_key(session)}:{self._settings.max_signature_lines}:{sha}"
-        hit = self._cache.get_many([key]).get(key)
-        if isinstance(hit, FileTags):
-            self.stats["symbol_cache_hits"] += 1
-            self._store(path, _Outline(sha, hit, True))
-            return
-        lines = documents.ensure_open(session, path)
-        if lines is None:
-            return
-        ready_when_asked = session.is_ready
-        try:
+
+        async def ask() -> FileTags | None:
+            lines = documents.ensure_open(session, path)
+            if lines is None:
+                return None
             result = await session.request(
                 T.TEXT_DOCUMENT_DOCUMENT_SYMBOL,
                 T.DocumentSymbolParams(text_document=T.TextDocumentIdentifier(uri=documents.uri(path))),
             )
+            return symbols_from_answer(
+                result,
+                lines,
+                session.position_encoding,
+                max_signature_lines=self._settings.max_signature_lines,
+                detail_chars=self._settings.lsp_detail_max_chars,
+            )
+
+        key = f"lsp-sym:3:{server_key(session)}:{self._settings.max_signature_lines}:{sha}"
+        try:
+            answer = await cached_answer(self._cache, key, ask, lambda: session.is_ready, _file_tags)
         except ServerError:
             self.stats["symbol_errors"] += 1
             return
-        tags = symbols_from_answer(
-            result,
-            lines,
-            session.position_encoding,
-            max_signature_lines=self._settings.max_signature_lines,
-            detail_chars=self._settings.lsp_detail_max_chars,
-        )
-        complete = ready_when_asked and session.is_ready
-        self.stats["symbol_files"] += 1
-        self._store(path, _Outline(sha, tags, complete))
-        if complete:
-            self._cache.set_many({key: tags})
+        if answer is not None:
+            self.stats["symbol_cache_hits" if answer.cached else "symbol_files"] += 1
+            self._store(path, _Outline(sha, answer.value, answer.complete))
 
     def _store(self, path: str, outline: _Outline) -> None:
         self._outlines[path] = outline
@@ -121,17 +117,12 @@ class OutlineFetcher:
         if not self.needs_hover(key) or not session.supports("hover_provider"):
             return
         sha = self._shas.get(path, "")
-        cache_key = f"lsp-hover:2:{server_key(session)}:{sha}:{line}:{col}"
-        hit = self._cache.get_many([cache_key]).get(cache_key)
-        if isinstance(hit, str):  # stored after the outside-content check
-            self._hovers[key] = (sha, hit)
-            return
-        lines = documents.ensure_open(session, path)
-        if lines is None or line >= len(lines):
-            return
-        character = col if session.position_encoding == "utf-8" else utf16_col(lines[line], col)
-        ready_when_asked = session.is_ready
-        try:
+
+        async def ask() -> str | None:
+            lines = documents.ensure_open(session, path)
+            if lines is None or line >= len(lines):
+                return None
+            character = col if session.position_encoding == "utf-8" else utf16_col(lines[line], col)
             result = await session.request(
                 T.TEXT_DOCUMENT_HOVER,
                 T.HoverParams(
@@ -139,14 +130,26 @@ class OutlineFetcher:
                     position=T.Position(line=line, character=character),
                 ),
             )
+            self.stats["hovers"] += 1
+            text = detail_from_hover(result, self._settings.lsp_detail_max_chars)
+            if text and shows_outside_content(text, b"\n".join(lines)):
+                self.stats["hovers_dropped"] += 1  # it would show content from outside the file
+                return ""
+            return text
+
+        cache_key = f"lsp-hover:2:{server_key(session)}:{sha}:{line}:{col}"
+        try:  # cached after the outside-content check
+            answer = await cached_answer(self._cache, cache_key, ask, lambda: session.is_ready, _text)
         except ServerError:
             self.stats["hover_errors"] += 1
             return
-        text = detail_from_hover(result, self._settings.lsp_detail_max_chars)
-        if text and shows_outside_content(text, b"\n".join(lines)):
-            self.stats["hovers_dropped"] += 1  # it would show content from outside the file
-            text = ""
-        self.stats["hovers"] += 1
-        self._hovers[key] = (sha, text)
-        if ready_when_asked and session.is_ready:
-            self._cache.set_many({cache_key: text})
+        if answer is not None:
+            self._hovers[key] = (sha, answer.value)
+
+
+def _file_tags(hit: object) -> FileTags | None:
+    return hit if isinstance(hit, FileTags) else None
+
+
+def _text(hit: object) -> str | None:
+    return hit if isinstance(hit, str) else None
