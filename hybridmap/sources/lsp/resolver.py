@@ -53,6 +53,7 @@ from ...errors import ServerError
 from ...graph import is_well_named
 from ...model import FileTags
 from ...settings import Settings
+from .answers import cached_answer
 from .documents import Documents
 from .session import LspSession
 from .symbols import utf16_col
@@ -69,6 +70,20 @@ class Resolution:
     target_shas: tuple[tuple[str, str], ...]
     complete: bool
     """The server was READY when it answered."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """What the server said about one pair, before it is recorded."""
+
+    targets: frozenset[str]
+    answered: bool
+    """Some site got a location (an empty answer means the server does not know)."""
+    target_shas: tuple[tuple[str, str], ...]
+
+
+def _to_cache(found: _Found) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]] | None:
+    return (tuple(sorted(found.targets)), found.target_shas) if found.answered else None
 
 
 def server_key(session: LspSession, repository_root: Path | None = None) -> str:
@@ -135,24 +150,38 @@ class DefinitionResolver:
 
     async def resolve(self, session: LspSession, documents: Documents, pair: Pair, sites: Sites) -> None:
         """Ask ``session`` where the uses at ``sites`` of ``pair`` point; record the answer."""
-        path, name = pair
+        path = pair[0]
         src_sha = self._shas.get(path, "")
         current = self._resolved.get(pair)
         if current is not None and current.complete and current.src_sha == src_sha:
             return
+
+        async def ask() -> _Found | None:
+            lines = documents.ensure_open(session, path)
+            return None if lines is None else await self._ask_sites(session, documents.uri(path), pair, sites, lines)
+
         key = self._cache_key(session, pair, sites)
-        hit = self._cache.get_many([key]).get(key)
-        if isinstance(hit, tuple) and len(hit) == 2:
-            cached_targets, target_shas = hit
-            if all(self._shas.get(p) == s for p, s in target_shas):
-                self.stats["cache_hits"] += 1
-                self._record(pair, Resolution(frozenset(cached_targets), src_sha, tuple(target_shas), True))
-                return
-        lines = documents.ensure_open(session, path)
-        if lines is None:
+        try:
+            answer = await cached_answer(self._cache, key, ask, lambda: session.is_ready, self._from_cache, _to_cache)
+        except ServerError:
+            return  # keep the static edges; asked again after a restart
+        if answer is None:
             return
-        uri = documents.uri(path)
-        ready_when_asked = session.is_ready
+        found = answer.value
+        if answer.cached:
+            self.stats["cache_hits"] += 1
+        else:
+            session.note_answer(found.answered)
+            if not found.answered:
+                self.stats["empty"] += 1
+                if answer.complete:
+                    self._unknown[pair] = src_sha  # asked again only when the file changes
+                return  # the server does not know: not a contradiction
+            self.stats["resolved" if found.targets else "external"] += 1
+        self._record(pair, Resolution(found.targets, src_sha, found.target_shas, answer.complete))
+
+    async def _ask_sites(self, session: LspSession, uri: str, pair: Pair, sites: Sites, lines: list[bytes]) -> _Found:
+        path, name = pair
         targets: set[str] = set()
         answered = False
         for line, col in sites:
@@ -171,7 +200,7 @@ class DefinitionResolver:
             except ServerError as exc:
                 self.stats["errors"] += 1
                 self.errors.append(f"{path}:{line + 1}: {exc}")
-                return  # keep the static edges; asked again after a restart
+                raise
             dispatches = False
             for location_uri, target_line in _locations(result):
                 answered = True
@@ -181,20 +210,19 @@ class DefinitionResolver:
                     targets.add(rel)
             if dispatches and session.supports("implementation_provider"):
                 targets |= await self._implementations(session, uri, line, character)
-        session.note_answer(answered)
-        if not answered:
-            self.stats["empty"] += 1
-            if ready_when_asked and session.is_ready:
-                self._unknown[pair] = src_sha  # asked again only when the file changes
-            return  # the server does not know: not a contradiction
         if len(targets) > 1:
             targets.discard(path)  # a local binding beside a repository target: keep the target
-        self.stats["resolved" if targets else "external"] += 1
         target_shas = tuple(sorted((t, self._shas.get(t, "")) for t in targets))
-        complete = ready_when_asked and session.is_ready
-        self._record(pair, Resolution(frozenset(targets), src_sha, target_shas, complete))
-        if complete:
-            self._cache.set_many({key: (tuple(sorted(targets)), target_shas)})
+        return _Found(frozenset(targets), answered, target_shas)
+
+    def _from_cache(self, hit: object) -> _Found | None:
+        """A cached answer, if every target file is still the one it was."""
+        if not (isinstance(hit, tuple) and len(hit) == 2):
+            return None
+        cached_targets, target_shas = hit
+        if not all(self._shas.get(p) == s for p, s in target_shas):
+            return None
+        return _Found(frozenset(cached_targets), True, tuple(target_shas))
 
     def _interface_member(self, path: str, line: int, name: str) -> bool:
         """Is ``name`` on ``line`` of ``path`` declared inside an interface or trait (per our tags)?"""
