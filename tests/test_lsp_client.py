@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from cattrs.errors import ClassValidationError
 from lsprotocol import types as T
+from lsprotocol.converters import get_converter
 from pygls.exceptions import JsonRpcException
 
 from hybridmap.errors import ServerError
@@ -77,8 +78,13 @@ def test_translate_maps_library_errors_to_server_errors() -> None:
     assert isinstance(modified, ContentModified) and str(modified) == f"{where}: content modified"
     failed = translate(JsonRpcException(code=-32603, message="boom"), where)
     assert type(failed) is ServerError and str(failed) == f"{where} failed: boom"
-    unreadable = translate(ClassValidationError("bad", [KeyError("range")], T.Location), where)
-    assert type(unreadable) is ServerError and "unreadable: KeyError" in str(unreadable)
+    with pytest.raises(ClassValidationError) as cattrs_error:  # a location whose range end has no character
+        get_converter().structure(
+            {"uri": "u", "range": {"start": {"line": 1, "character": 0}, "end": {"line": 1}}}, T.Location
+        )
+    unreadable = translate(cattrs_error.value, where)
+    assert type(unreadable) is ServerError
+    assert str(unreadable) == f"{where}: unreadable: required field missing @ $.range.end.character"
     exited = translate(RuntimeError("Server process 1 exited with return code: 7"), where)
     assert str(exited) == f"{where}: Server process 1 exited with return code: 7"
     assert translate(ValueError("odd"), where).args == (f"{where}: ValueError: odd",)
@@ -107,7 +113,10 @@ async def test_a_result_lsprotocol_cannot_read_is_kept_as_json(tmp_path: Path) -
         assert isinstance(result, list) and result[0]["uri"].endswith("/store/disk.py")  # still usable
         assert await session.request(T.TEXT_DOCUMENT_HOVER, _hover(tmp_path)) == {"contents": {"kind": "plaintext"}}
         untyped = [e for e in session.events if "result kept untyped" in e]
-        assert len(untyped) == 2 and untyped[0].startswith("textDocument/definition"), session.events
+        assert untyped[0] == (
+            "textDocument/definition: result kept untyped (required field missing @ $.result.range.end.character)"
+        )
+        assert len(untyped) == 2 and untyped[1].startswith("textDocument/hover"), session.events
         assert session.state is ServerState.READY and session.pending_requests == 0
 
 

@@ -49,6 +49,7 @@ class ServerProcess:
         self.process: asyncio.subprocess.Process | None = None
         self.exited = asyncio.Event()
         self._tasks: list[asyncio.Task[Any]] = []
+        self._readers: list[asyncio.Task[Any]] = []
 
     @property
     def pid(self) -> int | None:
@@ -75,7 +76,7 @@ class ServerProcess:
         self.process = process
         if process.stdin is None or process.stdout is None or process.stderr is None:  # all asked as PIPE
             raise RuntimeError("the server process has no stdin/stdout/stderr pipe")
-        self._tasks.append(asyncio.create_task(self._drain_stderr(process.stderr)))
+        self.add_task(asyncio.create_task(self._drain_stderr(process.stderr)), reads_output=True)
 
     @property
     def stdout(self) -> asyncio.StreamReader:
@@ -99,9 +100,12 @@ class ServerProcess:
         if memory_limit_mb > 0:
             self._tasks.append(asyncio.create_task(self._watch_memory(memory_limit_mb, on_memory)))
 
-    def add_task(self, task: asyncio.Task[Any]) -> None:
-        """A task that lives as long as the process (cancelled at :meth:`close`)."""
+    def add_task(self, task: asyncio.Task[Any], *, reads_output: bool = False) -> None:
+        """A task that lives as long as the process (cancelled at :meth:`close`). One that
+        ``reads_output`` ends by itself at the end of stdout or stderr: close waits for it."""
         self._tasks.append(task)
+        if reads_output:
+            self._readers.append(task)
 
     async def _watch_exit(self, on_exit: Callable[[int | None], None]) -> None:
         process = self.process
@@ -183,10 +187,11 @@ class ServerProcess:
         if process is not None:
             if process.stdin is not None:
                 process.stdin.close()
-            # Let the pipes reach their end so the transport closes on this loop, not in __del__
-            # once the loop is gone ("Event loop is closed"). Bounded: everything was killed.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(process.wait(), 1.0)
+            # Let stdout and stderr be read to their end so the transport closes on this loop,
+            # not in __del__ once the loop is gone ("Event loop is closed"); process.wait() does
+            # not wait for the pipes in 3.11. Bounded: everything that could hold them was killed.
+            if self._readers:
+                await asyncio.wait(self._readers, timeout=1.0)
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from cattrs import transform_error
 from cattrs.errors import BaseValidationError
 from lsprotocol import types as T
 from lsprotocol.converters import get_converter
@@ -142,8 +143,6 @@ def translate(exc: BaseException, where: str, timeout: float | None = None) -> S
 
 
 def _why(exc: BaseException) -> str:
-    if isinstance(exc, BaseValidationError):  # cattrs: the first leaf error says what did not fit
-        leaves = [e for e in exc.exceptions if not isinstance(e, BaseValidationError)]
-        inner = leaves[0] if leaves else exc.exceptions[0] if exc.exceptions else exc
-        return f"{type(inner).__name__}: {inner}"[:200]
+    if isinstance(exc, BaseValidationError):  # cattrs: where in the message it did not fit
+        return "; ".join(transform_error(exc))[:200]
     return f"{type(exc).__name__}: {exc}"[:200]

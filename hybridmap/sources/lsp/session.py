@@ -247,7 +247,7 @@ class LspSession:
             self._settings.server_max_message_bytes,
             self._readiness.note,
         )
-        self._process.add_task(asyncio.create_task(self._read(self._channel)))
+        self._process.add_task(asyncio.create_task(self._read(self._channel)), reads_output=True)
         self._process.watch(self._on_exit, self._memory_limit, self._abandon)
 
     async def _read(self, channel: Channel) -> None:
