@@ -202,7 +202,8 @@ def test_name_matches_respect_linkage(registry: LanguageRegistry) -> None:
         "int beta(void) {\n    return load_records(0) + clamp(2);\n}\n",
         "app.c": '#include "alpha.h"\nint main(void) {\n    return load_records(0) + clamp(3);\n}\n',
     }
-    out = derived(registry, files, {})
+    on = Settings(name_match_linkage=True)
+    out = derived(registry, files, {}, on)
     # Unresolved uses: beta.c's static load_records is no candidate for app.c; alpha.h's static
     # clamp is one for the files including alpha.h only.
     assert out[("app.c", "load_records")] == {"alpha.h": "name-match", "alpha.c": "name-match"}
@@ -211,10 +212,10 @@ def test_name_matches_respect_linkage(registry: LanguageRegistry) -> None:
     # beta.c's uses mean its own static load_records, which shadows the others.
     assert out[("beta.c", "load_records")] == {"beta.c": "name-match"}
     # A pair a source resolved is left to it.
-    out = derived(registry, files, {("app.c", "load_records"): {"alpha.h": "lsp"}})
+    out = derived(registry, files, {("app.c", "load_records"): {"alpha.h": "lsp"}}, on)
     assert out[("app.c", "load_records")] == {"alpha.h": "lsp", "alpha.c": HEADER_DEFINITION}
-    # Off: name matching as before.
-    assert derived(registry, files, {}, Settings(name_match_linkage=False)) == {}
+    # Off (the default): name matching as before.
+    assert derived(registry, files, {}) == {}
 
 
 def test_go_name_matches_stay_in_the_package() -> None:
@@ -227,7 +228,7 @@ def test_go_name_matches_stay_in_the_package() -> None:
         "disk/util.go": go("disk/util.go", [], ["load", "Save"]),
         "memory/memory.go": go("memory/memory.go", ["load", "Save"], ["load", "Save"]),
     }
-    out = apply_policies(Merged(tags, {}, {}, ("tree-sitter", "lsp")), Settings()).resolved
+    out = apply_policies(Merged(tags, {}, {}, ("tree-sitter", "lsp")), Settings(name_match_linkage=True)).resolved
     assert out[("disk/util.go", "load")] == {"disk/disk.go": "name-match"}
     assert out[("memory/memory.go", "load")] == {"memory/memory.go": "name-match"}
     assert ("disk/util.go", "Save") not in out  # exported: every definer stays a candidate
