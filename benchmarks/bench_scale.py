@@ -40,6 +40,7 @@ Results: ``benchmarks/.work/scale/results.json`` (merged by size across runs) an
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import resource
@@ -384,7 +385,8 @@ def run_inprocess(root: Path, edit: Path, args: argparse.Namespace, size: int, p
     return figures
 
 
-def bench_size(size: int, args: argparse.Namespace, largest: bool) -> dict[str, Any]:
+def bench_size(size: int, args: argparse.Namespace, largest: bool, save: Any) -> dict[str, Any]:
+    """Every system on the repository of ``size`` files; ``save(out)`` after each system."""
     manifest = generate(size, args.seed)
     root = Path(str(manifest["root"]))
     edit = root / str(manifest["edit_file"])
@@ -403,20 +405,22 @@ def bench_size(size: int, args: argparse.Namespace, largest: bool) -> dict[str, 
             systems["hybrid-scip"] = [*argv, "--index", str(args.scip_index)]
         else:
             out["hybrid-scip"] = {"skipped": "hybridmap map has no --index option yet"}
-    systems = {k: v for k, v in systems.items() if k in args.systems}
+    systems = {k: v for k, v in systems.items() if k in args.systems or k == "hybrid-scip"}
     for name, argv in systems.items():
         print(f"[{size}] {name}", file=sys.stderr, flush=True)
         system_runs = (1, 1) if name == "hybrid-wait60" else runs
         out[name] = scenarios(
             argv, Path(argv[argv.index("--cache-dir") + 1]), edit, system_runs, args.peer_timeout, env
         )
+        save(out)
     if "aider" in args.systems and AIDER_PYTHON.exists():
         print(f"[{size}] aider", file=sys.stderr, flush=True)
         cache = SCALE / f"cache-{size}-aider"
         argv = [str(AIDER_PYTHON), "-c", AIDER_SCRIPT, str(root), str(cache), str(args.tokens)]
-        peer_runs = (runs[0], args.peer_repeats or args.repeats)
-        out["runs"]["aider_warm_and_edit"] = peer_runs[1]
+        peer_runs = (min(runs[0], args.peer_repeats), args.peer_repeats) if args.peer_repeats else runs
+        out["runs"]["aider"] = peer_runs
         out["aider"] = scenarios(argv, cache, edit, peer_runs, args.peer_timeout, None)
+        save(out)
     if "inprocess" in args.systems:
         print(f"[{size}] in-process", file=sys.stderr, flush=True)
         out["inprocess"] = run_inprocess(root, edit, args, size, args.profile and largest)
@@ -502,6 +506,22 @@ def machine() -> dict[str, Any]:
     }
 
 
+def save_size(
+    results: dict[str, Any],
+    size: int,
+    previous: dict[str, Any],
+    started: dict[str, Any],
+    args: argparse.Namespace,
+    data: dict[str, Any],
+) -> None:
+    """Write what one size has so far (merged into an earlier run on the same repository)."""
+    data["machine"] = {",".join(args.systems): {"before": started, "after": machine()}}
+    if previous.get("manifest", {}).get("head") == data["manifest"]["head"]:
+        data = {**previous, **data, "machine": {**previous.get("machine", {}), **data["machine"]}}
+    results["sizes"][str(size)] = data
+    RESULTS.write_text(json.dumps(results, indent=1) + "\n")
+
+
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,10000,100000")
@@ -513,7 +533,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--max-files", type=int, default=10_000_000, help="max_files in the scratch user config")
     parser.add_argument("--systems", default=",".join(SYSTEMS), help="which of them to run (merged into results)")
     parser.add_argument("--memory-limit-mb", type=float, default=6144, help="kill a run whose process tree passes this")
-    parser.add_argument("--peer-repeats", type=int, default=0, help="Aider's warm/edit runs (0: --repeats)")
+    parser.add_argument("--peer-repeats", type=int, default=0, help="Aider's runs per scenario (0: as hybridmap)")
     parser.add_argument("--scip-index", type=Path, default=None, help="hook: pass --index PATH if the CLI has it")
     parser.add_argument("--profile", action="store_true", help="cProfile the in-process maps of the largest size")
     parser.add_argument("--listed", type=int, default=0, help="also map a repository of this many listed paths")
@@ -544,14 +564,8 @@ def main() -> None:
     results["code"] = use_code(args.at)
     CODE["memory_limit_mb"] = str(args.memory_limit_mb)
     for size in args.sizes:
-        started = machine()
-        data = bench_size(size, args, size == max(args.sizes))
-        data["machine"] = {",".join(args.systems): {"before": started, "after": machine()}}
-        previous = results["sizes"].get(str(size), {})
-        if previous.get("manifest", {}).get("head") == data["manifest"]["head"]:  # same repository: merge
-            data = {**previous, **data, "machine": {**previous.get("machine", {}), **data["machine"]}}
-        results["sizes"][str(size)] = data
-        RESULTS.write_text(json.dumps(results, indent=1) + "\n")
+        save = functools.partial(save_size, results, size, results["sizes"].get(str(size), {}), machine(), args)
+        save(bench_size(size, args, size == max(args.sizes), save))
     if args.listed:
         results.setdefault("listed", {})[str(args.listed)] = bench_listed(args.listed, args)
         RESULTS.write_text(json.dumps(results, indent=1) + "\n")
