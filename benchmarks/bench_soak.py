@@ -214,22 +214,18 @@ def internal_counts(repo: AsyncRepoMap) -> dict[str, int]:
         "documents._open": len(lsp.documents._open),
         "lsp._queue": len(lsp._queue),
     }
-    opened = events = futures = result_types = troubles = 0
+    opened = events = pending = troubles = 0
     for session in sessions(repo):
         opened += len(session._opened)
         events += len(session.events)
         troubles += len(session.troubles)
-        client = session._client
-        if client is not None:
-            futures += len(client.protocol._request_futures)
-            result_types += len(client.protocol._result_types)
+        pending += session.pending_requests
     out.update(
         {
             "session._opened": opened,
             "session.events": events,
             "session.troubles": troubles,
-            "pygls._request_futures": futures,
-            "pygls._result_types": result_types,
+            "session.pending_requests": pending,
         }
     )
     return out

@@ -78,7 +78,7 @@ class IndexReport:
 def scip_dirs() -> tuple[Path, ...]:
     """Where the indexers are looked for before absolute PATH entries: the checkout's
     ``.servers/scip`` (``scripts/install-servers``) and the per-user servers directory."""
-    from .sources.lsp.session import FROM_SOURCE_TREE, SERVERS_DIR, user_servers_dir
+    from .sources.lsp.launch import FROM_SOURCE_TREE, SERVERS_DIR, user_servers_dir
 
     dirs = [user_servers_dir() / "scip" / "node_modules" / ".bin"]
     if FROM_SOURCE_TREE:
@@ -87,7 +87,7 @@ def scip_dirs() -> tuple[Path, ...]:
 
 
 def find_indexer(name: str, environ: Mapping[str, str] | None = None) -> str | None:
-    from .sources.lsp.session import find_command
+    from .sources.lsp.launch import find_command
 
     return find_command(name, scip_dirs(), environ)
 
@@ -100,7 +100,7 @@ def find_node(environ: Mapping[str, str] | None = None) -> str | None:
 
 def indexer_environment(bin_dir: Path, environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The server allowlist, minus what would steer the indexers' programs, with PATH = ``bin_dir``."""
-    from .sources.lsp.session import ENV_ALLOWLIST
+    from .sources.lsp.launch import ENV_ALLOWLIST
 
     env = os.environ if environ is None else environ
     dropped = {"PATH", "NODE_PATH", "VIRTUAL_ENV", "GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE"}
@@ -227,7 +227,7 @@ def _json_string(value: str) -> str:
 def _run(indexer: str, program: list[str], root: Path, work: Path, env: dict[str, str], timeout: float) -> bytes:
     """Run one indexer in ``root``; the index it wrote. Killed (its whole process group) at
     ``timeout``; IndexerError with the last lines of its output when it fails."""
-    from .sources.lsp.session import _set_pdeathsig
+    from .sources.lsp.process import _set_pdeathsig
 
     output = work / f"{indexer}.scip"
     process = subprocess.Popen(  # our own indexer, found as documented; no shell

@@ -64,7 +64,7 @@ def test_thirty_edited_maps_keep_nothing_of_deleted_files(tmp_path: Path) -> Non
                     "memo": len(inner._builder._merge_memo),
                     "open": len(session._opened),
                     "tasks": len(lsp._tasks),
-                    "pending requests": len(session._client.protocol._request_futures),
+                    "pending requests": session.pending_requests,
                 }
             )
     for path, text in originals.items():
@@ -90,7 +90,5 @@ def test_error_replies_leave_no_request_state_behind(tmp_path: Path) -> None:
             assert result.edges.get("lsp", 0) >= 1  # the retried requests were answered
         (session,) = repo._async._lsp.sessions()
         said = [line for line in session.stderr_tail if "content modified" in line]
-        protocol = session._client.protocol
         assert len(said) >= 10, said  # many error replies were handled...
-        assert not protocol._request_futures
-        assert not protocol._result_types, len(protocol._result_types)  # ...and none is remembered
+        assert session.pending_requests == 0  # ...and none is remembered

@@ -137,7 +137,8 @@ class OutlineFetcher:
                 return ""
             return text
 
-        cache_key = f"lsp-hover:2:{server_key(session)}:{sha}:{line}:{col}"
+        # A hover shows types resolved through the file's imports: its path and project root count.
+        cache_key = f"lsp-hover:3:{server_key(session, self._root)}:{path}:{sha}:{line}:{col}"
         try:  # cached after the outside-content check
             answer = await cached_answer(self._cache, cache_key, ask, lambda: session.is_ready, _text)
         except ServerError:

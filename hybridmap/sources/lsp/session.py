@@ -370,21 +370,6 @@ class LspSession:
         """At interpreter exit (no loop to wait on): SIGKILL everything this server started."""
         self._process.kill_now()
 
-    @property
-    def _client(self) -> _PendingView:
-        """Deprecated: what tests/test_soak_small.py and benchmarks/bench_soak.py read (pygls
-        2.1.1's names for its request tables, which the session no longer uses). Read
-        :attr:`pending_requests` instead."""
-        return _PendingView(self.pending_requests)
-
-
-class _PendingView:
-    def __init__(self, pending: int) -> None:
-        self.protocol = self
-        self._request_futures: dict[int, None] = dict.fromkeys(range(pending))
-        self._result_types: dict[int, None] = {}  # no such table: a reply's type comes from its method
-
-
 def initialize_params(config: ServerConfig, root: Path) -> T.InitializeParams:
     return T.InitializeParams(
         process_id=os.getpid(),
