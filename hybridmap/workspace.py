@@ -144,9 +144,9 @@ class Workspace:
                 reused += 1
                 continue
             read_count += 1
-            if progress is not None:
-                progress("reading", index, total)
             state, data = self._read(rel, language, sig, racy_from)
+            if progress is not None:  # after the read: "reading" reports files read so far
+                progress("reading", index, total)
             if state is None:
                 continue  # vanished between listing and stat: not a file of this snapshot
             files[rel] = state
