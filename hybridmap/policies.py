@@ -110,7 +110,7 @@ def apply_policies(merged: Merged, settings: Settings, memo: PolicyMemo | None =
     if not any(f.functions or f.local_names for f in facts.values()):
         return merged  # no C/C++ or Go definitions: nothing to derive or restrict
     repo = _Repo(merged.tags, facts)
-    resolved = derive(merged.resolved, repo)
+    resolved = derive(merged.resolved, repo, settings.prototype_yields_to_definition)
     if settings.name_match_linkage:
         resolved.update(restrict_name_matches(resolved, repo, settings.max_definers_per_ident))
     return dataclasses.replace(merged, resolved=resolved)
@@ -299,22 +299,30 @@ def _matches(prototype: Function, definition: Function) -> bool:
     return not prototype.owner or definition.owner == prototype.owner
 
 
-def derive(resolved: ResolvedEdges, repo: _Repo) -> ResolvedEdges:
+def derive(resolved: ResolvedEdges, repo: _Repo, yield_prototype: bool = False) -> ResolvedEdges:
     """``resolved`` plus the ``header-definition`` and ``own-header`` edges (a new mapping).
 
     Derived only from edges a source gave (never from another derived edge), and never over
-    them: a target a source named keeps the source's provenance."""
+    them: a target a source named keeps the source's provenance. With ``yield_prototype``, a
+    header the source named only for a prototype gives way to the definitions derived from it
+    (the edge moves to where the function lives; a header whose prototype has no definer here
+    keeps it): the ranking the resolver gave before issue 14, now under honest names."""
     out: ResolvedEdges = {}
     for pair, targets in resolved.items():
         path, name = pair
         extra: dict[str, str] = {}
+        yielded: set[str] = set()
         if path.endswith(C_FAMILY_SUFFIXES):
             for target in targets:
                 if target.endswith(HEADER_SUFFIXES) and target != path:
-                    extra.update(dict.fromkeys(_header_definitions(repo, path, target, name), HEADER_DEFINITION))
+                    definitions = _header_definitions(repo, path, target, name)
+                    extra.update(dict.fromkeys(definitions, HEADER_DEFINITION))
+                    if yield_prototype and definitions:
+                        yielded.add(target)
             if path in targets and path.endswith(C_SOURCE_SUFFIXES):
                 extra.update(dict.fromkeys(_own_headers(repo, path, name), OWN_HEADER))
-        out[pair] = {**extra, **targets} if extra else targets
+        kept = {t: p for t, p in targets.items() if t not in yielded} if yielded else targets
+        out[pair] = {**extra, **kept} if extra else targets
     return out
 
 

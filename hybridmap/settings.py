@@ -182,6 +182,11 @@ class RankSettings(IndexSettings):
     in Aider. On, it changed nothing on chi and pflag (Go) and moved jq (C) by a task or less
     each way, slightly down in sum (docs/policies.md; docs/evaluation.md, "Resolved means
     resolved")."""
+    prototype_yields_to_definition: bool = False
+    """A use a server resolved to a C/C++ *prototype* in a header links to the definitions the
+    ``header-definition`` policy derives from it instead of to the header as well (the header
+    keeps the edge when no definition is found). Either way the server's answer is never
+    labelled as anything but ``lsp``; this decides only whether the header also ranks."""
 
     # --- rank: personalization and path multipliers --------------------------
     pagerank_damping: float = 0.85
@@ -550,6 +555,7 @@ RULES: Mapping[str, Rule] = {
     "chat_file_reference_weight": _WEIGHT,
     "self_reference_weight": _WEIGHT,
     "name_match_linkage": _BOOL,
+    "prototype_yields_to_definition": _BOOL,
     "pagerank_damping": _SHARE,
     "pagerank_max_iterations": _int(1, 10_000, protective=True),
     "pagerank_tolerance": _float(0.0, 1.0, protective=True),
@@ -641,6 +647,7 @@ REPOSITORY_TUNABLE = frozenset(
             "special_files_first",
             "path_weighted_teleport",
             "name_match_linkage",
+            "prototype_yields_to_definition",
         }
     )
 )

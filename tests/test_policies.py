@@ -116,6 +116,18 @@ def test_header_definition_through_an_included_header(registry: LanguageRegistry
     assert out[("parser.c", "token_kind")] == {"token.h": "lsp", "token.c": HEADER_DEFINITION}
 
 
+def test_a_prototype_can_yield_to_its_definition(registry: LanguageRegistry) -> None:
+    """prototype_yields_to_definition: the header gives way to the derived definition, the only
+    change being which files the edge reaches (nothing is labelled lsp that the server did not
+    say); a header with no definer found keeps its edge."""
+    settings = Settings(prototype_yields_to_definition=True)
+    out = derived(registry, LEXER, {("parser.c", "lex_next"): {"lexer.h": "lsp"}}, settings)
+    assert out[("parser.c", "lex_next")] == {"lexer.c": HEADER_DEFINITION}
+    alone = {"api.h": "int external(void);\n", "main.c": '#include "api.h"\nint main(void) { return external(); }\n'}
+    out = derived(registry, alone, {("main.c", "external"): {"api.h": "lsp"}}, settings)
+    assert out[("main.c", "external")] == {"api.h": "lsp"}
+
+
 def test_a_source_answer_is_never_overwritten(registry: LanguageRegistry) -> None:
     out = derived(registry, LEXER, {("parser.c", "lex_next"): {"lexer.h": "lsp", "lexer.c": "scip"}})
     assert out[("parser.c", "lex_next")] == {"lexer.h": "lsp", "lexer.c": "scip"}
