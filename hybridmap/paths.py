@@ -28,6 +28,13 @@ _GENERATED = re.compile(
 _ENTRY_POINT = re.compile(r"^((main|__main__|cli|app|index|server|manage)\.[^.]+|lib\.rs)$")
 
 
+def is_test_data_or_vendored(directory: str) -> bool:
+    """Whether ``directory`` (relative, POSIX) is inside test data or vendored code: projects
+    there (a fixture's ``go.mod``, a vendored ``package.json``) are not the repository's own."""
+    probe = directory.rstrip("/") + "/"
+    return bool(_FIXTURE_DIR.search(probe) or _VENDOR_DIR.search(probe))
+
+
 def path_multiplier(path: str, settings: Settings) -> tuple[float, tuple[str, ...]]:
     """How much a file's path alone moves its rank, and why."""
     name = PurePosixPath(path).name

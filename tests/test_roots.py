@@ -323,3 +323,17 @@ def _alive(pid: int) -> bool:
             return fh.read().split(") ")[-1][:1] != "Z"
     except OSError:
         return False
+
+
+def test_markers_in_test_data_or_vendored_code_make_no_root(tmp_path: Path) -> None:
+    from hybridmap.sources.lsp.roots import ProjectRoots, RootMarkers
+
+    root = tmp_path / "repo"
+    for rel in ("go.mod", "tests/fixtures/sample/go.mod", "vendor/lib/go.mod", "services/a/go.mod"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("module x\n")
+    markers = RootMarkers(("go.mod",), ())
+    roots = ProjectRoots(root, racy_seconds=0.0)
+    assert roots.root_of("tests/fixtures/sample/main.go", markers) == ""
+    assert roots.root_of("vendor/lib/lib.go", markers) == ""
+    assert roots.root_of("services/a/main.go", markers) == "services/a"

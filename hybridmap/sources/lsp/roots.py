@@ -13,6 +13,9 @@ name), so each file gets the *project root* its language's markers say:
   serves the whole workspace, as its tool expects;
 - nothing found: the repository root, as before.
 
+Markers inside test data or vendored code (``paths.is_test_data_or_vendored``: ``fixtures/``,
+``testdata/``, ``vendor/``...) make no root: those files go to the project around them.
+
 The search never leaves the repository root and never follows a symlink out of it: a
 directory that is a symlink holds no markers, and a marker that is a symlink counts only when
 it resolves to a regular file inside the root. Markers are looked up with ``lstat`` (or one
@@ -34,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...boundaries import inside
+from ...paths import is_test_data_or_vendored
 
 MAX_MARKERS = 32
 """How many marker names one language may declare (``roots`` and ``workspace-roots`` each)."""
@@ -129,7 +133,10 @@ class ProjectRoots:
         for current in reversed(chain):
             key = (current, names)
             if key not in found:
-                found[key] = self._present(current, names)
+                # A fixture's or a vendored package's markers do not make a project of the
+                # repository (this repository's 54 language fixtures would each get a server).
+                data = bool(current) and is_test_data_or_vendored(current)
+                found[key] = frozenset() if data else self._present(current, names)
             here = found[key]
             if here is None:
                 break
