@@ -104,6 +104,15 @@ def git_repo(tmp_path: Path) -> GitRepoFactory:
     return make
 
 
+def committed_copy(source: Path, destination: Path) -> Path:
+    """A copy of the directory ``source`` at ``destination``, made a git repository with one commit."""
+    shutil.copytree(source, destination)
+    git(destination, "init", "-q", "-b", "main")
+    git(destination, "add", "-A")
+    git(destination, "commit", "-q", "-m", "fixture")
+    return destination
+
+
 def write_files(root: Path, files: Mapping[str, str | bytes]) -> None:
     for rel, content in files.items():
         path = root / rel

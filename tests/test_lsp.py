@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +14,7 @@ from hybridmap import RepoMap, ServerState
 from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
 from hybridmap.sources.lsp.session import find_command
 
-from .conftest import git
+from .conftest import committed_copy
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "lsp"
 
@@ -81,12 +80,7 @@ RIGHT_PROVENANCES = {"c": {"lsp", "header-definition"}}
 
 
 def fixture_repo(tmp_path: Path, name: str) -> Path:
-    root = tmp_path / name
-    shutil.copytree(FIXTURES / name, root)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "fixture")
-    return root
+    return committed_copy(FIXTURES / name, tmp_path / name)
 
 
 def edges(repo: RepoMap) -> dict[tuple[str, str, str], str]:

@@ -4,7 +4,6 @@ then real clangd and tsgo / typescript-language-server on tests/fixtures/policie
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -26,7 +25,8 @@ from hybridmap.settings import Settings
 from hybridmap.sources.lsp.session import find_command
 from hybridmap.sources.treesitter import extract_tags
 
-from .conftest import git
+from .conftest import committed_copy
+from .test_lsp import require
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "policies"
 
@@ -266,18 +266,8 @@ def test_facts_are_memoized_by_tags_identity(registry: LanguageRegistry) -> None
 # --- real servers -------------------------------------------------------------------------
 
 
-def require(command: str) -> None:
-    if find_command(command) is None:
-        pytest.skip(f"{command} is not installed on this machine (scripts/install-servers installs it)")
-
-
 def fixture_repo(tmp_path: Path, name: str) -> Path:
-    root = tmp_path / name
-    shutil.copytree(FIXTURES / name, root)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "fixture")
-    return root
+    return committed_copy(FIXTURES / name, tmp_path / name)
 
 
 #: Only the chat file's symbols are asked and nothing is hovered, so no defining file is opened

@@ -31,7 +31,7 @@ from hybridmap.sources.scip.symbols import parse_symbol, reference_name
 from hybridmap.sources.scip.wire import WireError, fields, packed_int32, varint
 from hybridmap.walk import read_source
 
-from .conftest import git
+from .conftest import committed_copy, git
 from .test_lsp import CASES, FIXTURES
 
 # --- hand-built protobuf -------------------------------------------------------------------
@@ -233,12 +233,7 @@ def require_indexers() -> None:
 
 
 def fixture_copy(tmp_path: Path, name: str) -> Path:
-    root = tmp_path / name
-    shutil.copytree(FIXTURES / name, root)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "fixture")
-    return root
+    return committed_copy(FIXTURES / name, tmp_path / name)
 
 
 def static_view(root: Path, tmp_path: Path) -> tuple[SourceView, Snap]:
