@@ -370,6 +370,7 @@ class LspSession:
         """At interpreter exit (no loop to wait on): SIGKILL everything this server started."""
         self._process.kill_now()
 
+
 def initialize_params(config: ServerConfig, root: Path) -> T.InitializeParams:
     return T.InitializeParams(
         process_id=os.getpid(),
