@@ -50,7 +50,11 @@ OWN_PROJECT_SHARE = 0.6
 #: 2 % of the files, `parse` in 1 % (a real monorepo's `get`, `run`, `close` are as common).
 TOP_LEVEL_COMMON_SHARE = 0.12
 METHOD_COMMON_SHARE = 0.35
-GENERATOR_VERSION = 2
+#: Domain names are verb_noun (4,000 of them) or verb_noun_noun (400,000). Half are two-word up to
+#: 9,600 files; above, fewer (share = 4,800 / N), so a two-word name keeps about 6 definers at every
+#: size instead of ~55 at 100k files (a fixed vocabulary is not how real code grows).
+TWO_WORD_FILES = 4800
+GENERATOR_VERSION = 3
 COMMON = (
     "load parse handle_request Config run get close validate process create update delete init Client Handler "
     "Result Options render read write start stop reset build serialize format open flush Error"
@@ -151,22 +155,26 @@ def plan_projects(lang: str, units: int, rng: random.Random) -> list[Project]:
 # --- planning: units, names, imports ---------------------------------------------------------
 
 
-def name_words(rng: random.Random, common_cum: list[float], common_share: float) -> list[str]:
+def two_word_share(n_files: int) -> float:
+    return min(0.5, TWO_WORD_FILES / max(1, n_files))
+
+
+def name_words(rng: random.Random, common_cum: list[float], common_share: float, two_word: float = 0.5) -> list[str]:
     if rng.random() < common_share:
         return COMMON[pick(rng, common_cum)].lower().split("_")
     words = [rng.choice(VERBS), rng.choice(NOUNS)]
-    if rng.random() < 0.5:
+    if rng.random() < 1 - two_word:
         words.append(rng.choice(NOUNS))
     return words
 
 
-def plan_defs(rng: random.Random, common_cum: list[float]) -> list[tuple[str, list[str]]]:
+def plan_defs(rng: random.Random, common_cum: list[float], two_word: float) -> list[tuple[str, list[str]]]:
     """Exported definitions of one file: 2 to ~18, about one in eight with a common name."""
     count = min(18, 2 + int(rng.expovariate(1 / 3.5)))
     out: list[tuple[str, list[str]]] = []
     seen: set[str] = set()
     for _ in range(count):
-        words = name_words(rng, common_cum, TOP_LEVEL_COMMON_SHARE)
+        words = name_words(rng, common_cum, TOP_LEVEL_COMMON_SHARE, two_word)
         key = "".join(words)
         if key in seen:
             continue
@@ -186,7 +194,7 @@ def unique_stem(rng: random.Random, used: set[tuple[int, str, str]], project: in
     raise RuntimeError("no free file name")
 
 
-def plan_language(lang: str, count: int, first: int, seed: int) -> tuple[list[Project], list[Unit]]:
+def plan_language(lang: str, count: int, first: int, seed: int, two_word: float) -> tuple[list[Project], list[Unit]]:
     """Projects (heavy-tailed sizes, nested directories) and the units of one language."""
     rng = random.Random(f"{seed}:{lang}")
     projects = plan_projects(lang, count, rng)
@@ -202,7 +210,7 @@ def plan_language(lang: str, count: int, first: int, seed: int) -> tuple[list[Pr
         project = projects[owner[k]]
         directory = rng.choice(project.dirs)
         unit = Unit(first + k, lang, project.index, directory, unique_stem(rng, used, project.index, directory))
-        unit.defs = plan_defs(rng, common_cum)
+        unit.defs = plan_defs(rng, common_cum, two_word)
         project.units.append(unit.index)
         units.append(unit)
     if lang == "go":
@@ -340,6 +348,7 @@ class Repo:
 
     projects: dict[str, list[Project]]
     units: dict[int, Unit]
+    two_word: float
 
     def project(self, unit: Unit) -> Project:
         return self.projects[unit.lang][unit.project]
@@ -349,10 +358,10 @@ def spelled(lang: str, kind: str, words: list[str]) -> str:
     return pascal(words) if kind == "class" else STYLES[lang].func(words)  # type: ignore[operator]
 
 
-def methods(rng: random.Random) -> list[list[str]]:
+def methods(rng: random.Random, two_word: float) -> list[list[str]]:
     out: dict[str, list[str]] = {}
     for _ in range(rng.randint(1, 4)):
-        words = name_words(rng, COMMON_CUM, METHOD_COMMON_SHARE)
+        words = name_words(rng, COMMON_CUM, METHOD_COMMON_SHARE, two_word)
         out.setdefault("_".join(words), words)
     return list(out.values())
 
@@ -387,7 +396,7 @@ def render_py(rng: random.Random, repo: Repo, unit: Unit) -> str:
         if kind == "class":
             out += [f"class {name}:", f'    """Holds the {" ".join(words)} state."""', ""]
             out += [f"    def __init__(self, {params[0]}: object) -> None:", f"        self.{params[0]} = {params[0]}"]
-            for method in methods(rng):
+            for method in methods(rng, repo.two_word):
                 out += ["", f"    def {snake(method)}(self, {', '.join(params)}):"]
                 out += [*body(rng, "py", calls, params, "        "), "        return None"]
         else:
@@ -428,7 +437,7 @@ def render_ts(rng: random.Random, repo: Repo, unit: Unit) -> str:
         out.append("")
         if kind == "class":
             out += [f"export class {name} {{", f"  constructor(private readonly {params[0]}: unknown) {{}}"]
-            for method in methods(rng):
+            for method in methods(rng, repo.two_word):
                 out += ["", f"  {camel(method)}({typed}): unknown {{"]
                 out += [*body(rng, "ts", calls, params, "    "), "    return this;", "  }"]
             out.append("}")
@@ -479,7 +488,7 @@ def render_go(rng: random.Random, repo: Repo, unit: Unit) -> str:
         out.append(f"// {name} {'holds' if kind == 'class' else 'does'} the {' '.join(words)} work.")
         if kind == "class":
             out += [f"type {name} struct {{", f"\t{params[0]} any", "}"]
-            for method in methods(rng):
+            for method in methods(rng, repo.two_word):
                 out += ["", f"func (r *{name}) {pascal(method)}({typed}) error {{"]
                 out += [*body(rng, "go", calls, params, "\t"), "\treturn nil", "}"]
         else:
@@ -609,10 +618,10 @@ def plan(n_files: int, seed: int) -> Repo:
     units: dict[int, Unit] = {}
     first = 0
     for lang, count in counts.items():
-        projects[lang], planned = plan_language(lang, count, first, seed)
+        projects[lang], planned = plan_language(lang, count, first, seed, two_word_share(n_files))
         units.update((u.index, u) for u in planned)
         first += count
-    repo = Repo(projects, units)
+    repo = Repo(projects, units, two_word_share(n_files))
     for lang in counts:
         plan_imports(projects[lang], units, seed, lang)
     return repo
