@@ -136,6 +136,12 @@ def merge_views(base: SourceView, refiners: Sequence[SourceView], memo: MergeMem
     for view in refiners:
         for key, text in view.details.items():
             details.setdefault(key, text)
+    if not details and not any(view.tags for view in refiners):
+        # Nothing describes any file (servers not started yet): the base's own mapping, as is.
+        if memo is not None:
+            memo.clear()
+        names = (base.name, *(v.name for v in refiners))
+        return Merged(base.tags, resolved_edges(refiners), details, names)
     ordered = tuple(reversed(refiners))  # least trusted first: the best has the last word
     hovered = {key[0] for key in details}
     tags: dict[str, FileTags] = {}

@@ -106,6 +106,8 @@ def apply_policies(merged: Merged, settings: Settings, memo: PolicyMemo | None =
     """``merged`` with the derived edges added to its resolved pairs (see the module docstring).
 
     ``memo`` keeps per-file facts between calls; it is left holding exactly the current files."""
+    if not merged.resolved and not settings.name_match_linkage:
+        return merged  # nothing resolved to derive from, nothing to restrict: no facts to read
     facts = file_facts(merged.tags, memo)
     if not any(f.functions or f.local_names for f in facts.values()):
         return merged  # no C/C++ or Go definitions: nothing to derive or restrict
