@@ -297,12 +297,18 @@ def locate(root: Path, timeout: float = 60.0) -> Location | Refusal:
 
 
 def run_git_bounded(
-    cwd: Path, *args: str, max_output: int, timeout: float = 60.0, extra_config: Sequence[str] = ()
+    cwd: Path,
+    *args: str,
+    max_output: int,
+    timeout: float = 60.0,
+    extra_config: Sequence[str] = (),
+    max_records: int | None = None,
 ) -> tuple[GitResult, bool]:
-    """:func:`run_git` reading at most ``max_output`` bytes of stdout: (the result, whether git
-    had more to say). Git is killed once the bound is passed (a history can be gigabytes), so a
-    truncated result has a negative return code and stdout cut anywhere: callers keep only the
-    records they can tell are whole."""
+    """:func:`run_git` reading at most ``max_output`` bytes of stdout, and at most ``max_records``
+    NUL-terminated records when given: (the result, whether git had more to say). Git is killed
+    once a bound is passed (a history can be gigabytes, a listing millions of paths), so a
+    truncated result has a negative return code; cut by bytes, stdout ends anywhere and callers
+    keep only the records they can tell are whole; cut by records, it ends after the last whole one."""
     executable = git_executable()
     if executable is None:
         raise GitUnavailable("git is not installed")
@@ -320,7 +326,7 @@ def run_git_bounded(
         except OSError as exc:
             raise GitUnavailable(f"git could not be run ({exc.strerror or type(exc).__name__})") from exc
         try:
-            stdout, truncated = _read_bounded(proc, max_output, deadline)
+            stdout, truncated = _read_bounded(proc, max_output, deadline, max_records)
         except TimeoutError as exc:
             raise GitUnavailable(f"'git {' '.join(args[:2])}' took longer than {timeout:g} s") from exc
         finally:
@@ -334,12 +340,16 @@ def run_git_bounded(
     return GitResult(proc.returncode, stdout, stderr), truncated
 
 
-def _read_bounded(proc: subprocess.Popen[bytes], max_output: int, deadline: float) -> tuple[bytes, bool]:
-    """Up to ``max_output`` bytes of ``proc``'s stdout before ``deadline``, and whether there were more."""
+def _read_bounded(
+    proc: subprocess.Popen[bytes], max_output: int, deadline: float, max_records: int | None = None
+) -> tuple[bytes, bool]:
+    """Up to ``max_output`` bytes (and ``max_records`` NUL-terminated records) of ``proc``'s stdout
+    before ``deadline``, and whether there were more."""
     assert proc.stdout is not None  # noqa: S101  # Popen(stdout=PIPE) above
     fd = proc.stdout.fileno()
     chunks: list[bytes] = []
     size = 0
+    records = 0
     with selectors.DefaultSelector() as selector:
         selector.register(fd, selectors.EVENT_READ)
         while True:
@@ -351,12 +361,22 @@ def _read_bounded(proc: subprocess.Popen[bytes], max_output: int, deadline: floa
             data = os.read(fd, 64 * 1024)
             if not data:
                 return b"".join(chunks), False
+            if max_records is not None and records + data.count(b"\0") >= max_records:
+                end = -1
+                for _ in range(max_records - records):
+                    end = data.index(b"\0", end + 1)
+                data = data[: end + 1]
+                if size + len(data) <= max_output:
+                    chunks.append(data)
+                    return b"".join(chunks), True
             room = max_output - size
             if len(data) > room:
                 chunks.append(data[:room])
                 return b"".join(chunks), True
             chunks.append(data)
             size += len(data)
+            if max_records is not None:
+                records += data.count(b"\0")
 
 
 @dataclass(frozen=True, slots=True)

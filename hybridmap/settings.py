@@ -93,7 +93,13 @@ class IndexSettings:
     """Directory names never entered by the non-git walk (git repositories use
     ``git ls-files`` and their own ignore rules instead)."""
     max_files: int = 100_000
-    """Stop listing after this many files (a diagnostic says so)."""
+    """Map at most this many listed files (a diagnostic says so). Past it, files are kept by
+    kind, not by where they sort: project files, then sources in a known language, then sources
+    in test data or vendored code, then the rest."""
+    max_listed_paths: int = 2_000_000
+    """Stop listing (git's or the walk's) after this many paths, before choosing ``max_files`` of
+    them: listing cost and memory grow with the paths listed. Paths past it are not seen (a
+    diagnostic says so)."""
     include: tuple[str, ...] = ()
     """Gitignore-style patterns relative to the root (``src/``, ``*.py``, ``!src/gen/``): when any
     is given, only the files they match are mapped (``--include``; empty = every file)."""
@@ -533,6 +539,7 @@ RULES: Mapping[str, Rule] = {
     "stat_racy_seconds": _float(0.0, 60.0),
     "walk_exclude_dirs": Rule("names", 0, 10_000),
     "max_files": _int(1, 10_000_000, protective=True),
+    "max_listed_paths": _int(1, 100_000_000, protective=True),
     "include": Rule("patterns", 0, 10_000),
     "source_precedence": Rule("names", 0, 16),
     "exclude": Rule("patterns", 0, 10_000),

@@ -105,6 +105,9 @@ class Workspace:
         self._registry = registry
         self._snapshot = Snapshot(root, {})
 
+    def _is_source(self, rel: str) -> bool:
+        return self._registry.language_for(rel) is not None
+
     @property
     def snapshot(self) -> Snapshot:
         """The last refresh's snapshot (empty before the first)."""
@@ -113,7 +116,7 @@ class Workspace:
     def refresh(self, progress: Progress | None = None) -> tuple[Snapshot, ChangeSet]:
         """List and read what moved; the new snapshot and what changed since the last."""
         t0 = time.perf_counter()
-        listing = list_files(self.root, self._settings)
+        listing = list_files(self.root, self._settings, self._is_source)
         t_list = time.perf_counter()
         total = len(listing.paths)
         if progress is not None:

@@ -129,3 +129,63 @@ def test_root_ignored_by_an_enclosing_repository_is_walked(git_repo) -> None:
     write_files(root, {"vendored/lib/x.py": "X = 1\n"})
     listing = list_files(root / "vendored" / "lib", Settings())
     assert listing.paths == ("x.py",) and listing.source == "walk"
+
+
+def _bulk_before_sources() -> dict[str, str]:
+    """A tree whose data sorts before its code: 300 data files in ``aaa_bulk/``, then sources."""
+    files = {f"aaa_bulk/{i:04d}.dat": f"{i}\n" for i in range(300)}
+    files.update({f"vendor/lib/v{i}.py": "x = 1\n" for i in range(3)})
+    files.update({f"src/mod{i}.py": f"def f{i}(): pass\n" for i in range(5)})
+    files["README.md"] = "# r\n"
+    return files
+
+
+@pytest.mark.parametrize("with_git", [True, False])
+def test_max_files_keeps_sources_not_the_first_paths_in_sort_order(tmp_path: Path, git_repo, with_git) -> None:
+    files = _bulk_before_sources()
+    if with_git:
+        root = git_repo(files)
+    else:
+        root = tmp_path / "plain"
+        write_files(root, files)
+    settings = Settings().replace(max_files=10)
+    listing = list_files(root, settings, is_source=lambda rel: rel.endswith(".py"))
+    assert listing.source == ("git" if with_git else "walk")
+    kept = set(listing.paths)
+    # Project file, then the own sources, then vendored sources, then two of the data files.
+    assert {"README.md", *(f"src/mod{i}.py" for i in range(5))} <= kept
+    assert {f"vendor/lib/v{i}.py" for i in range(3)} <= kept
+    assert len(kept) == 10 and sum(rel.startswith("aaa_bulk/") for rel in kept) == 1
+    (cut,) = [d for d in listing.diagnostics if d.kind == "too_many_files"]
+    assert "309 files listed" in cut.message and "299 left out" in cut.message
+
+
+@pytest.mark.parametrize("with_git", [True, False])
+def test_listing_stops_at_max_listed_paths(tmp_path: Path, git_repo, with_git) -> None:
+    files = _bulk_before_sources()
+    if with_git:
+        root = git_repo(files)
+    else:
+        root = tmp_path / "plain"
+        write_files(root, files)
+    listing = list_files(root, Settings().replace(max_listed_paths=50))
+    assert len(listing.paths) == 50
+    assert listing.paths == tuple(sorted(listing.paths))  # the first 50 in listing order, whole
+    assert any("max_listed_paths=50" in d.message for d in listing.diagnostics)
+    whole = list_files(root, Settings())
+    assert len(whole.paths) == len(files)
+    assert not any(d.kind == "too_many_files" for d in whole.diagnostics)
+
+
+def test_max_files_shares_fairly_among_directories_of_the_same_kind(git_repo) -> None:
+    """A million generated sources beside a handful of real ones (the 1M-path benchmark): every
+    directory keeps an equal share, so the small ones keep everything."""
+    files = {f"proj/aaa_gen/g{i:04d}.py": "x = 1\n" for i in range(400)}
+    files.update({f"proj/src/mod{i}.py": "def f(): pass\n" for i in range(5)})
+    files.update({f"proj/tools/t{i}.py": "def t(): pass\n" for i in range(12)})
+    root = git_repo(files)
+    listing = list_files(root, Settings().replace(max_files=30), is_source=lambda rel: rel.endswith(".py"))
+    kept = set(listing.paths)
+    assert {f"proj/src/mod{i}.py" for i in range(5)} <= kept
+    assert {f"proj/tools/t{i}.py" for i in range(12)} <= kept
+    assert sum(rel.startswith("proj/aaa_gen/") for rel in kept) == 13
