@@ -160,6 +160,22 @@ class IndexSettings:
 class RankSettings(IndexSettings):
     """Graph, ranking, rendering and packing: what the map shows."""
 
+    # --- the user's words (``message=``, hybridmap/conversation.py) ---------------
+    message_max_chars: int = 100_000
+    """Only this many leading characters of a request's ``message`` are read for the files and
+    identifiers it names (the reading is linear in them; the rest is ignored)."""
+    message_style_insensitive: bool = True
+    """A word of the message finds a definition whatever its case and its ``_`` / ``-`` between
+    parts (``loadConfig``, ``LoadConfig`` and ``LOAD_CONFIG`` find ``load_config``), and is passed
+    in the repository's spelling; off, only the exact spelling does."""
+    message_unmatched_words: bool = True
+    """An identifier-shaped word of the message (snake_case, camelCase, SCREAMING_CASE, or between
+    backticks) that names no definition is passed as written: the ranker may still match the
+    references of an external name, and paths named like it."""
+    message_plain_words: bool = True
+    """A plain lowercase word of the message (``table``, ``render``) counts when it names a
+    definition; off, such a word can only name a file (by its stem)."""
+
     # --- graph: edge weights (Aider's heuristics, named) --------------------
     mentioned_ident_weight: float = 10.0
     """Multiplier on edges for identifiers the user mentioned."""
@@ -551,6 +567,10 @@ RULES: Mapping[str, Rule] = {
     "parse_timeout_seconds": _float(0.0, 3_600.0, protective=True),
     "parse_deadline_seconds": _float(0.0, 86_400.0, protective=True),
     "syntax_error_report_lines": _int(1, 100_000_000),
+    "message_max_chars": _int(0, 100_000_000, protective=True),
+    "message_style_insensitive": _BOOL,
+    "message_unmatched_words": _BOOL,
+    "message_plain_words": _BOOL,
     "mentioned_ident_weight": _WEIGHT,
     "well_named_ident_weight": _WEIGHT,
     "well_named_min_length": _int(0, 1_000),

@@ -15,7 +15,9 @@ from pathlib import Path
 import psutil
 import pytest
 
+from hybridmap.conversation import MessageIndex
 from hybridmap.errors import RequestError, RootError
+from hybridmap.evaluate.aider_runner import message_mentions as aider_message_mentions
 from hybridmap.evaluate.definitions import changed_definitions
 from hybridmap.evaluate.diffs import file_diff, parse_hunks
 from hybridmap.evaluate.git import open_repository
@@ -23,10 +25,11 @@ from hybridmap.evaluate.history import select_commits
 from hybridmap.evaluate.mentions import message_mentions
 from hybridmap.evaluate.metrics import MapOutcome, ShownFile, percentile, score
 from hybridmap.evaluate.peer import DEFAULT_PYTHON, find_aider_python
-from hybridmap.evaluate.tasks import build_tasks
+from hybridmap.evaluate.tasks import build_tasks, message_text
 from hybridmap.evaluate.worktree import ScratchWorktree
 from hybridmap.languages import LanguageRegistry
 from hybridmap.model import FileTags
+from hybridmap.settings import Settings
 from hybridmap.sources.treesitter import extract_tags
 
 from .conftest import git, run_on_pty, write_files
@@ -299,6 +302,29 @@ def test_message_mentions() -> None:
     assert message_mentions("Revert `b279713e` and 0123abc in `Store`", names, paths) == ("Store",)
 
 
+def test_message_text_is_the_message_without_trailers() -> None:
+    message = (
+        "Fix `Store.save` when the key is None\n\nSee https://example.invalid/1 for why.\n"
+        "Signed-off-by: Some One <some@example.invalid>\nCo-authored-by: Other <o@example.invalid>\n"
+    )
+    assert message_text(message) == "Fix `Store.save` when the key is None\n\nSee https://example.invalid/1 for why."
+
+
+def test_aider_reads_a_message_as_its_coder_does() -> None:
+    files = ["app/store.py", "app/models.py", "app/util.py", "lib/util.py", "app/views.py", "main.py"]
+    fnames, idents = aider_message_mentions(
+        "Fix `app/util.py`, store.py and views.py: render_view/Store() in models, the storage", files, ["app/views.py"]
+    )
+    # A path; a unique file name with a dot (util.py is not unique); a stem of 5+ characters
+    # equal to a word of 5+ (models, and views: the chat file's name does not count as a name,
+    # but the stem match looks at every file, as Aider's does). Every word is an identifier.
+    assert fnames == {"app/util.py", "app/store.py", "app/models.py", "app/views.py"}
+    assert aider_message_mentions("views.py", files, ["app/views.py"])[0] == {"app/views.py"}  # by its stem
+    assert aider_message_mentions("vie.py x", ["a/vie.py"], ["a/vie.py"])[0] == set()
+    assert {"Fix", "app", "util", "py", "render_view", "Store", "the", "storage"} <= idents
+    assert aider_message_mentions("see main", files, [])[0] == set()  # "main" is under 5 characters
+
+
 def test_tasks_of_a_commit(history: tuple[Path, dict[str, str]], registry_module: LanguageRegistry) -> None:
     root, _shas = history
     repo = open_repository(root)
@@ -310,19 +336,25 @@ def test_tasks_of_a_commit(history: tuple[Path, dict[str, str]], registry_module
         paths = git(root, "ls-tree", "-r", "--name-only", sha).split()
         return {p: extract_tags(compiled, git(root, "show", f"{sha}:{p}").encode()) for p in paths if p.endswith(".py")}
 
-    def tasks_for(commit):  # type: ignore[no-untyped-def]
+    def tasks_for(commit, settings: Settings | None = None):  # type: ignore[no-untyped-def]
         tags = tags_at(commit.parent)
         diffs = tuple(file_diff(repo, commit.parent, commit.sha, c.old_path, c.new_path) for c in commit.changes)
         new = {d.old_path: extract_tags(compiled, d.new_source) for d in diffs}
-        return build_tasks(commit, diffs, tags, new, {s.name for t in tags.values() for s in t.symbols})
+        names = {s.name for t in tags.values() for s in t.symbols}
+        return build_tasks(commit, diffs, tags, new, names, MessageIndex.from_tags(tags, settings or Settings()))
 
-    co_edit, message = tasks_for(c1).tasks
+    co_edit, message, text = tasks_for(c1).tasks
     assert (co_edit.kind, co_edit.chat_files, co_edit.targets) == ("co-edit", ("app/models.py",), ("app/store.py",))
     assert [d.name for d in co_edit.definitions] == ["save"]
     assert (message.kind, message.chat_files) == ("message", ())
     assert message.targets == ("app/models.py", "app/store.py")
     assert message.mentions == ("Store", "save", "Model", "persist")
     assert [d.name for d in message.definitions] == ["persist", "save"]
+    # The message as written, read by the product: `Store` is also the stem of app/store.py.
+    assert (text.kind, text.chat_files, text.targets) == ("message-text", (), ("app/models.py", "app/store.py"))
+    assert text.text == "Add `Store.save` return value used by Model.persist"
+    assert (text.mentioned_files, text.mentions) == (("app/store.py",), ("Store", "save", "Model", "persist"))
+    assert text.definitions == message.definitions
     five = tasks_for(c5)
     assert five.tasks[0].chat_files == ("app/views.py",)  # 3 changed lines; the others have 2 each
     assert five.tasks[0].targets == ("app/store.py", "app/util.py")
@@ -331,6 +363,18 @@ def test_tasks_of_a_commit(history: tuple[Path, dict[str, str]], registry_module
     assert sorted(d.name for d in five.definitions) == ["format_name", "load", "render_view"]
     eight = tasks_for(c8)
     assert eight.tasks[1].mentions == ("Model", "store")  # the trailer is not read
+    assert eight.tasks[2].text == "Model keeps a default store"
+    # "store" names app/store.py by its stem, and the class Store whatever its case.
+    assert (eight.tasks[2].mentioned_files, eight.tasks[2].mentions) == (("app/store.py",), ("Model", "Store"))
+    exact = tasks_for(c8, Settings(message_style_insensitive=False)).tasks[2]
+    assert (exact.mentioned_files, exact.mentions) == (("app/store.py",), ("Model",))  # the stem is exact
+    # Against a repository that defines nothing, only the identifier-shaped word is left; without
+    # unmatched words nothing is, and the task is asked all the same.
+    only = build_tasks(c5, (), {}, {}, set(), MessageIndex((), (), Settings()), ("message-text",))
+    assert [(t.kind, t.mentions, t.mentioned_files) for t in only.tasks] == [("message-text", ("render_view",), ())]
+    none = MessageIndex((), (), Settings(message_unmatched_words=False))
+    only = build_tasks(c5, (), {}, {}, set(), none, ("message-text",))
+    assert [(t.kind, t.mentions, t.mentioned_files) for t in only.tasks] == [("message-text", (), ())]
 
 
 def test_metrics_on_known_answers() -> None:
@@ -437,7 +481,12 @@ def test_eval_json_shape_and_known_numbers(history: tuple[Path, dict[str, str]],
     )
     assert data["head"] == shas["c8"]
     assert [c["sha"] for c in data["commits"]] == [shas["c8"], shas["c5"], shas["c1"]]
-    assert {(row["system"], row["task"]) for row in data["summary"]} == {("static", "co-edit"), ("static", "message")}
+    assert [(row["system"], row["task"]) for row in data["summary"]] == [
+        ("static", "co-edit"),
+        ("static", "message"),
+        ("static", "message-text"),
+    ]
+    assert data["task_kinds"] == ["co-edit", "message", "message-text"]
     c1 = data["commits"][2]
     assert c1["files"] == [
         {"path": "app/models.py", "new_path": "app/models.py", "added": 2, "deleted": 1},
@@ -451,6 +500,8 @@ def test_eval_json_shape_and_known_numbers(history: tuple[Path, dict[str, str]],
         ("co-edit", 4096),
         ("message", 256),
         ("message", 4096),
+        ("message-text", 256),
+        ("message-text", 4096),
     ]
     for commit in data["commits"]:
         targets = {t["kind"]: t["targets"] for t in commit["tasks"]}
@@ -473,6 +524,7 @@ def test_eval_json_shape_and_known_numbers(history: tuple[Path, dict[str, str]],
         )
     summary = {row["task"]: row for row in data["summary"]}
     assert summary["co-edit"]["tasks"] == 3 and summary["message"]["tasks"] == 3
+    assert summary["message-text"]["tasks"] == 3 and summary["message-text"]["recall"]["4096"] == 1.0
     assert summary["co-edit"]["recall"]["4096"] == 1.0
     assert summary["co-edit"]["definition_recall"]["4096"] == 1.0
     assert summary["co-edit"]["definition_tasks"] == 3
@@ -480,7 +532,17 @@ def test_eval_json_shape_and_known_numbers(history: tuple[Path, dict[str, str]],
     assert [(t["chat_files"], t["targets"], [d["name"] for d in t["definitions"]]) for t in c8["tasks"]] == [
         (["app/models.py"], ["app/store.py"], ["Store"]),  # models.py: 4 added lines, store.py 3
         ([], ["app/models.py", "app/store.py"], ["Store"]),
+        ([], ["app/models.py", "app/store.py"], ["Store"]),
     ]  # the appended make_model is not in the parent
+    assert c8["tasks"][2] | {"definitions": []} == {
+        "kind": "message-text",
+        "chat_files": [],
+        "mentions": ["Model", "Store"],
+        "mentioned_files": ["app/store.py"],
+        "targets": ["app/models.py", "app/store.py"],
+        "definitions": [],
+        "text": "Model keeps a default store",
+    }
 
 
 def test_eval_markdown_table(history: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
@@ -492,6 +554,12 @@ def test_eval_markdown_table(history: tuple[Path, dict[str, str]], tmp_path: Pat
     # A saved report renders to exactly the same markdown.
     again = run_cli("--from-json", str(saved))
     assert again.returncode == 0 and again.stdout == proc.stdout
+    # --tasks asks only the kinds named.
+    only = run_cli(str(root), "--commits", "2", "--modes", "static", "--tokens", "512", "--tasks", "message-text")
+    assert only.returncode == 0, only.stderr
+    assert [row.split(" | ")[1] for row in only.stdout.splitlines() if row.startswith("| hybridmap static |")] == [
+        "message-text"
+    ]
     broken = tmp_path / "broken.json"
     broken.write_text("{}")
     again = run_cli("--from-json", str(broken))
@@ -503,7 +571,7 @@ def test_eval_markdown_table(history: tuple[Path, dict[str, str]], tmp_path: Pat
         "defs@512 | defs@1024 | s/map median | s/map p95 | max tokens/budget |"
     )
     rows = [line for line in lines if line.startswith("| hybridmap static |")]
-    assert [row.split(" | ")[1] for row in rows] == ["co-edit", "message"]
+    assert [row.split(" | ")[1] for row in rows] == ["co-edit", "message", "message-text"]
     assert all(row.split(" | ")[2] == "2 (2)" for row in rows)
 
 
@@ -582,6 +650,8 @@ def test_eval_errors_are_one_line(tmp_path: Path, git_repo) -> None:
     assert proc.returncode == 2 and "--tokens" in proc.stderr
     proc = run_cli(str(single), "--modes", "fast")
     assert proc.returncode == 2 and "unknown value 'fast'" in proc.stderr
+    proc = run_cli(str(single), "--tasks", "co-edit,chat")
+    assert proc.returncode == 2 and "--tasks: unknown value 'chat'" in proc.stderr
     proc = run_cli(str(single), "--peer", "aider", "--aider-python", str(tmp_path / "nowhere/python"))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
     assert "no python with Aider" in proc.stderr and "benchmarks/setup_aider_env.sh" in proc.stderr

@@ -6,7 +6,8 @@ one JSON object on stdout::
 
     in:  {"root": ABS, "files": [REL...], "cache_dir": ABS, "prime_tokens": N,
           "requests": [{"chat_files": [REL], "mentioned_fnames": [REL],
-                        "mentioned_idents": [WORD], "tokens": N}, ...]}
+                        "mentioned_idents": [WORD], "tokens": N}
+                       or {"chat_files": [REL], "message": TEXT, "tokens": N}, ...]}
     out: {"aider_version": "...", "first_map_seconds": S,
           "results": [{"files": [{"path": REL, "names": [NAME...]}], "tokens": N,
                        "seconds": S}, ...]}
@@ -21,6 +22,10 @@ How Aider is driven (what a coder does each turn, minus the LLM):
   reported as ``first_map_seconds``);
 * per request: ``max_map_tokens = tokens`` then ``get_repo_map(chat, files -
   chat, mentioned_fnames, mentioned_idents)``, timed;
+* a request with a ``message`` gets the mentions Aider's coder would take from that text
+  (``Coder.get_repo_map``: ``get_file_mentions``, ``get_ident_mentions`` and
+  ``get_ident_filename_matches`` of aider 0.86.2, restated in :func:`message_mentions` over the
+  job's files, none of which is in the chat when the message task asks);
 * Aider's own text is not reordered: its ``to_tree`` sorts files by name. Rank
   order comes from the tags the chosen tree was rendered from, which are a
   prefix of ``get_ranked_tags``'s ranked list: a file's rank is where its first
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from typing import Any
@@ -47,6 +53,45 @@ def _load() -> tuple[Any, Any, Any, str]:
     from aider.repomap import RepoMap, Tag
 
     return tiktoken, RepoMap, Tag, aider.__version__
+
+
+def message_mentions(text: str, files: list[str], chat_files: list[str]) -> tuple[set[str], set[str]]:
+    """(mentioned_fnames, mentioned_idents) as Aider 0.86.2's coder takes them from the user's
+    message, restated here (the coder's methods need a whole Coder):
+
+    * identifiers: the text split at every run of non-word characters (``re.split(r"\\W+")``),
+      all of them, stop words included;
+    * files: a whitespace-separated word, stripped of ``,.!;:?`` at its end and of quotes,
+      backticks, ``*`` and ``_`` at both ends, equal to a file's path; or to a file name that
+      contains ``.``, ``_`` or ``-`` and that exactly one file not in the chat has (a name of a
+      chat file does not count);
+    * plus every file whose lowercased stem (5 characters or more) equals a lowercased
+      identifier of 5 characters or more.
+    """
+    idents = set(re.split(r"\W+", text))
+    words = {word.rstrip(",.!;:?").strip("\"'`*_") for word in text.split()}
+    words = {word.replace("\\", "/") for word in words}
+    chat = set(chat_files)
+    addable = [f for f in files if f not in chat]
+    chat_names = {os.path.basename(f) for f in chat}
+    fnames = {f for f in addable if f in words}
+    by_name: dict[str, list[str]] = {}
+    for rel in addable:
+        name = os.path.basename(rel)
+        if any(c in name for c in "/\\._-"):
+            by_name.setdefault(name, []).append(rel)
+    fnames.update(
+        rels[0] for name, rels in by_name.items() if name not in chat_names and len(rels) == 1 and name in words
+    )
+    stems: dict[str, set[str]] = {}
+    for rel in files:
+        stem = os.path.splitext(os.path.basename(rel))[0].lower()
+        if len(stem) >= 5:
+            stems.setdefault(stem, set()).add(rel)
+    for ident in idents:
+        if len(ident) >= 5:
+            fnames.update(stems.get(ident.lower(), ()))
+    return fnames, idents
 
 
 class CountingModel:
@@ -117,15 +162,11 @@ def main() -> int:
         other = [f for f in files if f not in chat_set]
         repo.max_map_tokens = request["tokens"]
         start = time.perf_counter()
-        text = (
-            repo.get_repo_map(
-                chat,
-                other,
-                mentioned_fnames=set(request["mentioned_fnames"]),
-                mentioned_idents=set(request["mentioned_idents"]),
-            )
-            or ""
-        )
+        if "message" in request:
+            mentioned_fnames, idents = message_mentions(request["message"], job["files"], request["chat_files"])
+        else:
+            mentioned_fnames, idents = set(request["mentioned_fnames"]), set(request["mentioned_idents"])
+        text = repo.get_repo_map(chat, other, mentioned_fnames=mentioned_fnames, mentioned_idents=idents) or ""
         seconds = time.perf_counter() - start
         order: dict[str, list[str]] = {}
         for tag in repo.rendered.get(text, []):

@@ -14,6 +14,7 @@ from ..sanitize import json_dumps, safe_block
 from .progress import ProgressBar
 from .report import render_markdown, to_json, to_markdown, with_summaries
 from .run import MODES, PEERS, EvalOptions, parse_budgets, parse_names, run_eval
+from .tasks import TASK_KINDS
 
 
 @click.command("eval")
@@ -40,6 +41,15 @@ from .run import MODES, PEERS, EvalOptions, parse_budgets, parse_names, run_eval
     show_default=True,
     metavar="MODE,...",
     help="hybridmap modes to measure: static, hybrid (empty: only the peer).",
+)
+@click.option(
+    "--tasks",
+    "task_kinds",
+    default=",".join(TASK_KINDS),
+    show_default=True,
+    metavar="KIND,...",
+    help="Task kinds to ask: co-edit, message (words cut from the commit message), "
+    "message-text (the message as written; each system reads it).",
 )
 @click.option("--peer", type=click.Choice(PEERS), default=None, help="Also run a peer on the same requests.")
 @click.option(
@@ -91,6 +101,7 @@ def eval_command(
     rev: str,
     tokens: str,
     modes: str,
+    task_kinds: str,
     peer: str | None,
     aider_python: str | None,
     server_wait: float,
@@ -117,6 +128,7 @@ def eval_command(
             cache_dir=Path(cache_dir).expanduser().resolve() if cache_dir else None,
             aider_python=aider_python,
             peer_timeout=peer_timeout,
+            tasks=parse_names(task_kinds, TASK_KINDS, "--tasks"),  # type: ignore[arg-type]
         )
         report = run_eval(options, progress)
     except HybridMapError as exc:

@@ -20,48 +20,15 @@ import re
 from collections.abc import Collection, Iterable
 from pathlib import PurePosixPath
 
-MIN_LENGTH = 2
+# The generic parts live with the product's reading of a message (the eval must not be the only
+# place that knows a stop word); this module keeps what is particular to the message task.
+from ..conversation import MIN_LENGTH, STOPWORDS, clean_message, is_commit_id, looks_like_identifier
 
-STOPWORDS = frozenset(
-    """a about above after again against all also an and any are as at be because been before
-    being below between both but by can could did do does doing done down during each either else
-    even ever every few for from further had has have having he her here hers him his how however
-    if in into is it its itself just least less let like made many may me might more most much must
-    my need needs new no nor not now of off old on once one only or other our out over own per
-    same she should since so some still such than that the their them then there these they this
-    those though through thus to too under until up upon us very via was we were what when where
-    whether which while who whom whose why will with within without would yet you your
-    add added adding adds allow allows avoid bump bumped change changed changes changing check
-    chore cleanup correct correctly docs doc feat fix fixed fixes fixing handle handles improve
-    improved improves improvement instead issue make makes merge merged minor move moved pull
-    refactor refactored release remove removed removes rename renamed request revert support
-    supports test tests tested typo update updated updates use used uses using version wip
-    better bug bugs case cases code default first properly really small simple simplify tweak
-    """.split()
-)
+__all__ = ["MIN_LENGTH", "STOPWORDS", "looks_like_identifier", "message_mentions"]
 
-_TRAILER = re.compile(r"^[A-Za-z][A-Za-z-]*-by:\s|^(?:Fixes|Closes|Refs|See|Resolves|Co-authored-by):\s", re.I)
-_URL = re.compile(r"\b\w+://\S+|\bwww\.\S+")
-_EMAIL = re.compile(r"\S+@\S+\.\w+")
-_COMMIT_ID = re.compile(r"(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}")  # an abbreviated or full commit sha
 _BACKTICK = re.compile(r"`([^`\n]+)`")
 _PATHLIKE = re.compile(r"[\w./-]*[\w-]\.[A-Za-z0-9]+\b")
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-
-
-def looks_like_identifier(word: str) -> bool:
-    """snake_case, SCREAMING_CASE, camelCase or PascalCase with at least two humps."""
-    letters = any(c.isalpha() for c in word)
-    if "_" in word.strip("_") and letters:
-        return True
-    return re.search(r"[a-z][A-Z]", word) is not None  # camelCase, TableColumn
-
-
-def _clean(message: str) -> str:
-    lines = [line for line in message.splitlines() if not _TRAILER.match(line.strip())]
-    text = "\n".join(lines)
-    text = _URL.sub(" ", text)
-    return _EMAIL.sub(" ", text)
 
 
 def message_mentions(message: str, definition_names: Collection[str], file_paths: Iterable[str]) -> tuple[str, ...]:
@@ -69,11 +36,11 @@ def message_mentions(message: str, definition_names: Collection[str], file_paths
     paths = set(file_paths)
     basenames = {PurePosixPath(p).name for p in paths}
     stems = {PurePosixPath(p).stem for p in paths}
-    text = _clean(message)
+    text = clean_message(message)
     out: dict[str, None] = {}
 
     def keep(word: str) -> None:
-        if len(word) >= MIN_LENGTH and word.lower() not in STOPWORDS and not _COMMIT_ID.fullmatch(word):
+        if len(word) >= MIN_LENGTH and word.lower() not in STOPWORDS and not is_commit_id(word):
             out.setdefault(word, None)
 
     def consider(word: str, backticked: bool) -> None:

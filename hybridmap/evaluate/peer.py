@@ -5,7 +5,7 @@ The runner is a standalone script run with Aider's python (found by
 ``benchmarks/.work/aider-venv/bin/python`` of this source checkout, which
 ``benchmarks/setup_aider_env.sh`` creates). It receives the same requests as
 hybridmap (same files: the source files hybridmap parsed; same chat files,
-mentions and budgets) as JSON on stdin and answers JSON on stdout. One runner
+mentions and budgets; for ``message-text``, the same text) as JSON on stdin and answers JSON on stdout. One runner
 process per checkout, run without the caller's ``PYTHON*`` variables, without
 user site-packages (``-s``), with the script's directory taken off ``sys.path``
 and with ``PYTHONHASHSEED=0``: Aider's ranking iterates sets of strings, so its
@@ -90,6 +90,18 @@ async def aider_version(python: Path) -> str:
     return str(json.loads(out)["aider_version"])
 
 
+def _request_json(task: Task, budget: int) -> dict[str, object]:
+    """One request for the runner. ``message-text``: the text alone; Aider reads it its own way."""
+    if task.kind == "message-text":
+        return {"chat_files": list(task.chat_files), "message": task.text, "tokens": budget}
+    return {
+        "chat_files": list(task.chat_files),
+        "mentioned_fnames": list(task.mentioned_files),
+        "mentioned_idents": list(task.mentions),
+        "tokens": budget,
+    }
+
+
 async def run_aider(
     python: Path,
     root: Path,
@@ -105,15 +117,7 @@ async def run_aider(
         "files": list(files),
         "cache_dir": str(cache_dir),
         "prime_tokens": requests[0].budget if requests else 1024,
-        "requests": [
-            {
-                "chat_files": list(tasks[r.task].chat_files),
-                "mentioned_fnames": list(tasks[r.task].mentioned_files),
-                "mentioned_idents": list(tasks[r.task].mentions),
-                "tokens": r.budget,
-            }
-            for r in requests
-        ],
+        "requests": [_request_json(tasks[r.task], r.budget) for r in requests],
     }
     try:
         code, out, err = await _communicate(python, [], json.dumps(job).encode(), timeout, cwd=root)

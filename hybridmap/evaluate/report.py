@@ -44,6 +44,7 @@ class EvalReport:
     selection: Selection
     budgets: tuple[int, ...]
     systems: tuple[str, ...]
+    task_kinds: tuple[str, ...]
     server_wait: float
     versions: dict[str, object]
     commits: tuple[CommitResult, ...]
@@ -91,6 +92,7 @@ def to_json(report: EvalReport) -> dict[str, object]:
         "shortfall": sel.shortfall,
         "budgets": list(report.budgets),
         "systems": list(report.systems),
+        "task_kinds": list(report.task_kinds),
         "server_wait": report.server_wait,
         "versions": report.versions,
         "elapsed_seconds": round(report.elapsed_seconds, 3),
@@ -154,12 +156,17 @@ class SummaryRow:
         }
 
 
-def summarize(commits: Iterable[Mapping[str, Any]], systems: Sequence[str], budgets: Sequence[int]) -> list[SummaryRow]:
-    """One row per system × task kind, from the per-map entries of the JSON commits."""
+def summarize(
+    commits: Iterable[Mapping[str, Any]],
+    systems: Sequence[str],
+    budgets: Sequence[int],
+    kinds: Sequence[str] = TASK_KINDS,
+) -> list[SummaryRow]:
+    """One row per system × task kind asked, from the per-map entries of the JSON commits."""
     commits = list(commits)
     rows = []
     for system in systems:
-        for kind in TASK_KINDS:
+        for kind in kinds:
             maps = [m for c in commits for m in _maps(c, system) if m["task"] == kind]
             tasks = sum(1 for c in commits if _maps(c, system) for t in c["tasks"] if t["kind"] == kind)
             by_budget = {b: [m for m in maps if m["budget"] == b] for b in budgets}
@@ -223,10 +230,12 @@ def with_summaries(document: dict[str, Any]) -> dict[str, Any]:
     """(Re)compute the summary sections of a report document from its commits."""
     commits = document["commits"]
     systems, budgets = document["systems"], [int(b) for b in document["budgets"]]
+    # A report saved before the message-text task asked co-edit and message only.
+    kinds = document.get("task_kinds", ["co-edit", "message"])
     ready = [c for c in commits if servers_ready(c)]
-    document["summary"] = [row.to_json() for row in summarize(commits, systems, budgets)]
+    document["summary"] = [row.to_json() for row in summarize(commits, systems, budgets, kinds)]
     document["servers_ready_commits"] = len(ready)
-    document["summary_servers_ready"] = [row.to_json() for row in summarize(ready, systems, budgets)]
+    document["summary_servers_ready"] = [row.to_json() for row in summarize(ready, systems, budgets, kinds)]
     document["servers"] = _server_summary(commits)
     return document
 
@@ -321,10 +330,17 @@ def render_markdown(document: Mapping[str, Any]) -> str:
     ]
     errors = []
     for c in commits:
-        message = next((t for t in c["tasks"] if t["kind"] == "message"), None)
         mentions = "–"
-        if message:
-            mentions = ", ".join(message["mentions"][:6]) + (" …" if len(message["mentions"]) > 6 else "")
+        for kind in ("message", "message-text"):  # the words given, else what hybridmap read
+            message = next((t for t in c["tasks"] if t["kind"] == kind), None)
+            if message:
+                words = (
+                    [*message["mentioned_files"], *message["mentions"]]
+                    if kind == "message-text"
+                    else message["mentions"]
+                )
+                mentions = ", ".join(words[:6]) + (" …" if len(words) > 6 else "")
+                break
         firsts = []
         for system in systems:
             run = c["runs"].get(system)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..cache import Cache
+from ..conversation import MessageIndex
 from ..errors import HybridMapError, RequestError
 from ..languages import LanguageRegistry
 from ..model import Mode
@@ -32,7 +33,7 @@ from .history import Commit, Selection, select_commits
 from .peer import aider_version, find_aider_python, run_aider
 from .report import CommitResult, EvalReport
 from .systems import SystemRun, requests_for, run_hybridmap
-from .tasks import build_tasks
+from .tasks import TASK_KINDS, TaskKind, build_tasks
 from .worktree import ScratchWorktree
 
 ProgressCallback = Callable[[int, int, str], None]
@@ -58,6 +59,8 @@ class EvalOptions:
     """First-parent commits looked at, at most, to find ``commits`` qualifying ones."""
     temp_parent: Path | None = None
     """Where the scratch worktree's temporary directory is made (default: the system's)."""
+    tasks: tuple[TaskKind, ...] = TASK_KINDS
+    """The task kinds asked (``--tasks``)."""
 
     def validate(self) -> None:
         if self.commits < 1:
@@ -71,6 +74,11 @@ class EvalOptions:
                 raise RequestError(f"unknown mode '{mode}' (choose from {', '.join(MODES)})")
         if self.peer is not None and self.peer not in PEERS:
             raise RequestError(f"unknown peer '{self.peer}' (choose from {', '.join(PEERS)})")
+        if not self.tasks:
+            raise RequestError("--tasks must name at least one task kind")
+        for kind in self.tasks:
+            if kind not in TASK_KINDS:
+                raise RequestError(f"unknown task kind '{kind}' (choose from {', '.join(TASK_KINDS)})")
         if self.server_wait < 0:
             raise RequestError(f"--server-wait must be >= 0, got {self.server_wait}")
 
@@ -113,6 +121,7 @@ def run_eval(options: EvalOptions, progress: ProgressCallback | None = None) -> 
         selection,
         tuple(options.budgets),
         systems,
+        tuple(options.tasks),
         options.server_wait,
         versions,
         tuple(results),
@@ -155,7 +164,11 @@ async def _evaluate(
             diffs = await asyncio.to_thread(_diffs, repo, commit)
             new_tags = {d.old_path: parse_source(registry, settings, d.new_path, d.new_source) for d in diffs}
             names = {s.name for tags in collected.tags.values() for s in tags.symbols}
-            tasks = build_tasks(commit, diffs, collected.tags, new_tags, names)
+            # The settings (user config included) decide how the message is read, as in a map.
+            message_index = (
+                MessageIndex(collected.tags.keys(), names, settings) if "message-text" in options.tasks else None
+            )
+            tasks = build_tasks(commit, diffs, collected.tags, new_tags, names, message_index, options.tasks)
             requests = requests_for(tasks.tasks, options.budgets)
             runs: dict[str, SystemRun] = {}
             for mode in options.modes:

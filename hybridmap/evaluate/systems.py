@@ -73,9 +73,12 @@ async def run_hybridmap(
         for request in requests:
             task = tasks[request.task]
             start = time.perf_counter()
+            # message-text: the task carries what MessageIndex read in the text (tasks.py). Once
+            # the pipeline reads ``message=`` itself (issue 15, being wired), pass the text instead.
             result = await repo.map(
                 MapRequest(
                     chat_files=task.chat_files,
+                    mentioned_files=task.mentioned_files if task.kind == "message-text" else (),
                     mentioned_idents=task.mentions,
                     tokens=request.budget,
                     mode=mode,

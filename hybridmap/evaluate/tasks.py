@@ -5,6 +5,12 @@
 * **message**: nothing is open; the user's words are the identifiers and file
   names of the commit message (:mod:`.mentions`); the map should show every
   changed file. A message with no such word gives no task (counted as skipped).
+* **message-text**: the same question, but the input is the commit message as the
+  user would write it (subject and body, trailer lines dropped), not words cut out of
+  it beforehand: each system reads the text its own way. hybridmap reads it with the
+  product's :class:`~hybridmap.conversation.MessageIndex` over the parent's files and
+  definitions (its answer is recorded in the task's ``mentions`` / ``mentioned_files``);
+  Aider with its coder's own reading (``aider_runner.py``). Every commit gives one.
 
 Both also ask for the changed definitions (:mod:`.definitions`) of their target files.
 """
@@ -16,14 +22,15 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Literal
 
+from ..conversation import MessageIndex, is_trailer
 from ..model import FileTags
 from .definitions import ChangedDefinition, changed_definitions
 from .diffs import FileDiff
 from .history import Commit
 from .mentions import message_mentions
 
-TaskKind = Literal["co-edit", "message"]
-TASK_KINDS: tuple[TaskKind, ...] = ("co-edit", "message")
+TaskKind = Literal["co-edit", "message", "message-text"]
+TASK_KINDS: tuple[TaskKind, ...] = ("co-edit", "message", "message-text")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,11 +38,15 @@ class Task:
     kind: TaskKind
     chat_files: tuple[str, ...]
     mentions: tuple[str, ...]
-    """Words passed as mentions (hybridmap: ``mentioned_idents``; Aider: ``mentioned_idents``)."""
+    """Words passed as mentions (hybridmap: ``mentioned_idents``; Aider: ``mentioned_idents``).
+    For ``message-text``: the identifiers hybridmap's reading of ``text`` found."""
     mentioned_files: tuple[str, ...]
-    """Listed files the mentions name (Aider takes them separately as ``mentioned_fnames``)."""
+    """Listed files the mentions name (Aider takes them separately as ``mentioned_fnames``).
+    For ``message-text``: the files hybridmap's reading of ``text`` found."""
     targets: tuple[str, ...]
     definitions: tuple[ChangedDefinition, ...]
+    text: str = ""
+    """``message-text``: the message as the user wrote it (each system reads it its own way)."""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -45,6 +56,7 @@ class Task:
             "mentioned_files": list(self.mentioned_files),
             "targets": list(self.targets),
             "definitions": [d.to_json() for d in self.definitions],
+            **({"text": self.text} if self.kind == "message-text" else {}),
         }
 
 
@@ -71,6 +83,12 @@ def files_named(words: Iterable[str], paths: Collection[str]) -> tuple[str, ...]
     return tuple(out)
 
 
+def message_text(message: str) -> str:
+    """A commit message as its author would have said it to an agent: subject and body,
+    without trailer lines (``Signed-off-by: ...``, ``Co-authored-by: ...``, ``Fixes: ...``)."""
+    return "\n".join(line for line in message.splitlines() if not is_trailer(line)).strip()
+
+
 def co_edit_chat_file(diffs: Iterable[FileDiff]) -> FileDiff:
     """The changed file with the most changed lines (added + deleted); ties go to the first path."""
     return min(diffs, key=lambda d: (-(d.added + d.deleted), d.old_path))
@@ -82,9 +100,12 @@ def build_tasks(
     tags: Mapping[str, FileTags],
     new_tags: Mapping[str, FileTags | None],
     definition_names: Collection[str],
+    message_index: MessageIndex | None = None,
+    kinds: Collection[TaskKind] = TASK_KINDS,
 ) -> CommitTasks:
-    """Tasks for ``commit``, given its per-file diffs, the parent's tags (every listed source file)
-    and the commit's tags of the changed files (by their old path)."""
+    """Tasks of the ``kinds`` for ``commit``, given its per-file diffs, the parent's tags (every
+    listed source file) and the commit's tags of the changed files (by their old path).
+    ``message-text`` needs ``message_index`` (the parent's)."""
     by_file = {
         d.old_path: changed_definitions(d.old_path, tags[d.old_path], new_tags.get(d.old_path), d.hunks)
         if d.old_path in tags
@@ -96,13 +117,23 @@ def build_tasks(
     tasks: list[Task] = []
     skipped: list[str] = []
 
-    chat = co_edit_chat_file(diffs).old_path
-    targets = tuple(p for p in changed if p != chat)
-    tasks.append(Task("co-edit", (chat,), (), (), targets, tuple(sorted(x for p in targets for x in by_file[p]))))
-
-    mentions = message_mentions(commit.message, definition_names, tags.keys())
-    if mentions:
-        tasks.append(Task("message", (), mentions, files_named(mentions, tags.keys()), changed, all_defs))
-    else:
-        skipped.append("message: no identifier or file name in the commit message")
+    if "co-edit" in kinds:
+        chat = co_edit_chat_file(diffs).old_path
+        targets = tuple(p for p in changed if p != chat)
+        definitions = tuple(sorted(x for p in targets for x in by_file[p]))
+        tasks.append(Task("co-edit", (chat,), (), (), targets, definitions))
+    if "message" in kinds:
+        mentions = message_mentions(commit.message, definition_names, tags.keys())
+        if mentions:
+            tasks.append(Task("message", (), mentions, files_named(mentions, tags.keys()), changed, all_defs))
+        else:
+            skipped.append("message: no identifier or file name in the commit message")
+    if "message-text" in kinds:
+        if message_index is None:
+            raise ValueError("a message-text task needs the parent's MessageIndex")
+        text = message_text(commit.message)
+        # What AsyncRepoMap.map(message=text) is to do (issue 15, being wired into the pipeline
+        # meanwhile): the same reading, here done by the eval and passed as mentions.
+        read = message_index.extract(text)
+        tasks.append(Task("message-text", (), read.idents, read.files, changed, all_defs, text))
     return CommitTasks(tuple(tasks), all_defs, tuple(skipped))
