@@ -17,8 +17,70 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "languages"
 LANGUAGES = sorted(p.stem for p in BUILTIN_CONFIG_DIR.glob("*.toml"))
 
 
-def test_at_least_thirty_languages() -> None:
-    assert len(LANGUAGES) >= 30, LANGUAGES
+def test_at_least_eighty_languages() -> None:
+    assert len(LANGUAGES) >= 80, LANGUAGES
+
+
+# The extensions Aider's repo map gives a tags query (grep-ast's map, for the languages with a
+# query in aider/queries/), and the language each maps to here. Not ".mat" (MATLAB's binary data
+# files) and ".m" goes to Objective-C, not MATLAB (docs/adding-a-language.md says why).
+AIDER_EXTENSIONS = {
+    "arduino": ["ino"],
+    "bash": ["sh", "bash", "zsh"],
+    "c": ["c", "h"],
+    "chatito": ["chatito"],
+    "clojure": ["clj", "cljs", "cljc", "edn"],
+    "commonlisp": ["lisp", "cl"],
+    "cpp": ["cpp", "cc", "cxx", "hpp", "hxx", "h++"],
+    "csharp": ["cs"],
+    "d": ["d"],
+    "dart": ["dart"],
+    "elisp": ["el"],
+    "elixir": ["ex", "exs"],
+    "elm": ["elm"],
+    "fortran": ["f", "f90", "f95", "f03", "f08"],
+    "gleam": ["gleam"],
+    "go": ["go"],
+    "haskell": ["hs"],
+    "hcl": ["hcl", "tf", "tfvars"],
+    "java": ["java"],
+    "javascript": ["js", "jsx", "mjs"],
+    "julia": ["jl"],
+    "kotlin": ["kt", "kts"],
+    "lua": ["lua"],
+    "objc": ["m"],
+    "ocaml": ["ml"],
+    "ocaml_interface": ["mli"],
+    "php": ["php"],
+    "pony": ["pony"],
+    "properties": ["properties"],
+    "python": ["py"],
+    "r": ["r", "R"],
+    "racket": ["rkt"],
+    "ruby": ["rb"],
+    "rust": ["rs"],
+    "scala": ["scala", "sc"],
+    "solidity": ["sol"],
+    "swift": ["swift"],
+    "typescript": ["ts"],
+    "tsx": ["tsx"],
+    "udev": ["rules"],
+    "zig": ["zig"],
+}
+
+
+def test_every_extension_aider_maps_is_mapped(registry: LanguageRegistry) -> None:
+    wrong = {
+        (ext, lang, registry.language_for(f"src/x.{ext}"))
+        for lang, exts in AIDER_EXTENSIONS.items()
+        for ext in exts
+        if registry.language_for(f"src/x.{ext}") != lang
+    }
+    assert not wrong, sorted(wrong, key=str)
+    # And the file names Aider maps by name.
+    assert registry.language_for("CMakeLists.txt") == "cmake"
+    assert registry.language_for("docker/Dockerfile") == "dockerfile"
+    assert registry.language_for("Makefile") == "make"
 
 
 def test_queries_compile_once_per_registry(registry: LanguageRegistry) -> None:
