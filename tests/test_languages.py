@@ -180,3 +180,23 @@ def test_signature_stops_at_the_body(registry: LanguageRegistry) -> None:
     assert signatures["GUARD_H"] == "#define GUARD_H"
     assert signatures["MAX_DEPTH"] == "#define MAX_DEPTH 7"
     assert signatures["SQUARE"] == "#define SQUARE(x) \\\n  ((x) * (x))"
+
+
+def test_embedded_blocks_parse_only_the_code_at_its_own_lines(registry: LanguageRegistry) -> None:
+    source = (
+        b"<template>\n  <p>function fromTemplate() {}</p>\n</template>\n"
+        b'<script lang="ts">\nexport function inScript(x: number) {\n  return helper(x);\n}\n</script>\n'
+        b"<style>\nconst fromStyle = 1;\n</style>\n"
+        b"<script setup>\nconst second = inScript(2);\n</script>\n"
+    )
+    tags = extract_tags(registry.compiled("vue"), source)
+    lines = {s.name: s.span.start_line for s in tags.symbols}
+    assert set(lines) == {"inScript", "second"}, lines
+    assert [lines["inScript"], lines["second"]] == [4, 12]  # 0-based, as in the file
+    assert {"helper", "inScript"} <= set(tags.ref_names)
+    signatures = {s.name: s.signature for s in tags.symbols}
+    assert signatures["inScript"] == "export function inScript(x: number) {"
+    # Astro: the frontmatter too; a "---" later in the template is not one.
+    source = b"---\nconst title = make();\n---\n<h1>{title}</h1>\n---\nfunction notCode() {}\n---\n"
+    tags = extract_tags(registry.compiled("astro"), source)
+    assert [s.name for s in tags.symbols] == ["title"]

@@ -18,6 +18,7 @@ import math
 import os
 import pickle
 import queue
+import re
 import struct
 import subprocess
 import sys
@@ -266,10 +267,47 @@ _Defs = dict[tuple[int, int, int], tuple[str, str, Any, Any]]
 _Refs = dict[int, tuple[bytes, int, int, int]]
 
 
+#: A single-file component's blocks that hold code: <script ...>...</script> (Vue, Svelte, Astro)
+#: and Astro's leading "---" frontmatter. Group 1 is the code.
+_EMBEDDED_BLOCKS = {
+    "script": re.compile(rb"<script\b[^>]*>(.*?)</script\s*>", re.S | re.I),
+    "frontmatter": re.compile(rb"\A\s*---[ \t]*\r?\n(.*?)^---[ \t]*$", re.S | re.M),
+}
+
+
+_BLANK = bytes(c if c in (10, 13) else 32 for c in range(256))
+
+
+def _embedded_code(compiled: CompiledLanguage, source: bytes) -> bytes:
+    """``source`` with everything outside its code blocks blanked, for a language whose
+    ``[language] embedded-blocks`` (e.g. ``["script"]``) names them; else ``source`` itself.
+
+    The grammar (TypeScript for a .vue file) then parses only the code, at the same byte
+    offsets and lines as in the file, so spans and signatures need no mapping back.
+    """
+    section = compiled.language.raw.get("language", {})
+    kinds = section.get("embedded-blocks") if isinstance(section, dict) else None
+    if not kinds:
+        return source
+    spans = sorted(
+        match.span(1) for kind in kinds if kind in _EMBEDDED_BLOCKS for match in _EMBEDDED_BLOCKS[kind].finditer(source)
+    )
+    # Bytes outside the blocks become spaces, line ends stay: same offsets, same lines.
+    out: list[bytes] = []
+    pos = 0
+    for start, end in spans:
+        if start >= pos:
+            out += (source[pos:start].translate(_BLANK), source[start:end])
+            pos = end
+    out.append(source[pos:].translate(_BLANK))
+    return b"".join(out)
+
+
 def _extract(
     compiled: CompiledLanguage, source: bytes, options: ParseOptions
 ) -> tuple[FileTags, tuple[tuple[str, str], ...]]:
     clock = _Clock(time.monotonic(), options.timeout_seconds)
+    source = _embedded_code(compiled, source)
     tree = _parse_tree(compiled, source, clock.timeout)
     root = tree.root_node
     problems: list[tuple[str, str]] = []

@@ -1,0 +1,2 @@
+; svelte single-file components: the code blocks, read as TypeScript (see svelte.toml).
+; inherits: typescript

@@ -1,0 +1,2 @@
+; vue single-file components: the code blocks, read as TypeScript (see vue.toml).
+; inherits: typescript
