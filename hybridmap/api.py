@@ -15,23 +15,27 @@ and re-ranks in milliseconds. ::
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
 from concurrent.futures import CancelledError, Future
 from dataclasses import replace
-from pathlib import Path, PurePosixPath
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import Any, Self, TypeVar
 
 from .cache import Cache
 from .compare import Comparison, compare_maps
 from .errors import RequestError
 from .graph import RepoGraph, definer_counts
 from .languages import LanguageRegistry
+from .live import EventHub, LiveEvent, Watcher
 from .merge import merge_views
-from .model import Diagnostic, FileTags, HoverKey, MapRequest, MapResult, Mode, ServerReport
-from .pipeline import BuildRequest, MapBuilder, MapInputs, index_timings, with_details
+from .model import Diagnostic, FileTags, HoverKey, MapChanges, MapRequest, MapResult, Mode, ServerReport
+from .pipeline import TIMED_PHASES, BuildRequest, MapBuilder, MapInputs, index_timings, with_details
+from .request import relative_to_root, validate_request
+from .session import Session
 from .settings import Settings, load_settings_noting
 from .sources.base import SourceRequest, SourceView, SymbolSource
 from .sources.lsp.source import LspSource
@@ -43,13 +47,13 @@ from .workspace import ChangeSet, Snapshot, Workspace
 _T = TypeVar("_T")
 
 
-class AsyncRepoMap:
-    """A repository map for one root. Use as an async context manager.
+class _RepoCore:
+    """The machinery of :class:`AsyncRepoMap`: the composition root and one map's passes.
 
-    The composition root: one :class:`~.workspace.Workspace` owns the files, the tree-sitter
-    source is the base, the refining sources come from ``source_precedence``
-    (:mod:`.sources.registry`), and a :class:`~.pipeline.MapBuilder` turns their views into
-    a map. A call refreshes the workspace, hands the change set to every source, and builds.
+    One :class:`~.workspace.Workspace` owns the files, the tree-sitter source is the base, the
+    refining sources come from ``source_precedence`` (:mod:`.sources.registry`), and a
+    :class:`~.pipeline.MapBuilder` turns their views into a map. A refresh hands the change set
+    to every source; :class:`AsyncRepoMap` adds the public calls, the session and watch mode.
     """
 
     def __init__(
@@ -108,13 +112,15 @@ class AsyncRepoMap:
         self._definer_counts: dict[str, int] = {}
         self._lock = asyncio.Lock()
         self._closed = False
+        self._session = Session(self.settings.session_max_files)
+        self._live = _LiveState()
 
     @property
     def _lsp(self) -> LspSource | None:
         """The language-server source, when ``source_precedence`` has it (doctor, probes)."""
         return next((s for s in self._sources if isinstance(s, LspSource)), None)
 
-    async def __aenter__(self) -> AsyncRepoMap:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -124,62 +130,57 @@ class AsyncRepoMap:
         """Stop background work, shut every server down (whole process trees), close the cache."""
         if not self._closed:
             self._closed = True
+            await self._live.aclose()
             for source in self._sources:
                 await source.aclose()
             self._cache.close()
 
-    async def map(
-        self,
-        request: MapRequest | None = None,
-        *,
-        chat_files: Iterable[str] = (),
-        mentioned_files: Iterable[str] = (),
-        mentioned_idents: Iterable[str] = (),
-        tokens: int | None = None,
-        mode: Mode = "hybrid",
-        server_wait: float = 0.0,
-    ) -> MapResult:
-        """Build a map. Never raises for bad files, caches or servers: see ``diagnostics``."""
-        if request is None:
-            request = MapRequest(
-                tuple(chat_files), tuple(mentioned_files), tuple(mentioned_idents), tokens, mode, server_wait
-            )
-        if self._closed:
-            raise RequestError("this map is closed")
-        async with self._lock:
-            build = self._validate(request)
-            started = time.perf_counter()
-            snapshot = await self._refresh()
-            return (await self._map_locked(request, build, snapshot, started))[0]
+    async def _tell_sources(self, snapshot: Snapshot) -> None:
+        """Hand a refresh's changes to sources already in use (servers hear of them now, not at
+        the next map); sources no hybrid map has used yet are not started by a file event."""
+        if not self._live.hybrid_used:
+            return
+        base = self._base.view(snapshot)
+        wanted = SourceRequest(0.0, self._focus, self._definers(base), base.version)
+        for source in self._sources:
+            await source.update(snapshot, self._changes, base, wanted)
+        self._changes = ChangeSet()
 
-    async def compare(
-        self,
-        request: MapRequest | None = None,
-        *,
-        chat_files: Iterable[str] = (),
-        mentioned_files: Iterable[str] = (),
-        mentioned_idents: Iterable[str] = (),
-        tokens: int | None = None,
-        server_wait: float = 0.0,
-    ) -> Comparison:
-        """The static and the hybrid map of one request, from one index snapshot, and what
-        differs (see :mod:`hybridmap.compare`). ``request.mode`` is ignored."""
-        if request is None:
-            request = MapRequest(
-                tuple(chat_files), tuple(mentioned_files), tuple(mentioned_idents), tokens, "hybrid", server_wait
-            )
-        if self._closed:
-            raise RequestError("this map is closed")
-        async with self._lock:  # one lock: no other map can index or replace the graph in between
-            hybrid_request = replace(request, mode="hybrid")
-            build = self._validate(hybrid_request)
-            started = time.perf_counter()
-            snapshot = await self._refresh()
-            static_request = replace(request, mode="static")
-            static = await self._map_locked(static_request, replace(build, mode="static"), snapshot, started)
-            started = time.perf_counter()
-            hybrid = await self._map_locked(hybrid_request, build, snapshot, started)
-        return compare_maps(request, *static, *hybrid)
+    def _source_versions(self) -> tuple[tuple[str, int], ...]:
+        snapshot = self._workspace.snapshot
+        out = []
+        for source in self._sources:
+            version = getattr(source, "version", None)
+            if version is None:
+                version = source.view(snapshot, self._base.view(snapshot)).version
+            out.append((source.name, int(version)))
+        return tuple(out)
+
+    def _reused(self, result: MapResult, snapshot: Snapshot, build: BuildRequest, started: float) -> MapResult:
+        """The last map again (nothing it was built from moved), with this call's counters."""
+        base = self._base.view(snapshot)
+        stats = dict(result.stats)
+        for source in (snapshot.stats, base.stats):
+            stats.update({k: float(v) for k, v in source.items() if k not in TIMED_PHASES})
+        stats["map_reused"] = 1.0
+        timings = index_timings(snapshot, base)
+        timings["total"] = time.perf_counter() - started
+        return replace(result, changes=build.changes, stats=stats, timings=timings)
+
+    async def _snapshot_for(self, build: BuildRequest) -> Snapshot:
+        """The snapshot a map is built on, re-read or not by the ``refresh`` policy."""
+        live = self._live
+        policy = self.settings.refresh
+        wanted = (
+            live.never_read
+            or policy in ("auto", "always")
+            or (policy == "files" and (bool(live.dirty) or build.chat != live.last_chat))
+        )
+        live.last_chat = build.chat
+        if not wanted:
+            self._changes = ChangeSet()
+            return self._workspace.snapshot
+        return await self._refresh()
 
     async def _refresh(self) -> Snapshot:
         """The workspace's new snapshot, parsed by the base source (in a worker thread)."""
@@ -190,6 +191,8 @@ class AsyncRepoMap:
             self._changes = changes
             return snapshot
 
+        self._live.dirty.clear()
+        self._live.never_read = False
         return await asyncio.to_thread(index)
 
     async def _map_locked(
@@ -199,6 +202,7 @@ class AsyncRepoMap:
         base = self._base.view(snapshot)
         hybrid = request.mode == "hybrid"
         sources = self._sources if hybrid else []
+        self._live.hybrid_used |= hybrid
         deadline = time.monotonic() + request.server_wait
         wanted = SourceRequest(request.server_wait, build.chat + self._focus, self._definers(base), base.version)
         t = time.perf_counter()
@@ -224,6 +228,8 @@ class AsyncRepoMap:
         result.timings.update(index_timings(snapshot, base))
         result.timings["servers"] = waited
         result.timings["total"] = time.perf_counter() - started
+        if hybrid:
+            self._live.mapped(self._source_versions())
         graph = self._builder.graph
         if graph is None:  # build always sets it
             raise RuntimeError("internal error: no graph after a build")
@@ -256,32 +262,10 @@ class AsyncRepoMap:
         return self._definer_counts
 
     def _relative(self, path: str, what: str) -> str:
-        p = Path(path)
-        if p.is_absolute():
-            try:
-                p = p.resolve().relative_to(self.root)
-            except ValueError as exc:
-                raise RequestError(f"{what} '{path}' is outside the root {self.root}") from exc
-        posix = PurePosixPath(p.as_posix())
-        if ".." in posix.parts:
-            resolved = (self.root / posix).resolve()
-            try:
-                posix = PurePosixPath(resolved.relative_to(self.root).as_posix())
-            except ValueError as exc:
-                raise RequestError(f"{what} '{path}' is outside the root {self.root}") from exc
-        return str(posix)
+        return relative_to_root(self.root, path, what)
 
     def _validate(self, request: MapRequest) -> BuildRequest:
-        budget = self.settings.map_tokens if request.tokens is None else request.tokens
-        if budget <= 0:
-            raise RequestError(f"token budget must be positive, got {budget}")
-        if request.mode not in ("static", "hybrid"):
-            raise RequestError(f"mode must be 'static' or 'hybrid', got {request.mode!r}")
-        if request.server_wait < 0:
-            raise RequestError(f"server wait must be >= 0, got {request.server_wait}")
-        chat = tuple(self._relative(p, "chat file") for p in request.chat_files)
-        mentioned = tuple(self._relative(p, "mentioned file") for p in request.mentioned_files)
-        return BuildRequest(budget, request.mode, chat, mentioned, tuple(request.mentioned_idents))
+        return validate_request(request, self.root, self.settings, self._session)
 
     def graph(self) -> RepoGraph | None:
         """The graph of the last map (None before the first call)."""
@@ -292,6 +276,224 @@ class AsyncRepoMap:
 
         Read-only and replaced, never edited, by the next map: safe to keep while mapping."""
         return self._base.view(self._workspace.snapshot).tags
+
+
+class AsyncRepoMap(_RepoCore):
+    """A repository map for one root. Use as an async context manager.
+
+    Long-lived, it follows the agent's session: events (:meth:`file_edited`,
+    :meth:`file_read`, :meth:`active_file`) weigh in every later map; each map says what
+    changed since the previous one (``MapResult.changes``; new files are marked ``[NEW]``);
+    :meth:`watch` re-reads edits as they are saved and tells running servers; :meth:`events`
+    says when the files changed or the servers' answers improved. When a map re-reads the
+    repository is the ``refresh`` setting's choice (``auto``, ``always``, ``files``, ``manual``).
+    """
+
+    async def map(
+        self,
+        request: MapRequest | None = None,
+        *,
+        chat_files: Iterable[str] = (),
+        mentioned_files: Iterable[str] = (),
+        mentioned_idents: Iterable[str] = (),
+        tokens: int | None = None,
+        mode: Mode = "hybrid",
+        server_wait: float = 0.0,
+        message: str = "",
+        conversation_tokens: int | None = None,
+        edited_files: Iterable[str] = (),
+        read_files: Iterable[str] = (),
+        active_file: str | None = None,
+    ) -> MapResult:
+        """Build a map. Never raises for bad files, caches or servers: see ``diagnostics``.
+
+        ``message``: the user's words as written (files and identifiers are found in them);
+        ``conversation_tokens``: the conversation's length (a longer one gets a smaller map when
+        ``tokens`` is not given); ``edited_files`` / ``read_files`` / ``active_file``: like the
+        session's events (:meth:`file_edited`...), for this map only."""
+        if request is None:
+            request = MapRequest(
+                tuple(chat_files),
+                tuple(mentioned_files),
+                tuple(mentioned_idents),
+                tokens,
+                mode,
+                server_wait,
+                message,
+                conversation_tokens,
+                tuple(edited_files),
+                tuple(read_files),
+                active_file,
+            )
+        if self._closed:
+            raise RequestError("this map is closed")
+        async with self._lock:
+            build = self._validate(request)
+            started = time.perf_counter()
+            snapshot = await self._snapshot_for(build)
+            reuse_key = (snapshot.generation, build, self._source_versions() if request.mode == "hybrid" else ())
+            build = replace(build, changes=self._session.changes(snapshot.shas))
+            last = self._live.last_result
+            if last is not None and last[0] == reuse_key and self.settings.refresh != "always":
+                return self._reused(last[1], snapshot, build, started)
+            result = (await self._map_locked(request, build, snapshot, started))[0]
+            # Not reused: a map that waited for servers (the next may find more), one with [NEW] marks.
+            reusable = request.server_wait == 0 and not build.changes.new
+            self._live.last_result = (reuse_key, result) if reusable else None
+            return result
+
+    async def compare(
+        self,
+        request: MapRequest | None = None,
+        *,
+        chat_files: Iterable[str] = (),
+        mentioned_files: Iterable[str] = (),
+        mentioned_idents: Iterable[str] = (),
+        tokens: int | None = None,
+        server_wait: float = 0.0,
+    ) -> Comparison:
+        """The static and the hybrid map of one request, from one index snapshot, and what
+        differs (see :mod:`hybridmap.compare`). ``request.mode`` is ignored."""
+        if request is None:
+            request = MapRequest(
+                tuple(chat_files), tuple(mentioned_files), tuple(mentioned_idents), tokens, "hybrid", server_wait
+            )
+        if self._closed:
+            raise RequestError("this map is closed")
+        async with self._lock:  # one lock: no other map can index or replace the graph in between
+            hybrid_request = replace(request, mode="hybrid")
+            build = self._validate(hybrid_request)
+            started = time.perf_counter()
+            snapshot = await self._refresh()
+            static_request = replace(request, mode="static")
+            static = await self._map_locked(static_request, replace(build, mode="static"), snapshot, started)
+            started = time.perf_counter()
+            hybrid = await self._map_locked(hybrid_request, build, snapshot, started)
+        return compare_maps(request, *static, *hybrid)
+
+    def file_edited(self, path: str) -> None:
+        """The agent edited ``path``: it weighs in later maps (``edited_file_personalization``)
+        and is re-read by the next map whatever the ``refresh`` policy (except ``manual``)."""
+        rel = self._relative(path, "edited file")
+        self._session.file_edited(rel)
+        self._live.dirty.add(rel)
+
+    def file_read(self, path: str) -> None:
+        """The agent read ``path`` (``read_file_personalization``); nothing is re-read."""
+        self._session.file_read(self._relative(path, "read file"))
+
+    def active_file(self, path: str | None) -> None:
+        """The file open in the agent's editor (``active_file_personalization``); None: none."""
+        self._session.set_active(None if path is None else self._relative(path, "active file"))
+
+    def forget_session(self) -> None:
+        """A new conversation: forget the edited, read and active files (the files stay indexed)."""
+        self._session.forget()
+
+    async def refresh(self) -> MapChanges:
+        """Re-read the repository now (the ``manual`` policy's only way); what changed since the
+        last refresh. Running servers are told of the changes."""
+        async with self._lock:
+            before = self._workspace.snapshot.shas
+            snapshot = await self._refresh()
+            await self._tell_sources(snapshot)
+        return Session.compare(before, snapshot.shas)
+
+    async def watch(self) -> None:
+        """Watch the root from now on: an edit on disk is re-read after ``watch_debounce_ms`` of
+        quiet, running servers are told, and listeners hear ``files_changed``. Returns once the
+        watch is in place. Stopped by :meth:`unwatch` or :meth:`aclose`."""
+        if self._closed:
+            raise RequestError("this map is closed")
+        await self._live.watch(self.root, self.settings.watch_debounce_ms, self._on_files_changed)
+
+    async def unwatch(self) -> None:
+        await self._live.unwatch()
+
+    @property
+    def watching(self) -> bool:
+        return self._live.watching
+
+    def events(self) -> AsyncIterator[LiveEvent]:
+        """``async for event in repo.events()``: files changed on disk (watch mode) and answers
+        improved since the last map (a server got ready or resolved more)."""
+        self._live.start_polling(self._source_versions, self.settings.live_poll_ms)
+        return self._live.hub.subscribe()
+
+    def on_event(self, callback: Callable[[LiveEvent], object]) -> Callable[[], None]:
+        """Call ``callback(event)`` (on this map's event loop) for every :meth:`events` event;
+        returns a function that removes it. The callback must not block."""
+        self._live.start_polling(self._source_versions, self.settings.live_poll_ms)
+        return self._live.hub.add_callback(callback)
+
+    async def _on_files_changed(self, paths: frozenset[str]) -> None:
+        self._live.dirty |= paths
+        if self.settings.refresh != "manual" and not self._closed:
+            async with self._lock:
+                snapshot = await self._refresh()
+                await self._tell_sources(snapshot)
+        self._live.hub.publish(LiveEvent("files_changed", tuple(sorted(paths))))
+
+
+class _LiveState:
+    """The live side of one map: the watcher, listeners, what the refresh policy remembers,
+    the last result (reused while nothing moved) and the answer-improvement poller."""
+
+    def __init__(self) -> None:
+        self.hub = EventHub()
+        self.dirty: set[str] = set()
+        """Paths edited (events, watch) since the last read."""
+        self.never_read = True
+        self.hybrid_used = False
+        self.last_chat: tuple[str, ...] | None = None
+        self.last_result: tuple[object, MapResult] | None = None
+        self._watcher: Watcher | None = None
+        self._poller: asyncio.Task[None] | None = None
+        self._mapped: tuple[tuple[str, int], ...] | None = None
+
+    @property
+    def watching(self) -> bool:
+        return self._watcher is not None and self._watcher.running
+
+    async def watch(self, root: Path, debounce_ms: int, on_batch: Callable[[frozenset[str]], Any]) -> None:
+        if self._watcher is None or not self._watcher.running:
+            self._watcher = Watcher(root, debounce_ms, on_batch)
+            self._watcher.start()
+        await self._watcher.ready.wait()
+
+    async def unwatch(self) -> None:
+        if self._watcher is not None:
+            await self._watcher.aclose()
+            self._watcher = None
+
+    def mapped(self, versions: tuple[tuple[str, int], ...]) -> None:
+        """A hybrid map was built with these source versions: improvements are counted from here."""
+        self._mapped = versions
+
+    def start_polling(self, versions: Callable[[], tuple[tuple[str, int], ...]], every_ms: int) -> None:
+        if self._poller is None or self._poller.done():
+            self._poller = asyncio.get_running_loop().create_task(self._poll(versions, every_ms / 1000))
+
+    async def _poll(self, versions: Callable[[], tuple[tuple[str, int], ...]], every: float) -> None:
+        # Sources count what they know in a version number (SourceView.version); one event per
+        # improvement after a map, then quiet until the next map or the next improvement.
+        while True:
+            await asyncio.sleep(every)
+            if self._mapped is None or not self.hub.listened:
+                continue
+            now = versions()
+            if now != self._mapped:
+                moved = tuple(name for (name, v), (_, old) in zip(now, self._mapped, strict=False) if v != old)
+                self._mapped = now
+                self.hub.publish(LiveEvent("answers_improved", sources=moved))
+
+    async def aclose(self) -> None:
+        await self.unwatch()
+        self.hub.close()
+        if self._poller is not None:
+            self._poller.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._poller
 
 
 class _Background:
@@ -309,6 +511,11 @@ class _Background:
 
     def result(self) -> Any:
         return self._future.result()
+
+
+async def _now(function: Callable[..., _T], *args: Any) -> _T:
+    """Run a plain method of the async map on its loop (its state belongs to that thread)."""
+    return function(*args)
 
 
 class RepoMap:
@@ -373,6 +580,11 @@ class RepoMap:
         tokens: int | None = None,
         mode: Mode = "hybrid",
         server_wait: float = 0.0,
+        message: str = "",
+        conversation_tokens: int | None = None,
+        edited_files: Iterable[str] = (),
+        read_files: Iterable[str] = (),
+        active_file: str | None = None,
     ) -> MapResult:
         """Build a map (see :meth:`AsyncRepoMap.map`)."""
         return self._call(
@@ -384,8 +596,41 @@ class RepoMap:
                 tokens=tokens,
                 mode=mode,
                 server_wait=server_wait,
+                message=message,
+                conversation_tokens=conversation_tokens,
+                edited_files=edited_files,
+                read_files=read_files,
+                active_file=active_file,
             )
         )
+
+    def file_edited(self, path: str) -> None:
+        """See :meth:`AsyncRepoMap.file_edited`."""
+        self._call(_now(self._async.file_edited, path))
+
+    def file_read(self, path: str) -> None:
+        self._call(_now(self._async.file_read, path))
+
+    def active_file(self, path: str | None) -> None:
+        self._call(_now(self._async.active_file, path))
+
+    def forget_session(self) -> None:
+        self._call(_now(self._async.forget_session))
+
+    def refresh(self) -> MapChanges:
+        """Re-read the repository now (see :meth:`AsyncRepoMap.refresh`)."""
+        return self._call(self._async.refresh())
+
+    def watch(self) -> None:
+        """Watch the root (see :meth:`AsyncRepoMap.watch`); the watch runs on this map's own loop."""
+        self._call(self._async.watch())
+
+    def unwatch(self) -> None:
+        self._call(self._async.unwatch())
+
+    def on_event(self, callback: Callable[[LiveEvent], object]) -> Callable[[], None]:
+        """Call ``callback(event)`` for each live event; it runs on this map's loop thread."""
+        return self._call(_now(self._async.on_event, callback))
 
     def compare(
         self,

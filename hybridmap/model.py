@@ -259,8 +259,20 @@ class MapRequest:
     mentioned_files: tuple[str, ...] = ()
     mentioned_idents: tuple[str, ...] = ()
     tokens: int | None = None
+    """The budget; None = from the conversation's length, else ``map_tokens`` (see :mod:`.budget`)."""
     mode: Mode = "hybrid"
     server_wait: float = 0.0
+    message: str = ""
+    """The user's words as written: the files and identifiers they name are found in them
+    (:mod:`.conversation`) and ranked like ``mentioned_files`` / ``mentioned_idents``."""
+    conversation_tokens: int | None = None
+    """How long the conversation already is: a longer one gets a smaller map (:mod:`.budget`)."""
+    edited_files: tuple[str, ...] = ()
+    """Files the agent edited, besides the session's ``file_edited`` events."""
+    read_files: tuple[str, ...] = ()
+    """Files the agent read, besides the session's ``file_read`` events."""
+    active_file: str | None = None
+    """The file open in the agent's editor, overriding the session's ``active_file``."""
 
 
 SCHEMA_VERSION = 1
@@ -324,6 +336,37 @@ class MapJson(TypedDict):
     timings: dict[str, float]
     stats: dict[str, float]
     sources: dict[str, SourceJson]
+    changes: ChangesJson
+
+
+class ChangesJson(TypedDict):
+    first: bool
+    new: list[str]
+    gone: list[str]
+    changed: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class MapChanges:
+    """What moved in the repository since the previous map of the same session (the same
+    long-lived object): files that appeared (marked ``[NEW]`` in the text), disappeared, or
+    changed content. ``first`` is True for a session's first map (nothing to compare with)."""
+
+    first: bool = True
+    new: tuple[str, ...] = ()
+    gone: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.new or self.gone or self.changed)
+
+    def to_json(self) -> ChangesJson:
+        return {
+            "first": self.first,
+            "new": [escape_path(p) for p in self.new],
+            "gone": [escape_path(p) for p in self.gone],
+            "changed": [escape_path(p) for p in self.changed],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -429,6 +472,8 @@ class MapResult:
     ``callable``)."""
     sources: dict[str, SourceSummary] = field(default_factory=dict)
     """The sources merged into this map, base first, then in precedence order."""
+    changes: MapChanges = field(default_factory=MapChanges)
+    """What changed in the repository since the previous map of this session."""
 
     @property
     def degraded(self) -> bool:
@@ -451,5 +496,6 @@ class MapResult:
             "timings": {k: round(v, 6) for k, v in self.timings.items()},
             "stats": dict(self.stats),
             "sources": {name: summary.to_json() for name, summary in self.sources.items()},
+            "changes": self.changes.to_json(),
         }
         return cast(MapJson, json_safe(document))

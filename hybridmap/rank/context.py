@@ -45,6 +45,12 @@ class RankContext:
     """Files the user named, as graph indices, in request order, once each."""
     idents: tuple[str, ...]
     """Identifiers the user named, in request order, once each."""
+    edited: tuple[int, ...] = ()
+    """Files the agent edited in this session (graph indices, once each)."""
+    read: tuple[int, ...] = ()
+    """Files the agent read in this session."""
+    active: tuple[int, ...] = ()
+    """The file open in the agent's editor (zero or one)."""
 
     @property
     def n(self) -> int:

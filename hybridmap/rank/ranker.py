@@ -23,6 +23,7 @@ import numpy as np
 
 from ..graph import RepoGraph
 from ..model import FileTags
+from ..session import SessionFiles
 from ..settings import Settings
 from .context import Prior, RankContext, Signal
 from .pagerank import pagerank
@@ -61,16 +62,25 @@ def rank(
     settings: Settings,
     limit: int | None = None,
     signals: Sequence[Signal] = DEFAULT_SIGNALS,
+    session: SessionFiles | None = None,
 ) -> Ranking:
     """Rank every file and definition for one request; return the best ``limit`` items."""
     index = graph.index
+
+    def ids(paths: Sequence[str]) -> tuple[int, ...]:
+        return tuple(dict.fromkeys(index[f] for f in paths if f in index))
+
+    session = session or SessionFiles()
     ctx = RankContext(
         graph=graph,
         tags=tags,
         settings=settings,
-        chat=tuple(dict.fromkeys(index[f] for f in chat_files if f in index)),
-        mentioned_files=tuple(dict.fromkeys(index[f] for f in mentioned_files if f in index)),
+        chat=ids(chat_files),
+        mentioned_files=ids(mentioned_files),
         idents=tuple(dict.fromkeys(mentioned_idents)),
+        edited=ids(session.edited),
+        read=ids(session.read),
+        active=ids(session.active),
     )
     reasons: Reasons = {}
     weights = graph.edge_weight.copy()

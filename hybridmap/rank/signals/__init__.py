@@ -36,6 +36,7 @@ from .mentioned_files import MentionedFiles
 from .mentioned_idents import MentionedIdents
 from .path_kinds import PathKinds
 from .path_mentions import PathMentions
+from .session_files import SessionEvents
 
 #: The signals every map is ranked with, in the order each phase applies them. The order keeps
 #: the reasons a file lists as they were (request reasons by importance, then path kinds) and
@@ -44,6 +45,7 @@ DEFAULT_SIGNALS: tuple[Signal, ...] = (
     ChatFiles(),
     MentionedFiles(),
     MentionedIdents(),
+    SessionEvents(),
     ChatNeighbors(),
     ChatDependents(),
     PathMentions(),
@@ -61,4 +63,5 @@ __all__ = [
     "MentionedIdents",
     "PathKinds",
     "PathMentions",
+    "SessionEvents",
 ]

@@ -1,0 +1,32 @@
+"""How many tokens a map may use when the request does not say.
+
+An explicit budget always wins. Otherwise the conversation's length decides (SoulForge's
+curve: a long conversation leaves less room, so the map shrinks in steps), or ``map_tokens``
+when the length is not given; and a request with no chat file gets its budget multiplied
+(Aider's ``map_mul_no_files``: with nothing being edited, the map is all the model has),
+capped. Every number is a setting (``docs/configuration.md``, "budget").
+"""
+
+from __future__ import annotations
+
+from .settings import Settings
+
+
+def conversation_budget(conversation_tokens: int, settings: Settings) -> int:
+    """The budget for a conversation of ``conversation_tokens`` tokens (a step function)."""
+    if conversation_tokens >= settings.conversation_budget_long_at:
+        return settings.conversation_budget_long
+    if conversation_tokens >= settings.conversation_budget_mid_at:
+        return settings.conversation_budget_mid
+    return settings.conversation_budget_start
+
+
+def budget_for(explicit: int | None, conversation_tokens: int | None, has_chat: bool, settings: Settings) -> int:
+    """The request's budget (see the module docstring); never below what the curve gives."""
+    if explicit is not None:
+        return explicit
+    budget = settings.map_tokens if conversation_tokens is None else conversation_budget(conversation_tokens, settings)
+    if not has_chat and settings.no_chat_budget_multiplier > 1:
+        raised = min(int(budget * settings.no_chat_budget_multiplier), settings.no_chat_budget_max)
+        budget = max(budget, raised)
+    return budget

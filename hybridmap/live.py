@@ -1,0 +1,198 @@
+"""A live map's moving parts: what it tells listeners, and the watcher that wakes it.
+
+- :class:`LiveEvent` / :class:`EventHub`: a long-lived map says when the repository changed
+  on disk (``files_changed``, after watch mode re-read it) and when its sources' answers
+  improved since the last map (``answers_improved``: a language server became ready or
+  resolved more), so an agent knows when asking again is worth it. Each listener has its own
+  bounded queue; a listener that does not keep up loses the oldest events, never blocks the map.
+- :class:`Watcher`: watchfiles (inotify through its Rust core) on the root, our own debounce
+  (``watch_debounce_ms`` of quiet after the last event: a save is often several writes), then
+  one callback with the relative paths that moved. ``.git`` internals and paths that leave
+  the root are dropped here; what is a source file is the workspace's decision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+log = logging.getLogger("hybridmap.live")
+
+LiveEventKind = Literal["files_changed", "answers_improved"]
+
+#: How often an idle watch wakes (ms): the first wake-up also says the watch is in place.
+WATCH_IDLE_MS = 1_000
+
+#: Events kept per listener that has not read them yet (older ones are dropped first).
+LISTENER_QUEUE = 64
+
+
+@dataclass(frozen=True, slots=True)
+class LiveEvent:
+    """Something a listener of a long-lived map may want to act on."""
+
+    kind: LiveEventKind
+    paths: tuple[str, ...] = ()
+    """``files_changed``: the files that moved (relative to the root), as the watcher saw them."""
+    sources: tuple[str, ...] = ()
+    """``answers_improved``: the sources whose answers changed since the last map."""
+
+
+class EventHub:
+    """Fan-out of :class:`LiveEvent` to any number of listeners (async iterators, callbacks)."""
+
+    def __init__(self) -> None:
+        self._queues: set[asyncio.Queue[LiveEvent | None]] = set()
+        self._callbacks: list[Callable[[LiveEvent], object]] = []
+
+    @property
+    def listened(self) -> bool:
+        return bool(self._queues or self._callbacks)
+
+    def add_callback(self, callback: Callable[[LiveEvent], object]) -> Callable[[], None]:
+        """Call ``callback(event)`` for every event (on the map's loop); returns the remover."""
+        self._callbacks.append(callback)
+        return lambda: self._callbacks.remove(callback) if callback in self._callbacks else None
+
+    def subscribe(self) -> AsyncIterator[LiveEvent]:
+        """A new listener's events, from now on (registered at once, not at the first read);
+        the iteration ends when the map closes."""
+        queue: asyncio.Queue[LiveEvent | None] = asyncio.Queue(LISTENER_QUEUE)
+        self._queues.add(queue)
+
+        async def events() -> AsyncIterator[LiveEvent]:
+            try:
+                while (event := await queue.get()) is not None:
+                    yield event
+            finally:
+                self._queues.discard(queue)
+
+        return events()
+
+    def close(self) -> None:
+        """End every listener's iteration (the map is closing)."""
+        for queue in list(self._queues):
+            if queue.full():
+                queue.get_nowait()
+            queue.put_nowait(None)
+        self._queues.clear()
+        self._callbacks.clear()
+
+    def publish(self, event: LiveEvent) -> None:
+        for queue in self._queues:
+            if queue.full():
+                queue.get_nowait()
+            queue.put_nowait(event)
+        for callback in list(self._callbacks):
+            try:
+                callback(event)
+            except Exception:  # a listener's bug must not stop the map or other listeners
+                log.exception("a live-event callback failed")
+
+
+class Watcher:
+    """Watches ``root``; after ``debounce_ms`` of quiet, awaits ``on_batch(paths)``."""
+
+    def __init__(self, root: Path, debounce_ms: int, on_batch: Callable[[frozenset[str]], Awaitable[None]]) -> None:
+        self._root = root
+        self._debounce = debounce_ms / 1000
+        self._on_batch = on_batch
+        self._task: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self.ready = asyncio.Event()
+        """Set once the watch is in place (an edit before it may be missed)."""
+        self.error: str | None = None
+        """Why watching stopped, when it did by itself."""
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name="hybridmap-watch")
+
+    async def aclose(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _run(self) -> None:
+        from watchfiles import awatch  # imported here: one-shot maps never load it
+
+        pending: set[str] = set()
+        batches: asyncio.Queue[set[str]] = asyncio.Queue()
+
+        async def read_events() -> None:
+            # step: watchfiles' own grouping of a burst (ms); our debounce comes after. The watch
+            # is in place once awatch first returns; a timeout (empty batch) says so when the tree
+            # is quiet, hence the short rust_timeout (one idle wake-up a second).
+            async for changes in awatch(
+                self._root,
+                stop_event=self._stop,
+                step=50,
+                debounce=1_600,
+                rust_timeout=WATCH_IDLE_MS,
+                yield_on_timeout=True,
+                recursive=True,
+            ):
+                if not self.ready.is_set():
+                    self.ready.set()
+                batch = {rel for _, path in changes if (rel := self._relative(path)) is not None}
+                if batch:
+                    batches.put_nowait(batch)
+
+        reader = asyncio.create_task(read_events())
+        get: asyncio.Future[set[str]] | None = None
+        try:
+            await self._until_ready(reader)
+            while not reader.done():
+                get = asyncio.ensure_future(batches.get())
+                done, _ = await asyncio.wait(
+                    {get, reader},
+                    timeout=None if not pending else self._debounce,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                if get in done:
+                    pending |= get.result()
+                    continue
+                get.cancel()
+                if pending:
+                    ready, pending = frozenset(pending), set()
+                    await self._on_batch(ready)
+            reader.result()  # re-raise what stopped it
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - inotify limits, a root removed: said by the map, watch stops
+            self.error = f"watching stopped: {type(exc).__name__}: {exc}"
+            log.warning("%s", self.error)
+        finally:
+            if get is not None:
+                get.cancel()
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await reader
+
+    async def _until_ready(self, reader: asyncio.Task[None]) -> None:
+        # awatch yields on its first timeout (yield_on_timeout) or change, after the watch is set up.
+        ready = asyncio.ensure_future(self.ready.wait())
+        await asyncio.wait({ready, reader}, return_when=asyncio.FIRST_COMPLETED)
+        ready.cancel()
+
+    def _relative(self, path: str) -> str | None:
+        try:
+            rel = Path(path).relative_to(self._root).as_posix()
+        except ValueError:
+            return None
+        if rel == "." or rel == ".git" or rel.startswith(".git/"):
+            return None
+        return rel if os.sep == "/" else rel.replace(os.sep, "/")

@@ -1,0 +1,296 @@
+"""A live map for a live agent: session events, budgets, what changed, refresh policies, watch.
+
+Real files and real git repositories throughout; the watch tests edit files on disk and wait
+for the real inotify watch; the server test drives ty through a watched edit."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from hybridmap import AsyncRepoMap, RepoMap
+from hybridmap.budget import budget_for, conversation_budget
+from hybridmap.live import LiveEvent
+from hybridmap.settings import Settings
+
+from .conftest import committed_copy, write_files
+from .test_lsp import FIXTURES, require
+
+# A hub (util.py) everything uses, and three leaves that nothing links to one another.
+FILES = {
+    "util.py": "def shared_helper(x):\n    return x\n",
+    "alpha.py": "from util import shared_helper\n\ndef alpha_entry():\n    return shared_helper(1)\n",
+    "beta.py": "from util import shared_helper\n\ndef beta_entry():\n    return shared_helper(2)\n",
+    "gamma.py": "from util import shared_helper\n\ndef gamma_entry():\n    return shared_helper(3)\n",
+}
+
+
+def _repo(tmp_path: Path, files: dict[str, str] | None = None) -> Path:
+    root = tmp_path / "repo"
+    write_files(root, files or FILES)
+    return root
+
+
+def _overrides(tmp_path: Path, **more: object) -> dict[str, object]:
+    return {"cache_dir": str(tmp_path / "cache"), **more}
+
+
+def _rank_of(result, path: str) -> int:
+    order = [f.path for f in result.files]
+    return order.index(path) if path in order else len(order)
+
+
+# --- budgets ---------------------------------------------------------------------------------
+
+
+def test_budget_curve_multiplier_and_explicit_budget() -> None:
+    settings = Settings()
+    assert [conversation_budget(n, settings) for n in (0, 49_999, 50_000, 99_999, 100_000, 10**7)] == [
+        2_500,
+        2_500,
+        2_000,
+        2_000,
+        1_500,
+        1_500,
+    ]
+    assert budget_for(700, 200_000, False, settings) == 700  # an explicit budget always wins
+    assert budget_for(None, None, True, settings) == settings.map_tokens
+    assert budget_for(None, None, False, settings) == 8_192  # 1,024 x 8, at the cap
+    assert budget_for(None, 60_000, False, settings) == 8_192  # 2,000 x 8 = 16,000, capped
+    assert budget_for(None, 60_000, True, settings) == 2_000
+    no_multiplier = settings.replace(no_chat_budget_multiplier=1.0)
+    assert budget_for(None, 120_000, False, no_multiplier) == 1_500
+
+
+def test_map_budget_follows_the_conversation(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    with RepoMap(root, overrides=_overrides(tmp_path)) as repo:
+        assert repo.map(mode="static", chat_files=["util.py"], conversation_tokens=0).budget == 2_500
+        assert repo.map(mode="static", chat_files=["util.py"], conversation_tokens=75_000).budget == 2_000
+        assert repo.map(mode="static", chat_files=["util.py"], conversation_tokens=150_000).budget == 1_500
+        assert repo.map(mode="static", conversation_tokens=150_000).budget == 8_192
+        assert repo.map(mode="static", tokens=300, conversation_tokens=150_000).budget == 300
+
+
+# --- session events ----------------------------------------------------------------------------
+
+
+def test_session_events_lift_the_files_the_agent_touched(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    with RepoMap(root, overrides=_overrides(tmp_path)) as repo:
+        before = repo.map(mode="static", tokens=2_000)
+        assert _rank_of(before, "gamma.py") > 0  # the hub ranks first without events
+        repo.file_edited("gamma.py")
+        after = repo.map(mode="static", tokens=2_000)
+        gamma = next(f for f in after.files if f.path == "gamma.py")
+        assert "edited in this session" in gamma.why
+        assert _rank_of(after, "gamma.py") < _rank_of(before, "gamma.py")
+        assert gamma.file_rank > next(f for f in before.files if f.path == "gamma.py").file_rank
+        # Read and active files weigh too, each with its own reason.
+        repo.file_read(str(root / "beta.py"))  # an absolute path inside the root is accepted
+        repo.active_file("alpha.py")
+        why = {f.path: f.why for f in repo.map(mode="static", tokens=2_000).files}
+        assert "read in this session" in why["beta.py"] and "active file" in why["alpha.py"]
+        repo.forget_session()
+        why = {f.path: f.why for f in repo.map(mode="static", tokens=2_000).files}
+        assert not any("session" in w or w == "active file" for ws in why.values() for w in ws)
+        # The same events for one map only.
+        one = repo.map(mode="static", tokens=2_000, edited_files=["beta.py"], active_file="gamma.py")
+        why = {f.path: f.why for f in one.files}
+        assert "edited in this session" in why["beta.py"] and "active file" in why["gamma.py"]
+
+
+def test_events_outside_the_root_are_refused(tmp_path: Path) -> None:
+    from hybridmap.errors import RequestError
+
+    root = _repo(tmp_path)
+    with RepoMap(root, overrides=_overrides(tmp_path)) as repo:
+        for call in (repo.file_edited, repo.file_read, repo.active_file):
+            with pytest.raises(RequestError, match="outside the root"):
+                call("../elsewhere.py")
+        with pytest.raises(RequestError, match="outside the root"):
+            repo.map(edited_files=[str(tmp_path / "other.py")])
+
+
+# --- what changed --------------------------------------------------------------------------------
+
+
+def test_changes_since_the_previous_map_and_new_marks(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    with RepoMap(root, overrides=_overrides(tmp_path)) as repo:
+        first = repo.map(mode="static", tokens=2_000)
+        assert first.changes.first and not first.changes
+        assert "[NEW]" not in first.text
+        write_files(root, {"delta.py": "from util import shared_helper\n\ndef delta_entry():\n    pass\n"})
+        (root / "beta.py").write_text(FILES["beta.py"] + "\ndef beta_more():\n    pass\n")
+        (root / "gamma.py").unlink()
+        second = repo.map(mode="static", tokens=2_000)
+        assert (second.changes.new, second.changes.gone, second.changes.changed) == (
+            ("delta.py",),
+            ("gamma.py",),
+            ("beta.py",),
+        )
+        assert "delta.py: [NEW]\n" in second.text and "beta.py: [NEW]" not in second.text
+        assert second.tokens <= second.budget
+        assert second.to_json()["changes"] == {
+            "first": False,
+            "new": ["delta.py"],
+            "gone": ["gamma.py"],
+            "changed": ["beta.py"],
+        }
+        third = repo.map(mode="static", tokens=2_000)
+        assert not third.changes and not third.changes.first and "[NEW]" not in third.text
+
+
+# --- refresh policies ------------------------------------------------------------------------------
+
+
+def test_manual_policy_reads_only_on_refresh(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    with RepoMap(root, overrides=_overrides(tmp_path, refresh="manual")) as repo:
+        repo.map(mode="static", tokens=2_000)
+        write_files(root, {"delta.py": "def delta_entry():\n    pass\n"})
+        assert "delta.py" not in repo.map(mode="static", tokens=2_000).text
+        repo.file_edited("delta.py")  # events do not read under manual
+        assert "delta.py" not in repo.map(mode="static", tokens=2_000).text
+        changes = repo.refresh()
+        assert changes.new == ("delta.py",)
+        assert "delta.py" in repo.map(mode="static", tokens=2_000).text
+
+
+def test_files_policy_reads_when_the_request_or_an_event_says_so(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    with RepoMap(root, overrides=_overrides(tmp_path, refresh="files")) as repo:
+        repo.map(mode="static", tokens=2_000, chat_files=["util.py"])
+        write_files(root, {"delta.py": "def delta_entry():\n    pass\n"})
+        same = repo.map(mode="static", tokens=2_000, chat_files=["util.py"])
+        assert "delta.py" not in same.text  # same chat files, no event: no re-read
+        other = repo.map(mode="static", tokens=2_000, chat_files=["alpha.py"])
+        assert "delta.py" in other.text and other.changes.new == ("delta.py",)
+        write_files(root, {"epsilon.py": "def epsilon_entry():\n    pass\n"})
+        repo.file_edited("epsilon.py")
+        assert "epsilon.py" in repo.map(mode="static", tokens=2_000, chat_files=["alpha.py"]).text
+
+
+def test_auto_reuses_an_unchanged_map_and_always_does_not(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    for policy, reused in (("auto", True), ("always", False)):
+        with RepoMap(root, overrides=_overrides(tmp_path, refresh=policy)) as repo:
+            first = repo.map(mode="static", tokens=2_000)
+            again = repo.map(mode="static", tokens=2_000)
+            assert again.text == first.text
+            # A reused map is said in its counters, and has no build timings.
+            assert (again.stats.get("map_reused") == 1.0) is reused, (policy, again.stats)
+            assert ("rank" not in again.timings) is reused, (policy, again.timings)
+            assert again.stats["files_read"] == 0
+            write_files(root, {f"{policy}.py": "def fresh_entry():\n    pass\n"})
+            assert f"{policy}.py" in repo.map(mode="static", tokens=2_000).text
+
+
+def test_refresh_setting_is_range_checked() -> None:
+    from hybridmap.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="one of `auto`, `always`, `files`, `manual`"):
+        Settings().replace(refresh="sometimes")
+
+
+# --- watch mode ----------------------------------------------------------------------------------
+
+
+async def _next_event(events, kind: str, timeout: float = 20.0) -> LiveEvent:
+    async def find() -> LiveEvent:
+        async for event in events:
+            if event.kind == kind:
+                return event
+        raise AssertionError("event stream ended")
+
+    return await asyncio.wait_for(find(), timeout)
+
+
+@pytest.mark.asyncio
+async def test_watch_rereads_saved_edits_and_tells_listeners(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    async with AsyncRepoMap(root, overrides=_overrides(tmp_path, watch_debounce_ms=200)) as repo:
+        await repo.map(mode="static", tokens=2_000)
+        heard: list[LiveEvent] = []
+        remove = repo.on_event(heard.append)
+        events = repo.events()
+        await repo.watch()
+        assert repo.watching
+        # A save in several writes is one batch after the debounce.
+        target = root / "alpha.py"
+        for part in ("\ndef alpha_two():\n", "    return 2\n"):
+            with target.open("a") as handle:
+                handle.write(part)
+        write_files(root, {"pkg/new_module.py": "def brand_new():\n    pass\n"})
+        event = await _next_event(events, "files_changed")
+        assert {"alpha.py", "pkg/new_module.py"} <= set(event.paths), event
+        assert any(e.kind == "files_changed" for e in heard)
+        # The watch already re-read: the next map has the edit, says what changed, and marks NEW.
+        result = await repo.map(mode="static", tokens=2_000)
+        assert "alpha_two" in result.text or "alpha.py" in result.changes.changed
+        assert "pkg/new_module.py" in result.changes.new and "pkg/new_module.py: [NEW]" in result.text
+        assert result.stats.get("files_read", 0) == 0  # nothing left to read: the watch did it
+        remove()
+        await repo.unwatch()
+        assert not repo.watching
+
+
+@pytest.mark.asyncio
+async def test_watched_edit_reaches_the_language_server(tmp_path: Path) -> None:
+    """A saved edit under watch: the server hears of it (didChangeWatchedFiles / didChange), its
+    answers for the changed file are dropped, and the next hybrid map resolves the new code."""
+    require("ty")
+    root = committed_copy(FIXTURES / "python", tmp_path / "python")
+    async with AsyncRepoMap(root, overrides=_overrides(tmp_path, watch_debounce_ms=200)) as repo:
+        await repo.map(mode="hybrid", server_wait=60, tokens=512)
+        graph = repo.graph()
+        assert graph is not None
+        before = {(u, v, k): d["provenance"] for u, v, k, d in graph.to_networkx().edges(keys=True, data=True)}
+        assert before.get(("app.py", "store/disk.py", "load")) == "lsp"
+        events = repo.events()
+        await repo.watch()
+        app = root / "app.py"
+        app.write_text(app.read_text().replace("from store.disk import load", "from store.memory import load"))
+        await _next_event(events, "files_changed")
+        await repo.map(mode="hybrid", server_wait=60, tokens=512)
+        after = edges_of(repo)
+    assert after.get(("app.py", "store/memory.py", "load")) == "lsp"
+    assert ("app.py", "store/disk.py", "load") not in after
+
+
+def edges_of(repo: AsyncRepoMap) -> dict[tuple[str, str, str], str]:
+    graph = repo.graph()
+    assert graph is not None
+    return {(u, v, k): d["provenance"] for u, v, k, d in graph.to_networkx().edges(keys=True, data=True)}
+
+
+@pytest.mark.asyncio
+async def test_answers_improved_is_said_after_a_map_that_did_not_wait(tmp_path: Path) -> None:
+    require("ty")
+    root = committed_copy(FIXTURES / "python", tmp_path / "python")
+    async with AsyncRepoMap(root, overrides=_overrides(tmp_path, live_poll_ms=100)) as repo:
+        events = repo.events()
+        first = await repo.map(mode="hybrid", tokens=512)  # servers start; nothing resolved yet
+        assert first.edges.get("lsp", 0) == 0
+        event = await _next_event(events, "answers_improved", timeout=90)
+        assert event.sources == ("lsp",)
+        later = await repo.map(mode="hybrid", tokens=512, server_wait=60)
+        assert later.edges.get("lsp", 0) >= 1
+
+
+# keep the sync facade honest too: events from another thread's map
+def test_sync_facade_watch_and_callback(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    import threading
+
+    seen = threading.Event()
+    with RepoMap(root, overrides=_overrides(tmp_path, watch_debounce_ms=100)) as repo:
+        repo.map(mode="static", tokens=2_000)
+        repo.on_event(lambda event: seen.set() if event.kind == "files_changed" else None)
+        repo.watch()
+        write_files(root, {"late.py": "def late_entry():\n    pass\n"})
+        assert seen.wait(20)
+        assert "late.py" in repo.map(mode="static", tokens=2_000).changes.new
