@@ -21,7 +21,7 @@ from .compare import DEFAULT_SERVER_WAIT, choose_layout, render_comparison
 from .errors import HybridMapError
 from .evaluate.command import eval_command
 from .exits import EXIT_INTERRUPTED, EXIT_NO_MAP, EXIT_USAGE, fail
-from .model import Diagnostic, MapRequest
+from .model import Diagnostic, MapRequest, MapResult
 from .sanitize import escape_path, json_dumps, safe_block, safe_line
 from .settings import load_settings
 
@@ -132,6 +132,39 @@ def _request_options(command: Any) -> Any:
                 "--mention", "mention", multiple=True, metavar="WORD", help="A file name or identifier the user wrote."
             ),
             click.option("--tokens", type=click.IntRange(min=1), default=None, help="Token budget (default 1024)."),
+        )
+    ):
+        command = decorator(command)
+    return command
+
+
+def _session_options(command: Any) -> Any:
+    """--message, --conversation-tokens, --edited, --read, --active, --watch: the agent's session."""
+    for decorator in reversed(
+        (
+            click.option(
+                "--message",
+                default="",
+                metavar="TEXT",
+                help="The user's message as written ('-': read it from stdin); the files and "
+                "identifiers it names rank higher.",
+            ),
+            click.option(
+                "--conversation-tokens",
+                type=click.IntRange(min=0),
+                default=None,
+                metavar="N",
+                help="How long the conversation is: without --tokens, a longer one gets a smaller map.",
+            ),
+            click.option("--edited", multiple=True, metavar="PATH", help="A file the agent edited (repeatable)."),
+            click.option("--read", multiple=True, metavar="PATH", help="A file the agent read (repeatable)."),
+            click.option("--active", default=None, metavar="PATH", help="The file open in the agent's editor."),
+            click.option(
+                "--watch",
+                is_flag=True,
+                help="Keep running: print the map again whenever a file is saved or the servers' "
+                "answers improve (Ctrl-C stops).",
+            ),
         )
     ):
         command = decorator(command)
@@ -264,6 +297,7 @@ def main() -> None:
     help="Seconds to wait for language servers to become ready.",
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_session_options
 @_listing_options
 @_tokenizer_option
 @_cache_options
@@ -276,6 +310,12 @@ def map_command(
     mode: str,
     server_wait: float,
     fmt: str,
+    message: str,
+    conversation_tokens: int | None,
+    edited: tuple[str, ...],
+    read: tuple[str, ...],
+    active: str | None,
+    watch: bool,
     include: tuple[str, ...],
     exclude: tuple[str, ...],
     tokenizer: str | None,
@@ -290,19 +330,51 @@ def map_command(
         tokens=tokens,
         mode=mode,  # type: ignore[arg-type]
         server_wait=server_wait,
+        message=_message_text(message),
+        conversation_tokens=conversation_tokens,
+        edited_files=edited,
+        read_files=read,
+        active_file=active,
     )
     overrides = {
         **_cache_overrides(cache_dir, no_cache),
         **_listing_overrides(include, exclude, tokenizer),
         **_index_override(index_path),
     }
+    if watch:
+        _watch(root, overrides, request, fmt)
+        return
     result = _one_shot(root, overrides, server_wait, lambda repo: repo.map(request))
+    _print_map(result, fmt)
+    _fail_if_empty(result.diagnostics)
+
+
+def _print_map(result: MapResult, fmt: str, one_line: bool = False) -> None:
     if fmt == "json":
-        click.echo(json_dumps(result.to_json()))
+        click.echo(json_dumps(result.to_json(), indent=None if one_line else 2))
     else:
         click.echo(result.text, nl=False)
         _echo_diagnostics([d for d in result.diagnostics if d.kind != "empty_map"])
-    _fail_if_empty(result.diagnostics)
+
+
+def _message_text(message: str) -> str:
+    """``--message -`` reads the message from standard input (a long prompt, any characters)."""
+    return sys.stdin.read() if message == "-" else message
+
+
+def _watch(root: str, overrides: dict[str, Any], request: MapRequest, fmt: str) -> None:
+    from .cli_watch import TEXT_SEPARATOR, run_watch
+
+    def emit(result: MapResult, first: bool) -> None:
+        if not first and fmt == "text":
+            click.echo(TEXT_SEPARATOR, nl=False)
+        _print_map(result, fmt, one_line=True)  # JSON lines: one map per line
+        sys.stdout.flush()
+
+    try:
+        run_watch(root, overrides, request, emit, lambda line: click.echo(line, err=True))
+    except HybridMapError as exc:
+        fail(str(exc), _exit_code(exc))
 
 
 @main.command("compare")

@@ -294,3 +294,66 @@ def test_sync_facade_watch_and_callback(tmp_path: Path) -> None:
         write_files(root, {"late.py": "def late_entry():\n    pass\n"})
         assert seen.wait(20)
         assert "late.py" in repo.map(mode="static", tokens=2_000).changes.new
+
+
+# --- the CLI -------------------------------------------------------------------------------------
+
+
+def test_cli_session_options(tmp_path: Path) -> None:
+    import json
+
+    from .test_contract import hybridmap
+
+    root = _repo(tmp_path)
+    base = ["map", str(root), "--mode", "static", "--format", "json", "--cache-dir", str(tmp_path / "c")]
+    proc = hybridmap(*base, "--chat", "util.py", "--conversation-tokens", "120000", "--edited", "gamma.py")
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    assert document["budget"] == 1_500 and document["changes"]["first"] is True
+    assert "edited in this session" in next(f for f in document["files"] if f["path"] == "gamma.py")["why"]
+    refused = hybridmap(*base, "--read", "../outside.py")
+    assert refused.returncode != 0 and "outside the root" in refused.stderr
+
+
+def test_cli_watch_reprints_on_save_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = _repo(tmp_path)
+    config = tmp_path / "xdg" / "hybridmap" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("watch_debounce_ms = 100\n")
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "hybridmap", "map", str(root), "--watch", "--mode", "static"),
+            *("--format", "json", "--cache-dir", str(tmp_path / "c"), "--tokens", "2000"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        first = json.loads(proc.stdout.readline())
+        assert first["changes"]["first"] is True
+        while "watching" not in proc.stderr.readline():
+            pass
+        write_files(root, {"omega.py": "def omega_entry():\n    pass\n"})
+        second = json.loads(proc.stdout.readline())
+        assert second["changes"]["new"] == ["omega.py"] and "omega.py: [NEW]" in second["text"]
+        assert "omega.py changed: new map" in proc.stderr.readline()
+        proc.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + 30
+        while proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert proc.returncode == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
