@@ -35,7 +35,7 @@ from .merge import merge_views
 from .model import Diagnostic, FileTags, HoverKey, MapChanges, MapRequest, MapResult, Mode, ServerReport
 from .pipeline import TIMED_PHASES, BuildRequest, MapBuilder, MapInputs, index_timings, with_details
 from .request import relative_to_root, validate_request
-from .session import Session
+from .session import Session, SessionFiles
 from .settings import Settings, load_settings_noting
 from .sources.base import SourceRequest, SourceView, SymbolSource
 from .sources.lsp.source import LspSource
@@ -332,7 +332,8 @@ class AsyncRepoMap(_RepoCore):
             started = time.perf_counter()
             snapshot = await self._snapshot_for(build)
             reuse_key = (snapshot.generation, build, self._source_versions() if request.mode == "hybrid" else ())
-            build = replace(build, changes=self._session.changes(snapshot.shas))
+            if request.shown:
+                build = replace(build, changes=self._session.changes(snapshot.shas))
             last = self._live.last_result
             if last is not None and last[0] == reuse_key and self.settings.refresh != "always":
                 return self._reused(last[1], snapshot, build, started)
@@ -385,6 +386,10 @@ class AsyncRepoMap(_RepoCore):
     def active_file(self, path: str | None) -> None:
         """The file open in the agent's editor (``active_file_personalization``); None: none."""
         self._session.set_active(None if path is None else self._relative(path, "active file"))
+
+    def session_files(self) -> SessionFiles:
+        """The files the session's events name now (edited, read, active)."""
+        return self._session.files()
 
     def forget_session(self) -> None:
         """A new conversation: forget the edited, read and active files (the files stay indexed)."""
@@ -613,6 +618,9 @@ class RepoMap:
 
     def active_file(self, path: str | None) -> None:
         self._call(_now(self._async.active_file, path))
+
+    def session_files(self) -> SessionFiles:
+        return self._call(_now(self._async.session_files))
 
     def forget_session(self) -> None:
         self._call(_now(self._async.forget_session))

@@ -546,8 +546,10 @@ main.add_command(eval_command)
 @main.command("mcp")
 @click.argument("root", default=".", type=click.Path(file_okay=False, path_type=str))
 @_cache_options
-def mcp_command(root: str, cache_dir: str | None, no_cache: bool) -> None:
-    """Serve ROOT's map to an agent over MCP on stdin/stdout (needs hybridmap[mcp])."""
+@click.option("--no-watch", is_flag=True, help="Do not watch ROOT (edits are then seen at the next map).")
+def mcp_command(root: str, cache_dir: str | None, no_cache: bool, no_watch: bool) -> None:
+    """Serve ROOT's map to an agent over MCP on stdin/stdout (needs hybridmap[mcp]). ROOT is
+    watched: a saved edit is re-read at once, and clients are told the map changed."""
     from .mcp import main as serve_mcp  # the SDK is imported only here
 
-    serve_mcp(root, _cache_overrides(cache_dir, no_cache))
+    serve_mcp(root, _cache_overrides(cache_dir, no_cache), watch=not no_watch)

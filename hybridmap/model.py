@@ -70,6 +70,9 @@ class ServerState(StrEnum):
     STARTING = "starting"
     INDEXING = "indexing"
     READY = "ready"
+    DEGRADED = "degraded"
+    """Up and answering, but it said it cannot load the project (modules missing, no compile
+    database): its answers are used; the detail gives the server's own reason."""
     FAILED = "failed"
     DISABLED = "disabled"
 
@@ -273,6 +276,9 @@ class MapRequest:
     """Files the agent read, besides the session's ``file_read`` events."""
     active_file: str | None = None
     """The file open in the agent's editor, overriding the session's ``active_file``."""
+    shown: bool = True
+    """Whether the agent sees this map: only such maps move the session's baseline of
+    ``MapResult.changes`` (an integration's own warm-up or lookup refresh passes False)."""
 
 
 SCHEMA_VERSION = 1

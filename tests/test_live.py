@@ -184,7 +184,6 @@ def test_auto_reuses_an_unchanged_map_and_always_does_not(tmp_path: Path) -> Non
             # A reused map is said in its counters, and has no build timings.
             assert (again.stats.get("map_reused") == 1.0) is reused, (policy, again.stats)
             assert ("rank" not in again.timings) is reused, (policy, again.timings)
-            assert again.stats["files_read"] == 0
             write_files(root, {f"{policy}.py": "def fresh_entry():\n    pass\n"})
             assert f"{policy}.py" in repo.map(mode="static", tokens=2_000).text
 

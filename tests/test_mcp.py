@@ -28,7 +28,15 @@ from hybridmap.sanitize import safe_line
 from .test_lsp import fixture_repo, require
 
 T = TypeVar("T")
-TOOLS = {"repo_map", "search_symbols", "symbol_info", "file_outline", "server_status", "compare_maps"}
+TOOLS = {
+    "repo_map",
+    "search_symbols",
+    "symbol_info",
+    "file_outline",
+    "server_status",
+    "compare_maps",
+    "record_activity",
+}
 
 
 @asynccontextmanager
@@ -86,7 +94,9 @@ def test_every_tool_end_to_end_with_warm_servers(tmp_path: Path) -> None:
         assert set(listed) == TOOLS
         for tool in listed.values():
             assert tool.title and tool.description and tool.output_schema
-            assert tool.annotations is not None and tool.annotations.read_only_hint is True
+            assert tool.annotations is not None and tool.annotations.destructive_hint is False
+            # Only record_activity changes anything: the session's weights, never a file.
+            assert tool.annotations.read_only_hint is (tool.name != "record_activity")
             assert tool.input_schema["type"] == "object"
         props = listed["repo_map"].input_schema["properties"]
         assert {"chat_files", "mentioned_files", "mentioned_idents", "message", "tokens", "mode", "server_wait"} <= set(
@@ -297,3 +307,49 @@ def test_message_split_and_match_scores(tmp_path: Path) -> None:
     assert [match_score("getuser", n) for n in ("get_user", "getUserName", "forget_user")] == [0, 1, 2]
     assert match_score("gtusr", "get_user") == 3 and match_score("zz", "get_user") is None
     assert safe_line("a\u202eb") != "a\u202eb"
+
+
+def test_session_activity_watch_and_map_updated_notifications(tmp_path: Path) -> None:
+    """The agent records what it did; a saved edit is watched, re-read, and the client is told
+    (``notifications/resources/updated`` for hybridmap://map); the next map says what changed."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "util.py").write_text("def shared_helper(x):\n    return x\n")
+    (root / "alpha.py").write_text(
+        "from util import shared_helper\n\ndef alpha_entry():\n    return shared_helper(1)\n"
+    )
+    (root / "beta.py").write_text("from util import shared_helper\n\ndef beta_entry():\n    return shared_helper(2)\n")
+    updated = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if getattr(message, "method", "") == "notifications/resources/updated":
+            assert message.params.uri == "hybridmap://map"
+            updated.set()
+
+    async def main() -> None:
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "hybridmap", "mcp", str(root), "--cache-dir", str(tmp_path / "cache")],
+        )
+        with open(tmp_path / "server.log", "a") as errlog:  # noqa: ASYNC230
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write, message_handler=on_message) as session,
+            ):
+                await session.initialize()
+                _, first = await ok(session, "repo_map", mode="static", tokens=2000)
+                assert first["changes"]["first"] is True
+                _, activity = await ok(session, "record_activity", edited=["beta.py"], active="alpha.py")
+                assert activity == {"edited": ["beta.py"], "read": [], "active": "alpha.py"}
+                bad = await error(session, "record_activity", edited=["../outside.py"])
+                assert "'..'" in bad
+                (root / "gamma.py").write_text("def gamma_entry():\n    pass\n")
+                with anyio.fail_after(30):
+                    await updated.wait()
+                text_out, summary = await ok(session, "repo_map", mode="static", tokens=2000, conversation_tokens=10)
+                assert summary["changes"]["new"] == ["gamma.py"] and "gamma.py: [NEW]" in text_out
+                assert summary["budget"] == 2000  # explicit budget wins over the conversation curve
+                resource = await session.read_resource("hybridmap://map")
+                assert "util.py" in resource.contents[0].text
+
+    anyio.run(main)

@@ -13,7 +13,7 @@ from typing import Any
 from ..exits import fail
 
 
-def main(root: str, overrides: dict[str, Any]) -> None:
+def main(root: str, overrides: dict[str, Any], watch: bool = True) -> None:
     """Serve ROOT on stdin/stdout until the client closes; one-line errors on stderr, exit 2."""
     try:
         from .server import serve
@@ -21,4 +21,4 @@ def main(root: str, overrides: dict[str, Any]) -> None:
         if (exc.name or "").split(".")[0] not in ("mcp", "mcp_types", "pydantic"):
             raise
         fail("the MCP SDK is not installed: install hybridmap[mcp] (pip install 'hybridmap[mcp]')")
-    serve(root, overrides)
+    serve(root, overrides, watch)

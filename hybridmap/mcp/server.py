@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
@@ -31,9 +32,11 @@ from .. import __version__
 from ..api import AsyncRepoMap
 from ..errors import HybridMapError
 from ..exits import fail
+from ..live import LiveEvent
 from ..sanitize import json_dumps, safe_line
 from . import tools
 from .tools import (
+    ActivitySummary,
     CompareSummary,
     Outline,
     RepoMapSummary,
@@ -70,7 +73,10 @@ Tokens = Annotated[
     Field(
         ge=1,
         le=100_000,
-        description=("Token budget of the map text (default: the repository's map_tokens setting, 1024)."),
+        description=(
+            "Token budget of the map text (default: from conversation_tokens when given, else the "
+            "map_tokens setting, 1024; times 8, up to 8,192, when no chat file is given)."
+        ),
     ),
 ]
 Wait = Annotated[
@@ -126,8 +132,14 @@ async def one_line_errors(ctx: ServerRequestContext[Any, Any], call_next: CallNe
     return result
 
 
+#: The resource a client may read for the current map (default request) and be told about:
+#: ``notifications/resources/updated`` (2025-era clients) or a ``subscriptions/listen`` event
+#: (2026-07-28 clients) after a saved edit or when the servers' answers improved.
+MAP_URI = "hybridmap://map"
+
+
 def build_server(state: State) -> MCPServer[Any]:
-    """The server with its six tools, each answering from ``state``'s warm map."""
+    """The server with its tools, each answering from ``state``'s warm map, and the map resource."""
     if not logging.getLogger().handlers:  # plain lines on stderr (the SDK would install rich's)
         logging.basicConfig(
             stream=sys.stderr,
@@ -140,11 +152,37 @@ def build_server(state: State) -> MCPServer[Any]:
         version=__version__,
         instructions=INSTRUCTIONS,
         log_level="INFO",
-        middleware=[one_line_errors],
+        middleware=[one_line_errors, _remember_sessions(state)],
+        subscriptions=state.bus,  # None: the SDK makes its own (tests that build a bare State)
     )
     _register_map_tools(server, state)
     _register_lookup_tools(server, state)
+    _register_session_tools(server, state)
     return server
+
+
+def _remember_sessions(state: State) -> Any:
+    """Middleware: keep each client session, to tell 2025-era clients when the map changed."""
+
+    async def remember(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        session = getattr(ctx, "session", None)
+        if session is not None and session not in state.sessions:
+            state.sessions.append(session)
+        return await call_next(ctx)
+
+    return remember
+
+
+async def announce(state: State, event: LiveEvent) -> None:
+    """The map would change (a saved edit, better answers): tell every client, best effort."""
+    log.info("map changed: %s", event.kind)
+    if state.bus is not None:
+        await state.bus.publish(ResourceUpdated(uri=MAP_URI))
+    for session in list(state.sessions):
+        try:
+            await session.send_resource_updated(MAP_URI)
+        except Exception:  # noqa: BLE001 - a client gone or on a protocol without it: drop it
+            state.sessions.remove(session)
 
 
 ChatFiles = Annotated[
@@ -170,6 +208,17 @@ Message = Annotated[
         description="The user's message as written: identifier-shaped and path-like words in it count as mentions.",
     ),
 ]
+ConversationTokens = Annotated[
+    int | None,
+    Field(
+        ge=0,
+        le=100_000_000,
+        description=(
+            "How long the conversation is, in tokens: without an explicit budget a longer one gets "
+            "a smaller map (2,500 / 2,000 / 1,500 tokens at 0 / 50k / 100k)."
+        ),
+    ),
+]
 MapMode = Annotated[
     Literal["static", "hybrid"],
     Field(description="hybrid uses language servers that are ready (resolved edges); static uses tree-sitter only."),
@@ -186,6 +235,10 @@ def _register_map_tools(server: MCPServer[Any], state: State) -> None:
         tokens: Tokens = None,
         mode: MapMode = "hybrid",
         server_wait: Wait = 0.0,
+        conversation_tokens: ConversationTokens = None,
+        edited_files: Annotated[Paths, Field(description="Files the agent edited (besides record_activity).")] = (),
+        read_files: Annotated[Paths, Field(description="Files the agent read (besides record_activity).")] = (),
+        active_file: Annotated[str | None, Field(description="The file open in the agent's editor.")] = None,
     ) -> Annotated[CallToolResult, RepoMapSummary]:
         """The ranked map of the repository for the task at hand: files and their most relevant
         definitions (signatures), within the token budget. Returns the map text, and as
@@ -202,9 +255,24 @@ def _register_map_tools(server: MCPServer[Any], state: State) -> None:
                 tokens=tokens,
                 mode=mode,
                 server_wait=server_wait,
+                conversation_tokens=conversation_tokens,
+                edited_files=edited_files,
+                read_files=read_files,
+                active_file=active_file,
             ),
         )
         return _result(text, summary)
+
+    @server.resource(
+        MAP_URI,
+        name="repository map",
+        title="Repository map",
+        description="The map for the session so far (default budget, its events); updated after saves.",
+        mime_type="text/plain",
+    )
+    async def current_map() -> str:
+        text, _ = await _call("read map", tools.repo_map(state))
+        return text
 
     _register_compare_and_status(server, state)
 
@@ -301,6 +369,34 @@ def _register_lookup_tools(server: MCPServer[Any], state: State) -> None:
         return _result(json_dumps(outline, indent=1), outline)
 
 
+def _register_session_tools(server: MCPServer[Any], state: State) -> None:
+    @server.tool(
+        title="Record activity",
+        annotations=ToolAnnotations(
+            title="Record activity", read_only_hint=False, destructive_hint=False, idempotent_hint=True
+        ),
+    )
+    async def record_activity(
+        edited: Annotated[Paths, Field(description="Files the agent edited.")] = (),
+        read: Annotated[Paths, Field(description="Files the agent read.")] = (),
+        active: Annotated[str | None, Field(description="The file open in the agent's editor.")] = None,
+        new_conversation: Annotated[
+            bool, Field(description="Forget earlier activity first (a new conversation).")
+        ] = False,
+    ) -> Annotated[CallToolResult, ActivitySummary]:
+        """Tell the map what the agent did: edited files weigh most in every later map, then read
+        files, then the active one (nothing is re-read; edits on disk are watched). Returns what
+        the session remembers now."""
+
+        async def record() -> ActivitySummary:
+            return tools.record_activity(
+                state, edited=edited, read=read, active=active, new_conversation=new_conversation
+            )
+
+        summary = await _call("record_activity", record())
+        return _result(json_dumps(summary, indent=1), summary)
+
+
 async def _warm(state: State) -> None:
     """A first small map: indexes the repository and starts its language servers."""
     started = time.perf_counter()
@@ -317,15 +413,18 @@ async def _warm(state: State) -> None:
     )
 
 
-async def _serve(root: str, overrides: dict[str, Any]) -> None:
+async def _serve(root: str, overrides: dict[str, Any], watch: bool) -> None:
     repo = AsyncRepoMap(root, overrides=overrides)
     async with repo:  # closing stops every language server, whatever ended the session
-        state = State(repo)
+        state = State(repo, bus=InMemorySubscriptionBus())
         server = build_server(state)
+        loop = asyncio.get_running_loop()
+        repo.on_event(lambda event: loop.create_task(announce(state, event)))
+        if watch:
+            await repo.watch()
         logging.getLogger("mcp").setLevel(logging.WARNING)  # no per-request chatter; ours is enough
         log.info("serving %s over stdio", safe_line(str(repo.root)))
         main = asyncio.current_task()
-        loop = asyncio.get_running_loop()
         if main is not None:
             loop.add_signal_handler(signal.SIGTERM, main.cancel)
         warm = asyncio.create_task(_warm(state))
@@ -340,10 +439,10 @@ async def _serve(root: str, overrides: dict[str, Any]) -> None:
     log.info("closed: every language server stopped")
 
 
-def serve(root: str, overrides: dict[str, Any]) -> None:
+def serve(root: str, overrides: dict[str, Any], watch: bool = True) -> None:
     """Serve ROOT until the client goes away; a bad root or config exits 2 with one line."""
     try:
-        asyncio.run(_serve(root, overrides))
+        asyncio.run(_serve(root, overrides, watch))
     except HybridMapError as exc:
         fail(str(exc))
     except (KeyboardInterrupt, asyncio.CancelledError):

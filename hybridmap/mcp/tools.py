@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from typing_extensions import (
     TypedDict,  # pydantic (output schemas) needs it before Python 3.12
@@ -27,7 +28,7 @@ from typing_extensions import (
 from ..api import AsyncRepoMap
 from ..compare import Edge
 from ..graph import RepoGraph
-from ..model import FileTags, MapResult, Mode, ServerReport, Symbol
+from ..model import FileTags, MapRequest, MapResult, Mode, ServerReport, Symbol
 from ..sanitize import escape_path, safe_block, safe_line
 
 REFRESH_TOKENS = 64
@@ -59,6 +60,13 @@ class MapFile(TypedDict):
     symbols: int
 
 
+class MapChangesInfo(TypedDict):
+    first: bool
+    new: list[str]
+    gone: list[str]
+    changed: list[str]
+
+
 class RepoMapSummary(TypedDict):
     files: list[MapFile]
     tokens: int
@@ -69,6 +77,14 @@ class RepoMapSummary(TypedDict):
     diagnostics: int
     diagnostic_lines: list[str]
     mentions: list[str]
+    changes: MapChangesInfo
+    """Files new (marked [NEW] in the text), gone or changed since this session's previous map."""
+
+
+class ActivitySummary(TypedDict):
+    edited: list[str]
+    read: list[str]
+    active: str | None
 
 
 class SymbolEntry(TypedDict):
@@ -158,6 +174,10 @@ class State:
     repo: AsyncRepoMap
     details: dict[tuple[str, int], str] = field(default_factory=dict)
     """(path, 1-based line) -> a server's description of a symbol some map showed."""
+    bus: Any = field(default=None)
+    """The SDK's subscription bus (2026-07-28 ``subscriptions/listen``); set by the server."""
+    sessions: list[Any] = field(default_factory=list)
+    """Client sessions seen, told ``notifications/resources/updated`` (2025-era clients)."""
 
     def remember(self, result: MapResult) -> None:
         for f in result.files:
@@ -317,7 +337,7 @@ def current_tags(repo: AsyncRepoMap) -> Mapping[str, FileTags]:
 
 async def refresh(state: State) -> MapResult:
     """A small hybrid map: re-reads changed files, brings in what servers found since."""
-    result = await state.repo.map(tokens=REFRESH_TOKENS, mode="hybrid")
+    result = await state.repo.map(MapRequest(tokens=REFRESH_TOKENS, mode="hybrid", shown=False))
     state.remember(result)
     return result
 
@@ -335,6 +355,10 @@ async def repo_map(
     tokens: int | None = None,
     mode: Mode = "hybrid",
     server_wait: float = 0.0,
+    conversation_tokens: int | None = None,
+    edited_files: Sequence[str] = (),
+    read_files: Sequence[str] = (),
+    active_file: str | None = None,
 ) -> tuple[str, RepoMapSummary]:
     """The map text and its summary."""
     repo = state.repo
@@ -349,6 +373,10 @@ async def repo_map(
         tokens=tokens,
         mode=mode,
         server_wait=server_wait,
+        conversation_tokens=conversation_tokens,
+        edited_files=relative_paths(repo.root, edited_files, "edited file"),
+        read_files=relative_paths(repo.root, read_files, "read file"),
+        active_file=None if active_file is None else relative_path(repo.root, active_file, "active file"),
     )
     state.remember(result)
     summary: RepoMapSummary = {
@@ -363,8 +391,43 @@ async def repo_map(
             f"{escape_path(d.path)}: {d.kind}: {safe_line(d.message)}" for d in result.diagnostics[:LIST_LIMIT]
         ],
         "mentions": [safe_line(w) for w in [*said_files, *idents]],
+        "changes": {
+            "first": result.changes.first,
+            "new": [escape_path(p) for p in result.changes.new[:LIST_LIMIT]],
+            "gone": [escape_path(p) for p in result.changes.gone[:LIST_LIMIT]],
+            "changed": [escape_path(p) for p in result.changes.changed[:LIST_LIMIT]],
+        },
     }
     return result.text, summary
+
+
+def record_activity(
+    state: State,
+    *,
+    edited: Sequence[str] = (),
+    read: Sequence[str] = (),
+    active: str | None = None,
+    new_conversation: bool = False,
+) -> ActivitySummary:
+    """Record what the agent did: every later map weighs these files (edited most)."""
+    repo = state.repo
+    checked_edited = relative_paths(repo.root, edited, "edited file")
+    checked_read = relative_paths(repo.root, read, "read file")
+    checked_active = None if active is None else relative_path(repo.root, active, "active file")
+    if new_conversation:
+        repo.forget_session()
+    for path in checked_edited:
+        repo.file_edited(path)
+    for path in checked_read:
+        repo.file_read(path)
+    if checked_active is not None:
+        repo.active_file(checked_active)
+    files = repo.session_files()
+    return {
+        "edited": [escape_path(p) for p in files.edited],
+        "read": [escape_path(p) for p in files.read],
+        "active": escape_path(files.active[0]) if files.active else None,
+    }
 
 
 def _normalized(text: str) -> str:
