@@ -10,9 +10,11 @@ model would take as a reference to the code:
 * identifiers: words of letters, digits and ``_`` (a dotted name, ``Config.load`` or
   ``Config::load``, gives each part; a kebab word, ``load-config``, is tried whole, then by
   part), and every word between backticks;
-* matched against the repository's definitions, exactly or (``message_style_insensitive``)
-  regardless of case and of ``_`` / ``-`` between parts: ``loadConfig``, ``LoadConfig`` and
-  ``LOAD_CONFIG`` all find a repository's ``load_config`` and are passed in its spelling;
+* matched against the repository's definitions, exactly or (``message_style_insensitive``, for
+  a word of two parts or more) regardless of case and of ``_`` / ``-`` between parts:
+  ``loadConfig``, ``LoadConfig`` and ``LOAD_CONFIG`` all find a repository's ``load_config``
+  and are passed in its spelling, while ``windows`` does not find ``WINDOWS`` (a file's stem is
+  matched regardless of case and style: ``Router`` names ``router.ts``);
 * a plain lowercase word (``config``, ``table``) is matched too with ``message_plain_words``
   (without it, it can only name a file by its stem);
 * an identifier-shaped word (snake_case, camelCase, SCREAMING_CASE, or backticked) that
@@ -84,6 +86,7 @@ _RUN = re.compile(r"\S+")
 _DOT_WORD = re.compile(r"\.\w")
 _COMMIT_ID = re.compile(r"(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}")  # fullmatch only: one start
 _CAMEL = re.compile(r"[a-z][A-Z]")
+_HUMP = re.compile(r"[a-z0-9][A-Z]|[A-Z][A-Z][a-z]")
 # Terminal escapes (``ESC [ 31 m``) pasted from a log: the three classes are disjoint, so linear.
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]+")
@@ -110,6 +113,12 @@ def looks_like_identifier(word: str) -> bool:
     if "_" in word.strip("_") and any(c.isalpha() for c in word):
         return True
     return _CAMEL.search(word) is not None  # camelCase, TableColumn
+
+
+def is_compound(word: str) -> bool:
+    """A word of two parts or more: ``load_config``, ``loadConfig``, ``HTTPServer``, ``LOAD_CONFIG``,
+    ``load-config`` (not ``config``, ``Config``, ``CONFIG``)."""
+    return "_" in word.strip("_") or "-" in word.strip("-") or _HUMP.search(word) is not None
 
 
 def is_commit_id(word: str) -> bool:
@@ -270,7 +279,9 @@ class MessageIndex:
         if word in self._names:
             found.add_idents([word])
             named = True
-        matches = self._by_key.get(style_key(word)) if self._style else None
+        # A word of one part (``windows``, ``Handler``) only as spelled: across case it found
+        # WINDOWS and Method in prose and cost MRR on every corpus (docs/evaluation.md).
+        matches = self._by_key.get(style_key(word)) if self._style and is_compound(word) else None
         if matches:
             found.add_idents(matches)
             named = True

@@ -23,7 +23,8 @@ FILES = {
     ),
     "src/app/loader.py": (
         "class HTTPServer:\n    def __init__(self, port):\n        self.port = port\n\n"
-        "    def render(self):\n        return str(self.port)\n\n\ndef parse_args(argv):\n    return argv\n"
+        "    def render(self):\n        return str(self.port)\n\n\ndef parse_args(argv):\n    return argv\n\n\n"
+        "def route_table():\n    return None\n"
     ),
     "web/src/router.ts": (
         "export function createRouter() {\n  return new RouteTable()\n}\n\nexport class RouteTable {}\n"
@@ -70,7 +71,10 @@ def test_identifiers_in_any_style_are_found_in_the_repository_spelling(parsed: t
         assert found.extract(f"The {word} call breaks on empty files") == MessageMentions((), ("load_config",)), word
     assert found.extract("httpServer and HTTP_SERVER, start_server").idents == ("HTTPServer", "StartServer")
     # Every spelling the repository has for the same words, in a stable order.
-    assert found.extract("TABLE").idents == ("Table", "table")
+    assert found.extract("the routeTable").idents == ("RouteTable", "route_table")
+    # A word of one part is matched as spelled: prose is full of words a definition has in capitals.
+    assert found.extract("TABLE").idents == ()
+    assert found.extract("Table and table").idents == ("Table", "table")
     # Exactly: only the spelling as defined.
     exact = index(parsed, message_style_insensitive=False)
     assert exact.extract("load_config loadConfig LoadConfig").idents == ("load_config", "loadConfig", "LoadConfig")
