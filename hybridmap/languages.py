@@ -274,7 +274,11 @@ class LanguageRegistry:
         return compiled
 
     def fingerprint(self, name: str) -> str:
-        """Changes whenever the grammar name or query text (parents included) changes."""
+        """Changes whenever the grammar name, the query text (parents included) or what is
+        parsed of a file (``embedded-blocks``: only a .vue file's script) changes."""
         lang = self._languages[name]
         text = read_query(lang.query_path).encode()
-        return hashlib.sha256(lang.grammar.encode() + b"\0" + text).hexdigest()[:16]
+        section = lang.raw.get("language", {})
+        blocks = section.get("embedded-blocks") if isinstance(section, Mapping) else None
+        parsed = repr(blocks).encode() if blocks else b""
+        return hashlib.sha256(lang.grammar.encode() + b"\0" + text + b"\0" + parsed).hexdigest()[:16]

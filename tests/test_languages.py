@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hybridmap.graph import build_graph
-from hybridmap.languages import BUILTIN_CONFIG_DIR, LanguageRegistry
+from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
 from hybridmap.model import DEFINITION_KINDS, REFERENCE_KIND_CODES
 from hybridmap.settings import Settings
 from hybridmap.sources.treesitter import extract_tags
@@ -200,3 +200,18 @@ def test_embedded_blocks_parse_only_the_code_at_its_own_lines(registry: Language
     source = b"---\nconst title = make();\n---\n<h1>{title}</h1>\n---\nfunction notCode() {}\n---\n"
     tags = extract_tags(registry.compiled("astro"), source)
     assert [s.name for s in tags.symbols] == ["title"]
+
+
+def test_embedded_blocks_are_part_of_the_cache_fingerprint(tmp_path: Path) -> None:
+    """A cached parse of a .vue file made with other embedded blocks must not be reused."""
+    user = tmp_path / "configs"
+    user.mkdir()
+    text = (BUILTIN_CONFIG_DIR / "vue.toml").read_text()
+    assert "embedded-blocks" in text
+    (user / "vue.toml").write_text(
+        text.replace('embedded-blocks = ["script"]', 'embedded-blocks = ["script", "frontmatter"]')
+    )
+    builtin = LanguageRegistry.load([BUILTIN_CONFIG_DIR], [BUILTIN_QUERY_DIR])
+    changed = LanguageRegistry.load([BUILTIN_CONFIG_DIR, user], [BUILTIN_QUERY_DIR])
+    assert builtin.fingerprint("vue") != changed.fingerprint("vue")
+    assert builtin.fingerprint("python") == changed.fingerprint("python")
