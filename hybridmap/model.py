@@ -343,6 +343,7 @@ class MapJson(TypedDict):
     stats: dict[str, float]
     sources: dict[str, SourceJson]
     changes: ChangesJson
+    mentions: list[str]
 
 
 class ChangesJson(TypedDict):
@@ -480,6 +481,9 @@ class MapResult:
     """The sources merged into this map, base first, then in precedence order."""
     changes: MapChanges = field(default_factory=MapChanges)
     """What changed in the repository since the previous map of this session."""
+    mentions: tuple[str, ...] = ()
+    """The files and identifiers the request named, given or read from its ``message``, in
+    the repository's spelling where it has one."""
 
     @property
     def degraded(self) -> bool:
@@ -503,5 +507,6 @@ class MapResult:
             "stats": dict(self.stats),
             "sources": {name: summary.to_json() for name, summary in self.sources.items()},
             "changes": self.changes.to_json(),
+            "mentions": list(self.mentions),
         }
         return cast(MapJson, json_safe(document))

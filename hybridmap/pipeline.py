@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any
 
+from .conversation import MessageIndex
 from .graph import RepoGraph, build_graph
 from .merge import Merged, MergeMemo, merge_views
 from .model import (
@@ -82,6 +83,7 @@ class MapBuilder:
         self._graph: RepoGraph | None = None
         self._graph_key: object = None
         self._merge_memo: MergeMemo = {}
+        self._messages: tuple[object, MessageIndex] | None = None
         self._policy_memo: PolicyMemo = {}
 
     @property
@@ -99,6 +101,10 @@ class MapBuilder:
         tags = merged.tags
         languages = inputs.snapshot.languages
         files, idents = split_mentions(request.mentioned_idents, languages)
+        if request.message:
+            said = self._message_index(inputs.base).extract(request.message)
+            files.extend(said.files)
+            idents.extend(said.idents)
         t1 = time.perf_counter()
         graph = self._graph_for(inputs, merged)
         t2 = time.perf_counter()
@@ -134,6 +140,7 @@ class MapBuilder:
             stats=_stats(inputs, graph, ranking, packed.renders, merged),
             sources=_sources(inputs),
             changes=request.changes,
+            mentions=tuple(dict.fromkeys([*request.mentioned_files, *files, *idents])),
         )
         undescribed = [
             (item.path, sym.name_line, sym.name_col)
@@ -141,6 +148,14 @@ class MapBuilder:
             if item.symbol >= 0 and not (sym := tags[item.path].symbols[item.symbol]).detail
         ]
         return result, undescribed
+
+    def _message_index(self, base: SourceView) -> MessageIndex:
+        """The index of names a message is read against (the base's files and definitions),
+        rebuilt only when the base tags moved."""
+        key = (id(base.tags), base.version)
+        if self._messages is None or self._messages[0] != key:
+            self._messages = (key, MessageIndex.from_tags(base.tags, self._settings))
+        return self._messages[1]
 
     def _merge(self, inputs: MapInputs) -> Merged:
         if not inputs.refiners:

@@ -114,6 +114,18 @@ def test_events_outside_the_root_are_refused(tmp_path: Path) -> None:
             repo.map(edited_files=[str(tmp_path / "other.py")])
 
 
+def test_message_text_names_files_and_identifiers_in_any_style(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    with RepoMap(root, overrides=_overrides(tmp_path)) as repo:
+        result = repo.map(mode="static", tokens=2_000, message="Why does SharedHelper() fail when beta.py calls it?")
+        assert result.mentions[:2] == ("beta.py", "shared_helper")  # the repository's spelling
+        beta = next(f for f in result.files if f.path == "beta.py")
+        assert "mentioned file" in beta.why
+        assert result.to_json()["mentions"][:2] == ["beta.py", "shared_helper"]
+        plain = repo.map(mode="static", tokens=2_000, message="nothing here names the code")
+        assert "shared_helper" not in plain.mentions
+
+
 # --- what changed --------------------------------------------------------------------------------
 
 

@@ -14,7 +14,6 @@ resolving (through a symlink) outside the root; files are only read when the wal
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -216,89 +215,6 @@ def relative_paths(root: Path, paths: Iterable[str], what: str) -> list[str]:
     return [relative_path(root, p, what) for p in paths]
 
 
-_TOKEN_SPLIT = re.compile(r"[\s,;:()\[\]{}<>\"'`|=!?*]+")
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_STOPWORDS = frozenset(
-    {
-        "the",
-        "and",
-        "for",
-        "with",
-        "this",
-        "that",
-        "from",
-        "into",
-        "what",
-        "why",
-        "how",
-        "does",
-        "are",
-        "not",
-        "but",
-        "when",
-        "where",
-        "which",
-        "there",
-        "should",
-        "would",
-        "could",
-        "have",
-        "has",
-        "was",
-        "were",
-        "will",
-        "can",
-        "all",
-        "any",
-        "its",
-        "who",
-        "use",
-        "uses",
-        "used",
-        "make",
-        "makes",
-        "add",
-        "fix",
-        "file",
-        "files",
-        "code",
-        "function",
-        "method",
-        "class",
-        "call",
-        "calls",
-        "see",
-        "show",
-        "please",
-        "also",
-        "then",
-        "than",
-    }
-)
-
-
-def split_message(root: Path, message: str, language_for: object) -> tuple[list[str], list[str]]:
-    """The user's text as (path-like words, identifier-shaped words), deduplicated, capped.
-
-    Path-like: contains ``/`` or has a source extension (``language_for`` knows it) and is a
-    safe relative path (others are dropped, never looked up). Identifier-shaped: words of at
-    least 3 characters (or with ``_``) that are not common English. A later issue improves this.
-    """
-    paths: dict[str, None] = {}
-    idents: dict[str, None] = {}
-    for raw in _TOKEN_SPLIT.split(message):
-        token = raw.rstrip(".")
-        if not token:
-            continue
-        if "/" in token or (callable(language_for) and language_for(token)):
-            with contextlib.suppress(ToolFailure):
-                paths[relative_path(root, token)] = None
-        for word in _IDENT.findall(token):
-            if (len(word) >= 3 or "_" in word) and word.lower() not in _STOPWORDS:
-                idents[word] = None
-    return list(paths)[:MAX_MENTIONS], list(idents)[:MAX_MENTIONS]
-
-
 # --- records out ---------------------------------------------------------------------------------
 
 
@@ -364,12 +280,11 @@ async def repo_map(
     repo = state.repo
     chat = relative_paths(repo.root, chat_files, "chat file")
     files = relative_paths(repo.root, mentioned_files, "mentioned file")
-    said_files, said_idents = split_message(repo.root, message, repo.registry.language_for)
-    idents = list(dict.fromkeys([*mentioned_idents, *said_idents]))
     result = await repo.map(
         chat_files=chat,
-        mentioned_files=list(dict.fromkeys([*files, *said_files])),
-        mentioned_idents=idents,
+        mentioned_files=files,
+        mentioned_idents=list(mentioned_idents)[:MAX_MENTIONS],
+        message=message,
         tokens=tokens,
         mode=mode,
         server_wait=server_wait,
@@ -390,7 +305,7 @@ async def repo_map(
         "diagnostic_lines": [
             f"{escape_path(d.path)}: {d.kind}: {safe_line(d.message)}" for d in result.diagnostics[:LIST_LIMIT]
         ],
-        "mentions": [safe_line(w) for w in [*said_files, *idents]],
+        "mentions": [safe_line(w) for w in result.mentions[:MAX_MENTIONS]],
         "changes": {
             "first": result.changes.first,
             "new": [escape_path(p) for p in result.changes.new[:LIST_LIMIT]],
