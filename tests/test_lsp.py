@@ -394,3 +394,67 @@ def test_repository_server_config_needs_opt_in(tmp_path: Path) -> None:
     assert marker.exists()
     assert result.servers["python"].state is ServerState.FAILED
     assert "def load" in result.text  # the map still comes back
+
+
+# --- honest states: up, but cannot load the project ------------------------------------------
+
+_GO_MISSING_MODULE = {
+    "go.mod": "module example.com/app\n\ngo 1.16\n\nrequire example.com/notdownloaded v1.2.3\n",
+    "main.go": 'package main\n\nimport (\n\t"example.com/app/disk"\n\t"example.com/app/memory"\n'
+    '\t"example.com/notdownloaded/lib"\n)\n\nfunc main() {\n\tdisk.Load("x")\n\tmemory.Save("y")\n'
+    "\tdisk.Close()\n\tlib.Use()\n}\n",
+    "disk/disk.go": "package disk\n\nfunc Load(p string) {}\nfunc Save(p string) {}\nfunc Close() {}\n",
+    "memory/memory.go": "package memory\n\nfunc Load(k string) {}\nfunc Save(k string) {}\nfunc Close() {}\n",
+}
+
+
+def test_gopls_with_a_missing_module_is_degraded_and_says_why(git_repo, tmp_path: Path) -> None:
+    """gopls is up, but go list fails on a dependency that is not in the module cache (GOPROXY
+    is off at map time): degraded with gopls' own reason, and the map says it resolved nothing."""
+    require("gopls")
+    root = git_repo(_GO_MISSING_MODULE)
+    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+        result = repo.map(mode="hybrid", server_wait=60, tokens=512)
+    report = result.servers["go"]
+    assert report.state is ServerState.DEGRADED, report
+    assert "example.com/notdownloaded" in report.detail and "go mod download" in report.detail, report
+    kinds = {d.kind: d.message for d in result.diagnostics if d.path == "go"}
+    assert "example.com/notdownloaded" in kinds.get("server_degraded", ""), result.diagnostics
+    assert "hybrid_resolved_nothing" in kinds, result.diagnostics
+    assert result.edges.get("lsp", 0) == 0
+    # A pruned module graph (go >= 1.17): the other packages load, the import that cannot is said.
+    files = {**_GO_MISSING_MODULE, "go.mod": _GO_MISSING_MODULE["go.mod"].replace("go 1.16", "go 1.21")}
+    root = git_repo(files)
+    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache2")}) as repo:
+        result = repo.map(mode="hybrid", server_wait=60, tokens=512)
+    report = result.servers["go"]
+    assert report.state is ServerState.DEGRADED, report
+    assert "could not import example.com/notdownloaded/lib" in report.detail, report
+    assert result.edges.get("lsp", 0) >= 3  # disk.Load, memory.Save, disk.Close
+    assert not any(d.kind == "hybrid_resolved_nothing" for d in result.diagnostics)
+
+
+def test_clangd_without_include_paths_is_degraded(git_repo, tmp_path: Path) -> None:
+    """A C++ file whose header is found only through the build's include path (-Iinclude): with
+    no compile_commands.json, clangd is up but says the header is not found: degraded. With
+    compile_flags.txt giving the path, it is ready."""
+    require("clangd")
+    files = {
+        "include/shapes/area.hpp": "#pragma once\nnamespace shapes { int area(int w, int h); }\n",
+        "src/area.cpp": '#include "shapes/area.hpp"\nnamespace shapes { int area(int w, int h) { return w * h; } }\n',
+        "src/main.cpp": '#include "shapes/area.hpp"\nint main() { return shapes::area(2, 3); }\n',
+        "CMakeLists.txt": "project(shapes CXX)\nadd_executable(main src/main.cpp src/area.cpp)\n"
+        "target_include_directories(main PRIVATE include)\n",
+    }
+    quiet = {"lsp_hover_per_map": 0}
+    root = git_repo(files)
+    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "c1"), **quiet}) as repo:
+        result = repo.map(mode="hybrid", server_wait=30, tokens=512)
+    report = result.servers["cpp"]
+    assert report.state is ServerState.DEGRADED, report
+    assert "'shapes/area.hpp' file not found" in report.detail and "compile_commands.json" in report.detail, report
+    assert any(d.kind == "server_degraded" and "file not found" in d.message for d in result.diagnostics)
+    root = git_repo({**files, "compile_flags.txt": "-Iinclude\n-std=c++17\n"})
+    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "c2"), **quiet}) as repo:
+        result = repo.map(mode="hybrid", server_wait=30, tokens=512)
+    assert result.servers["cpp"].state is ServerState.READY, result.servers

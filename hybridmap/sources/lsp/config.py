@@ -19,6 +19,9 @@ In ``lsp_configs/<lang>.toml`` (Helix shape)::
     ready-timeout = 60              # seconds before an un-ready server is used anyway / given up on
     required-root-patterns = []     # the server is skipped unless one of these exists in ROOT
     install = "pip install ty"      # what `hybridmap servers` tells a user when it is missing
+    degraded = []                   # regexes: a log/show message or an error diagnostic matching
+                                    # one means "up, but cannot load the project" (state degraded)
+    degraded-hint = ""              # what the user can do about it, added to the server's words
 
 Trust: built-in and user configs are trusted. A repository's own
 ``.hybridmap/lsp_configs/*.toml`` may only name a command that runs when the
@@ -66,6 +69,10 @@ class ServerConfig:
     ready_timeout: float = 60.0
     required_root_patterns: tuple[str, ...] = ()
     install: str = ""
+    degraded: tuple[re.Pattern[str], ...] = ()
+    """A message (log, show, or an error diagnostic) matching one of these: the server is up but
+    cannot load the project; it is reported ``degraded`` with that message."""
+    degraded_hint: str = ""
     source: Path | None = None
     trusted: bool = True
 
@@ -147,6 +154,13 @@ def parse_server(name: str, data: Mapping[str, Any], source: Path, trusted: bool
             re.compile(ready[4:])
         except re.error as exc:
             raise ConfigError(f"{source}: language-server.{name}.ready has a bad regex: {exc}") from exc
+    degraded = data.get("degraded", [])
+    if not isinstance(degraded, list) or len(degraded) > MAX_PATTERNS:
+        raise ConfigError(f"{where}.degraded must be a list of at most {MAX_PATTERNS} regexes")
+    try:
+        degraded_patterns = tuple(re.compile(_text(p, "degraded", where)) for p in degraded)
+    except re.error as exc:
+        raise ConfigError(f"{where}.degraded has a bad regex: {exc}") from exc
     env = _table(data.get("environment"), "environment", source)
     if not all(isinstance(v, str) and "\0" not in v and "\0" not in k for k, v in env.items()):
         raise ConfigError(f"{source}: language-server.{name}.environment values must be strings")
@@ -162,6 +176,8 @@ def parse_server(name: str, data: Mapping[str, Any], source: Path, trusted: bool
         ready_timeout=_seconds(data, "ready-timeout", 60.0, where),
         required_root_patterns=_patterns(data.get("required-root-patterns", []), where),
         install=_text(data.get("install", ""), "install", where),
+        degraded=degraded_patterns,
+        degraded_hint=_text(data.get("degraded-hint", ""), "degraded-hint", where),
         source=source,
         trusted=trusted,
     )

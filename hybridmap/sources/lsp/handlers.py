@@ -30,11 +30,13 @@ class ClientHandlers:
         root: Path,
         on_progress: Callable[[str, str | None], None],
         on_message: Callable[[str], None],
+        on_error_diagnostic: Callable[[str, str], None] | None = None,
     ) -> None:
         self._config = config
         self._root = root
         self._on_progress = on_progress
         self._on_message = on_message
+        self._on_error_diagnostic = on_error_diagnostic
         self.requests: dict[str, Handler] = {
             T.WORKSPACE_CONFIGURATION: self._configuration,
             T.WORKSPACE_WORKSPACE_FOLDERS: self._folders,
@@ -49,6 +51,10 @@ class ClientHandlers:
             T.WINDOW_LOG_MESSAGE: self._message,
             T.WINDOW_SHOW_MESSAGE: self._message,
         }
+        if on_error_diagnostic is not None and config.degraded:
+            # Read only for a server whose config says which errors mean "cannot load the
+            # project" (clangd: an include it cannot find).
+            self.notifications[T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = self._diagnostics
         # Anything else a server tells us (publishDiagnostics, $/typescriptVersion, telemetry...)
         # is dropped: a notification needs no answer.
 
@@ -79,6 +85,15 @@ class ClientHandlers:
 
     def _message(self, params: T.LogMessageParams | T.ShowMessageParams) -> None:
         self._on_message(params.message)
+
+    def _diagnostics(self, params: T.PublishDiagnosticsParams) -> None:
+        if self._on_error_diagnostic is None:
+            return
+        uri = params.uri
+        where = uri[len(self._root.as_uri()) + 1 :] if uri.startswith(self._root.as_uri() + "/") else uri
+        for diagnostic in params.diagnostics:
+            if diagnostic.severity in (None, T.DiagnosticSeverity.Error):
+                self._on_error_diagnostic(diagnostic.message, where)
 
 
 def _nothing(params: Any) -> None:

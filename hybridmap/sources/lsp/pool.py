@@ -426,7 +426,8 @@ def _slot_report(slot: _Slot | None) -> ServerReport:
     passed_over = [s for s in slot.skipped if "untrusted" in s]
     if passed_over:
         detail = "; ".join([detail, *passed_over]) if detail else "; ".join(passed_over)
-    return ServerReport(session.state, session.config.name, session.seconds_to_ready(), detail or session.version)
+    state = session.reported_state
+    return ServerReport(state, session.config.name, session.seconds_to_ready(), detail or session.version)
 
 
 def load_candidates(
@@ -461,6 +462,7 @@ _DEGRADED = (ServerState.FAILED, ServerState.MISSING, ServerState.UNTRUSTED)
 #: A language's state over its roots: the best one any root reached.
 _STATE_ORDER = (
     ServerState.READY,
+    ServerState.DEGRADED,
     ServerState.INDEXING,
     ServerState.STARTING,
     ServerState.FAILED,

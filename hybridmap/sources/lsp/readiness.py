@@ -38,6 +38,8 @@ class Readiness:
         self._progress_open: set[str] = set()
         self._progress_seen = False
         self._first_open_at: float | None = None
+        self.degraded_reason = ""
+        """The server's own words that it cannot load the project ("" while none came)."""
 
     @property
     def alive(self) -> bool:
@@ -93,6 +95,32 @@ class Readiness:
         pattern = self.config.ready_log_pattern
         if pattern is not None and pattern.search(message):
             self.mark_ready("log matched")
+        self.check_degraded(message)
+
+    def check_degraded(self, message: str, where: str = "") -> None:
+        """A message matching one of the config's ``degraded`` patterns: the server is up but
+        cannot load the project. The first one is kept, as the server said it (one line)."""
+        if self.degraded_reason or not self.config.degraded:
+            return
+        for pattern in self.config.degraded:
+            match = pattern.search(message)
+            if match is None:
+                continue
+            text = " ".join((match.group(1) if match.groups() and match.group(1) else match.group(0)).split())
+            self.degraded_reason = (f"{where}: " if where else "") + text[:300]
+            hint = self.config.degraded_hint
+            self.note(f"degraded: {self.degraded_reason}")
+            if hint:
+                self.degraded_reason += f" ({hint})"
+            return
+
+    @property
+    def reported_state(self) -> ServerState:
+        """:attr:`state`, except that a live server that said it cannot load the project is
+        ``degraded`` (its answers are still used: they may cover what did load)."""
+        if self.degraded_reason and self.state in (ServerState.READY, ServerState.INDEXING):
+            return ServerState.DEGRADED
+        return self.state
 
     def on_answer(self, non_empty: bool) -> None:
         if non_empty and self.config.ready == "first-answer":
@@ -130,6 +158,8 @@ class Readiness:
         limit = self.config.ready_timeout
         if self.state is ServerState.STARTING and self.started_at:
             return [f"waiting for its answer to initialize ({waited:.0f}s so far, ready-timeout {limit:g}s)"]
+        if self.degraded_reason and self.alive:
+            return [f"cannot load the project: {self.degraded_reason}"]
         if self.state is not ServerState.INDEXING:
             return []
         open_ = len(self._progress_open)

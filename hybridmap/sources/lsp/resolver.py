@@ -106,6 +106,8 @@ class DefinitionResolver:
         self._resolved: dict[Pair, Resolution] = {}
         self._unknown: dict[Pair, str] = {}
         """Pairs a ready server answered with nothing, by the source's hash: not asked again."""
+        self._errored: dict[Pair, str] = {}
+        """Pairs whose last request failed (by the source's hash): counted by :meth:`outcome`."""
         self._shas: Mapping[str, str] = {}
         self._tags: Mapping[str, FileTags] = {}
         self.stats = {
@@ -128,6 +130,7 @@ class DefinitionResolver:
         if tags is not None:
             self._tags = tags
         self._unknown = {pair: sha for pair, sha in self._unknown.items() if shas.get(pair[0]) == sha}
+        self._errored = {pair: sha for pair, sha in self._errored.items() if shas.get(pair[0]) == sha}
         for pair, res in list(self._resolved.items()):
             if shas.get(pair[0]) != res.src_sha or any(shas.get(p) != s for p, s in res.target_shas):
                 del self._resolved[pair]
@@ -141,6 +144,19 @@ class DefinitionResolver:
         # An incomplete answer may add an edge (the server found a target) but never remove
         # one: "outside the repository" from a server still loading the project is not trusted.
         return {pair: res.targets for pair, res in self._resolved.items() if res.complete or res.targets}
+
+    def outcome(self, languages: Mapping[str, str]) -> dict[str, tuple[int, int]]:
+        """Per language (of the source file, by ``languages``: path -> language): how many
+        (file, name) pairs a server was asked (answered or failed), and how many reached a
+        repository file."""
+        out: dict[str, list[int]] = {}
+        for pair, res in self._resolved.items():
+            counts = out.setdefault(languages.get(pair[0], ""), [0, 0])
+            counts[0] += 1
+            counts[1] += bool(res.targets)
+        for pair in self._unknown.keys() | (self._errored.keys() - self._resolved.keys()):
+            out.setdefault(languages.get(pair[0], ""), [0, 0])[0] += 1
+        return {lang: (asked, found) for lang, (asked, found) in out.items() if lang}
 
     def _cache_key(self, session: LspSession, pair: Pair, sites: Sites) -> str:
         # 8: answers are the server's own targets (7 mixed in the C/C++ header policies).
@@ -164,7 +180,9 @@ class DefinitionResolver:
         try:
             answer = await cached_answer(self._cache, key, ask, lambda: session.is_ready, self._from_cache, _to_cache)
         except ServerError:
+            self._errored[pair] = src_sha
             return  # keep the static edges; asked again after a restart
+        self._errored.pop(pair, None)
         if answer is None:
             return
         found = answer.value

@@ -122,6 +122,16 @@ class LspSession:
         return self._readiness.state
 
     @property
+    def reported_state(self) -> ServerState:
+        """What a report says: :attr:`state`, or ``degraded`` for a live server that said it
+        cannot load the project."""
+        return self._readiness.reported_state
+
+    @property
+    def degraded_reason(self) -> str:
+        return self._readiness.degraded_reason
+
+    @property
     def detail(self) -> str:
         """Why the server is out of service (failed, missing); empty while it works."""
         return self._readiness.detail
@@ -239,7 +249,9 @@ class LspSession:
         self._readiness.initialized()
 
     def _connect(self) -> None:
-        handlers = ClientHandlers(self.config, self.root, self._readiness.on_progress, self._on_message)
+        handlers = ClientHandlers(
+            self.config, self.root, self._readiness.on_progress, self._on_message, self._readiness.check_degraded
+        )
         self._channel = Channel(
             self._process.write,
             handlers,

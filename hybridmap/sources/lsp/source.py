@@ -128,9 +128,37 @@ class LspSource:
             symbols,
             resolved,
             self.outline.details(),
+            diagnostics=self._resolved_nothing(snapshot.languages),
             stats=self._stats(symbols, resolved),
             version=self.version,
         )
+
+    #: Answered (file, name) pairs, none reaching a repository file, before a language's hybrid
+    #: map is said to be its static map (one or two can honestly all be outside: stdlib names).
+    RESOLVED_NOTHING_MIN = 3
+
+    def _resolved_nothing(self, languages: Mapping[str, str]) -> tuple[Diagnostic, ...]:
+        """``hybrid_resolved_nothing`` for each language whose server answered at least
+        :attr:`RESOLVED_NOTHING_MIN` ambiguous names and resolved none to a repository file:
+        its part of the hybrid map is the static map, and the user should know."""
+        outcome = self.resolver.outcome(languages)
+        servers: dict[str, set[str]] = {}
+        for session in self.pool.sessions():
+            servers.setdefault(session.language, set()).add(session.config.name)
+        out = []
+        for language, (answered, found) in sorted(outcome.items()):
+            if found or answered < self.RESOLVED_NOTHING_MIN:
+                continue
+            names = ", ".join(sorted(servers.get(language, ()))) or "its server"
+            out.append(
+                Diagnostic(
+                    language,
+                    "hybrid_resolved_nothing",
+                    f"{names} was asked {answered} ambiguous name(s) and resolved none to a file in the "
+                    f"repository: the {language} part of this hybrid map is the static map",
+                )
+            )
+        return tuple(out)
 
     def _stats(self, symbols: Mapping[str, FileTags], resolved: Mapping[Any, Any]) -> dict[str, float]:
         return {
