@@ -88,6 +88,7 @@ def test_mcp_config_starts_the_server(tmp_path: Path) -> None:
 
     assert anyio.run(main) == {
         "repo_map",
+        "record_activity",
         "search_symbols",
         "symbol_info",
         "file_outline",
