@@ -12,13 +12,20 @@ The graph is kept as parallel arrays (one row per (src, dst, ident) edge), which
 is what ranking needs per request, and is exported as a :mod:`networkx`
 ``MultiDiGraph`` on demand (:meth:`RepoGraph.to_networkx`) with the same edges,
 weights and provenance. Building it is pure: no disk, no globals.
+
+The arrays are in one canonical order whatever order the tags came in: files sorted by path,
+identifiers sorted by name (an edge's ident id is the rank of its name), edges by source file,
+then by the order in which the file first uses each name, then by target file. Two builds of
+the same input are then equal array for array, which is what lets :mod:`hybridmap.graph_update`
+patch a graph after an edit and still hand the ranker exactly the graph a rebuild would (the
+same float sums in the same order, so the same ranking, near-ties included).
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -93,34 +100,39 @@ class RepoGraph:
         return {ident: i for i, ident in enumerate(self.idents)}
 
     @cached_property
-    def edges_by_ident(self) -> dict[int, np.ndarray]:
-        order = np.argsort(self.edge_ident, kind="stable")
-        sorted_idents = self.edge_ident[order]
-        bounds = np.flatnonzero(np.diff(sorted_idents)) + 1
-        groups = np.split(order, bounds)
-        return {int(self.edge_ident[g[0]]): g for g in groups if len(g)}
+    def src_offsets(self) -> np.ndarray:
+        """Edges of file ``i`` are rows ``src_offsets[i]:src_offsets[i + 1]`` (edges are sorted by src)."""
+        return np.searchsorted(self.edge_src, np.arange(len(self.files) + 1)).astype(np.int64)
 
     @cached_property
-    def edges_by_src(self) -> dict[int, np.ndarray]:
-        order = np.argsort(self.edge_src, kind="stable")
-        bounds = np.flatnonzero(np.diff(self.edge_src[order])) + 1
-        return {int(self.edge_src[g[0]]): g for g in np.split(order, bounds) if len(g)}
+    def edges_by_src(self) -> Mapping[int, np.ndarray]:
+        """file index -> its out-edge rows (files with none are absent)."""
+        return _RowsBySrc(self.src_offsets)
+
+    @cached_property
+    def edges_by_ident(self) -> Mapping[int, np.ndarray]:
+        """ident id -> the rows using it, found when asked: a request names a few identifiers,
+        and grouping every edge by identifier (a sort) cost a warm map of the standard library
+        15 ms per new graph."""
+        return _RowsByIdent(self.edge_ident)
 
     @cached_property
     def pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(pair index of each edge, pair src, pair dst): edges aggregated per file pair."""
+        """(pair index of each edge, pair src, pair dst): edges aggregated per file pair, pairs
+        in (src, dst) order. :mod:`~hybridmap.graph_update` fills it in without the sort."""
         n = max(1, len(self.files))
         key = self.edge_src.astype(np.int64) * n + self.edge_dst
         uniq, inverse = np.unique(key, return_inverse=True)
-        return inverse, (uniq // n).astype(np.int32), (uniq % n).astype(np.int32)
+        return inverse.reshape(-1), (uniq // n).astype(np.int32), (uniq % n).astype(np.int32)
 
     @cached_property
     def definition_keys(self) -> tuple[np.ndarray, np.ndarray]:
-        """(index of each edge's (dst, ident) definition, the sorted unique keys)."""
+        """(index of each edge's (dst, ident) definition, the sorted unique keys
+        ``dst * len(idents) + ident``). :mod:`~hybridmap.graph_update` fills it in without the sort."""
         n_idents = max(1, len(self.idents))
         key = self.edge_dst.astype(np.int64) * n_idents + self.edge_ident
         uniq, inverse = np.unique(key, return_inverse=True)
-        return inverse, uniq
+        return inverse.reshape(-1), uniq
 
     def edge_counts_by_provenance(self) -> dict[str, int]:
         counts = np.bincount(self.edge_provenance, minlength=len(self.provenances))
@@ -153,12 +165,85 @@ class RepoGraph:
         return graph
 
 
+class _RowsBySrc(Mapping[int, np.ndarray]):
+    """file index -> rows of its out-edges, sliced from the offsets when asked."""
+
+    def __init__(self, offsets: np.ndarray) -> None:
+        self._offsets = offsets
+
+    def __getitem__(self, fi: int) -> np.ndarray:
+        if not 0 <= fi < len(self._offsets) - 1 or self._offsets[fi] == self._offsets[fi + 1]:
+            raise KeyError(fi)
+        return np.arange(self._offsets[fi], self._offsets[fi + 1])
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(np.flatnonzero(np.diff(self._offsets)).tolist())
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(np.diff(self._offsets)))
+
+
+class _RowsByIdent(Mapping[int, np.ndarray]):
+    """ident id -> rows using it (ascending), each found by one scan when first asked."""
+
+    def __init__(self, edge_ident: np.ndarray) -> None:
+        self._edge_ident = edge_ident
+        self._found: dict[int, np.ndarray] = {}
+
+    def __getitem__(self, ident: int) -> np.ndarray:
+        rows = self._found.get(ident)
+        if rows is None:
+            rows = self._found[ident] = np.flatnonzero(self._edge_ident == ident)
+        if not len(rows):
+            raise KeyError(ident)
+        return rows
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(np.unique(self._edge_ident).tolist())
+
+    def __len__(self) -> int:
+        return len(np.unique(self._edge_ident))
+
+
 def definer_counts(tags: Mapping[str, FileTags]) -> dict[str, int]:
     """identifier -> number of files defining it."""
     counts: Counter[str] = Counter()
     for file_tags in tags.values():
         counts.update({sym.name for sym in file_tags.symbols})
     return dict(counts)
+
+
+RefCounts = dict[str, int]
+"""One file's references: name -> how many times it is used (a ``Counter``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeColumns:
+    """Edge rows in parallel arrays (the :class:`RepoGraph` fields of the same names)."""
+
+    src: np.ndarray
+    dst: np.ndarray
+    ident: np.ndarray
+    count: np.ndarray
+    weight: np.ndarray
+    provenance: np.ndarray
+
+    def take(self, rows: np.ndarray) -> EdgeColumns:
+        return EdgeColumns(*(column[rows] for column in self.columns()))
+
+    def columns(self) -> tuple[np.ndarray, ...]:
+        return (self.src, self.dst, self.ident, self.count, self.weight, self.provenance)
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolColumns:
+    """For every symbol of every file (files in order, symbols in file order): its file, its
+    index in the file, its ident id (-1 when no edge uses the name), its name."""
+
+    file: np.ndarray
+    local: np.ndarray
+    ident: np.ndarray
+    names: tuple[str, ...]
 
 
 def build_graph(
@@ -171,28 +256,53 @@ def build_graph(
     pairs get edges to exactly those files (none when resolved outside the repository); every
     other use is name-matched to all files defining the name.
     """
+    return build_graph_counted(tags, settings, resolved)[0]
+
+
+def build_graph_counted(
+    tags: Mapping[str, FileTags], settings: Settings, resolved: Mapping[Pair, Mapping[str, str]] | None = None
+) -> tuple[RepoGraph, dict[str, RefCounts], np.ndarray]:
+    """:func:`build_graph`, each file's reference counts and each edge row's position of its name
+    among its file's names (what :mod:`hybridmap.graph_update` keeps to patch the graph)."""
     files = tuple(sorted(tags))
     index = {path: i for i, path in enumerate(files)}
     definers = _definers(tags, index)
-    edges = _Edges(settings, definers, index)
-    for path, file_tags in tags.items():
-        edges.add_file(path, file_tags, resolved or {})
-    sym_file, sym_local, sym_ident, sym_names = _symbol_columns(files, tags, edges.ident_ids)
+    edges = EdgeRows(settings, definers, index)
+    refs: dict[str, RefCounts] = {}
+    pairs = resolved or {}
+    for si, path in enumerate(files):
+        counts = refs[path] = Counter(tags[path].ref_names)
+        for pos, (name, count) in enumerate(counts.items()):
+            edges.add(si, name, count, pairs.get((path, name)) if pairs else None, pos)
+    idents, columns = edges.canonical()
+    symbols = symbol_columns(files, tags, {name: i for i, name in enumerate(idents)})
+    graph = make_graph(files, idents, columns, definers, symbols, edges.provenances())
+    return graph, refs, np.asarray(edges.pos, dtype=np.int32)
+
+
+def make_graph(
+    files: tuple[str, ...],
+    idents: tuple[str, ...],
+    edges: EdgeColumns,
+    definers: Mapping[str, tuple[int, ...]],
+    symbols: SymbolColumns,
+    provenances: tuple[str, ...],
+) -> RepoGraph:
     return RepoGraph(
         files=files,
-        idents=tuple(sorted(edges.ident_ids, key=edges.ident_ids.__getitem__)),
-        edge_src=np.asarray(edges.src, dtype=np.int32),
-        edge_dst=np.asarray(edges.dst, dtype=np.int32),
-        edge_ident=np.asarray(edges.idn, dtype=np.int32),
-        edge_count=np.asarray(edges.cnt, dtype=np.int32),
-        edge_weight=np.asarray(edges.wgt, dtype=np.float64),
-        edge_provenance=np.asarray(edges.prov, dtype=np.int16),
+        idents=idents,
+        edge_src=edges.src,
+        edge_dst=edges.dst,
+        edge_ident=edges.ident,
+        edge_count=edges.count,
+        edge_weight=edges.weight,
+        edge_provenance=edges.provenance,
         definers=definers,
-        symbol_file=np.asarray(sym_file, dtype=np.int32),
-        symbol_local=np.asarray(sym_local, dtype=np.int32),
-        symbol_ident=np.asarray(sym_ident, dtype=np.int64),
-        symbol_names=tuple(sym_names),
-        provenances=tuple(edges.provenance_codes),
+        symbol_file=symbols.file,
+        symbol_local=symbols.local,
+        symbol_ident=symbols.ident,
+        symbol_names=symbols.names,
+        provenances=provenances,
     )
 
 
@@ -206,15 +316,23 @@ def _definers(tags: Mapping[str, FileTags], index: Mapping[str, int]) -> dict[st
     return {name: tuple(sorted(s)) for name, s in sets.items()}
 
 
-class _Edges:
-    """The edge pass: one row per (src, dst, ident), in parallel lists."""
+class EdgeRows:
+    """The edge pass: one row per (src, dst, ident), in parallel lists, in the order added;
+    :meth:`canonical` sorts them. Each (file, identifier) is added once."""
 
-    def __init__(self, settings: Settings, definers: Mapping[str, tuple[int, ...]], index: Mapping[str, int]):
+    def __init__(
+        self,
+        settings: Settings,
+        definers: Mapping[str, tuple[int, ...]],
+        index: Mapping[str, int],
+        provenances: tuple[str, ...] = BASE_PROVENANCES,
+    ):
         self._settings = settings
         self._definers = definers
         self._index = index
-        self.provenance_codes: dict[str, int] = {name: code for code, name in enumerate(BASE_PROVENANCES)}
+        self.provenance_codes: dict[str, int] = {name: code for code, name in enumerate(provenances)}
         self.ident_ids: dict[str, int] = {}
+        """Names with at least one row -> their id in this pass (order of first row)."""
         self._ident_mult: dict[str, float] = {}
         self.src: list[int] = []
         self.dst: list[int] = []
@@ -222,59 +340,99 @@ class _Edges:
         self.cnt: list[int] = []
         self.wgt: list[float] = []
         self.prov: list[int] = []
+        self.pos: list[int] = []
+        """Per row: the rank of its name among the names its file uses (order of first use)."""
 
     def _targets(
         self, name: str, resolved_targets: Mapping[str, str] | None
-    ) -> tuple[tuple[int, ...], tuple[int, ...] | None, int]:
-        """(target files, their provenance codes or None for name matches, definer count)."""
+    ) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
+        """(target files, their provenance codes or None for name matches)."""
         if resolved_targets is not None:
             kept = sorted((self._index[t], p) for t, p in resolved_targets.items() if t in self._index)
             targets = tuple(t for t, _ in kept)  # empty: resolved outside the repository
             codes = tuple(self.provenance_codes.setdefault(p, len(self.provenance_codes)) for _, p in kept)
-            return targets, codes, len(self._definers.get(name, targets))
+            return targets, codes
         targets = self._definers.get(name, ())
         if len(targets) > self._settings.max_definers_per_ident:
-            return (), None, 0  # no signal, and a quadratic fan-out
-        return targets, None, len(targets)
+            return (), None  # no signal, and a quadratic fan-out
+        return targets, None
 
-    def add_file(self, path: str, file_tags: FileTags, resolved: Mapping[Pair, Mapping[str, str]]) -> None:
-        si = self._index[path]
-        self_weight = self._settings.self_reference_weight
-        for name, count in Counter(file_tags.ref_names).items():
-            targets, codes, definer_count = self._targets(name, resolved.get((path, name)))
-            if not targets:
-                continue
-            mult = self._ident_mult.get(name)
-            if mult is None:
-                mult = self._ident_mult[name] = ident_weight(name, definer_count, self._settings)
-                self.ident_ids[name] = len(self.ident_ids)
-            base = mult * math.sqrt(count)
-            ii = self.ident_ids[name]
-            for position, di in enumerate(targets):
-                weight = base if di != si else base * self_weight
-                if weight <= 0.0:
-                    continue
-                self.src.append(si)
-                self.dst.append(di)
-                self.idn.append(ii)
-                self.cnt.append(count)
-                self.wgt.append(weight)
-                self.prov.append(NAME_MATCH_CODE if codes is None else codes[position])
+    def add(self, si: int, name: str, count: int, resolved_targets: Mapping[str, str] | None, pos: int = 0) -> None:
+        """The rows of file ``si``'s ``count`` uses of ``name``, the ``pos``-th name it uses."""
+        targets, codes = self._targets(name, resolved_targets)
+        if not targets:
+            return
+        mult = self._ident_mult.get(name)
+        if mult is None:
+            # The number of files defining the name, whoever resolved this use: the weight of
+            # a name is the same on every edge, whichever file was met first.
+            definer_count = len(self._definers.get(name, ()))
+            mult = self._ident_mult[name] = ident_weight(name, definer_count, self._settings)
+        base = mult * math.sqrt(count)
+        if base > 0.0 and (si not in targets or self._settings.self_reference_weight > 0.0):
+            weights = [base if di != si else base * self._settings.self_reference_weight for di in targets]
+            kept = targets
+        else:  # the rows of weight 0 are left out
+            weights = [base if di != si else base * self._settings.self_reference_weight for di in targets]
+            kept = tuple(di for di, w in zip(targets, weights, strict=True) if w > 0.0)
+            codes = None if codes is None else tuple(c for c, w in zip(codes, weights, strict=True) if w > 0.0)
+            weights = [w for w in weights if w > 0.0]
+            if not kept:
+                return
+        k = len(kept)
+        ii = self.ident_ids.setdefault(name, len(self.ident_ids))
+        self.src.extend([si] * k)
+        self.dst.extend(kept)
+        self.idn.extend([ii] * k)
+        self.cnt.extend([count] * k)
+        self.wgt.extend(weights)
+        self.prov.extend([NAME_MATCH_CODE] * k if codes is None else codes)
+        self.pos.extend([pos] * k)
+
+    def provenances(self) -> tuple[str, ...]:
+        return tuple(self.provenance_codes)
+
+    def columns(self) -> EdgeColumns:
+        """The rows as added, idents as this pass's ids."""
+        return EdgeColumns(
+            np.asarray(self.src, dtype=np.int32),
+            np.asarray(self.dst, dtype=np.int32),
+            np.asarray(self.idn, dtype=np.int32),
+            np.asarray(self.cnt, dtype=np.int32),
+            np.asarray(self.wgt, dtype=np.float64),
+            np.asarray(self.prov, dtype=np.int16),
+        )
+
+    def canonical(self) -> tuple[tuple[str, ...], EdgeColumns]:
+        """(identifiers sorted by name, the rows with ident ids into them). Rows stay in the
+        order added: by file, the names in order of first use, targets by index (the order of
+        the float sums the ranker does: changing it moves scores in the last bits and reorders
+        near-ties)."""
+        names = sorted(self.ident_ids)
+        rank = np.empty(len(names), dtype=np.int32)
+        for r, name in enumerate(names):
+            rank[self.ident_ids[name]] = r
+        raw = self.columns()
+        ident = rank[raw.ident] if len(raw.ident) else raw.ident
+        return tuple(names), EdgeColumns(raw.src, raw.dst, ident, raw.count, raw.weight, raw.provenance)
 
 
-def _symbol_columns(
-    files: tuple[str, ...], tags: Mapping[str, FileTags], ident_ids: Mapping[str, int]
-) -> tuple[list[int], list[int], list[int], list[str]]:
-    """For every symbol of every file, in order: its file, its index in the file, its ident id
-    (-1 when nobody references the name), its name."""
+def symbol_columns(files: tuple[str, ...], tags: Mapping[str, FileTags], ident_ids: Mapping[str, int]) -> SymbolColumns:
+    """The symbol columns of ``files`` (in that order)."""
     sym_file: list[int] = []
     sym_local: list[int] = []
     sym_ident: list[int] = []
     sym_names: list[str] = []
     for fi, path in enumerate(files):
-        for li, sym in enumerate(tags[path].symbols):
-            sym_file.append(fi)
-            sym_local.append(li)
+        symbols = tags[path].symbols
+        sym_file.extend([fi] * len(symbols))
+        sym_local.extend(range(len(symbols)))
+        for sym in symbols:
             sym_ident.append(ident_ids.get(sym.name, -1))
             sym_names.append(sym.name)
-    return sym_file, sym_local, sym_ident, sym_names
+    return SymbolColumns(
+        np.asarray(sym_file, dtype=np.int32),
+        np.asarray(sym_local, dtype=np.int32),
+        np.asarray(sym_ident, dtype=np.int64),
+        tuple(sym_names),
+    )

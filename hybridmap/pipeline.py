@@ -17,7 +17,8 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from .conversation import MessageIndex
-from .graph import RepoGraph, build_graph
+from .graph import RepoGraph
+from .graph_update import GraphUpdater
 from .merge import Merged, MergeMemo, merge_views
 from .model import (
     Diagnostic,
@@ -82,6 +83,7 @@ class MapBuilder:
         self._counter = counter
         self._graph: RepoGraph | None = None
         self._graph_key: object = None
+        self._graphs = GraphUpdater(settings)  # patches the last graph after an edit
         self._merge_memo: MergeMemo = {}
         self._messages: tuple[object, MessageIndex] | None = None
         self._policy_memo: PolicyMemo = {}
@@ -167,7 +169,8 @@ class MapBuilder:
         # The views' versions change whenever their tags or resolved pairs do.
         key = (id(inputs.base.tags), inputs.base.version, tuple((v.name, v.version) for v in inputs.refiners))
         if self._graph is None or key != self._graph_key:
-            self._graph = build_graph(merged.tags, self._settings, merged.resolved if inputs.refiners else None)
+            # Equal to build_graph's: only the changed files' and changed names' edges are redone.
+            self._graph = self._graphs.update(merged.tags, merged.resolved if inputs.refiners else None)
             self._graph_key = key
         return self._graph
 
