@@ -163,6 +163,7 @@ class _RepoCore:
         for source in (snapshot.stats, base.stats):
             stats.update({k: float(v) for k, v in source.items() if k not in TIMED_PHASES})
         stats["map_reused"] = 1.0
+        stats["map_refreshed"] = float(self._live.refreshed)
         timings = index_timings(snapshot, base)
         timings["total"] = time.perf_counter() - started
         return replace(result, changes=build.changes, stats=stats, timings=timings)
@@ -171,12 +172,17 @@ class _RepoCore:
         """The snapshot a map is built on, re-read or not by the ``refresh`` policy."""
         live = self._live
         policy = self.settings.refresh
+        # A healthy watch has already re-read every saved edit: ``auto`` then reads only what an
+        # event named since (a watch that stopped, on an inotify limit say, is not trusted).
+        trusted_watch = policy == "auto" and live.watching and not live.dirty
         wanted = (
             live.never_read
-            or policy in ("auto", "always")
+            or policy == "always"
+            or (policy == "auto" and not trusted_watch)
             or (policy == "files" and (bool(live.dirty) or build.chat != live.last_chat))
         )
         live.last_chat = build.chat
+        live.refreshed = wanted
         if not wanted:
             self._changes = ChangeSet()
             return self._workspace.snapshot
@@ -338,6 +344,8 @@ class AsyncRepoMap(_RepoCore):
             if last is not None and last[0] == reuse_key and self.settings.refresh != "always":
                 return self._reused(last[1], snapshot, build, started)
             result = (await self._map_locked(request, build, snapshot, started))[0]
+            # The read counters are the snapshot's: this says whether this map made it.
+            result.stats["map_refreshed"] = float(self._live.refreshed)
             # Not reused: a map that waited for servers (the next may find more), one with [NEW] marks.
             reusable = request.server_wait == 0 and not build.changes.new
             self._live.last_result = (reuse_key, result) if reusable else None
@@ -449,6 +457,8 @@ class _LiveState:
         self.dirty: set[str] = set()
         """Paths edited (events, watch) since the last read."""
         self.never_read = True
+        self.refreshed = False
+        """Whether the last map re-read the repository (its ``stats.map_refreshed``)."""
         self.hybrid_used = False
         self.last_chat: tuple[str, ...] | None = None
         self.last_result: tuple[object, MapResult] | None = None

@@ -133,13 +133,13 @@ class Watcher:
         batches: asyncio.Queue[set[str]] = asyncio.Queue()
 
         async def read_events() -> None:
-            # step: watchfiles' own grouping of a burst (ms); our debounce comes after. The watch
+            # step: watchfiles' own wait for a burst's next event (ms); our debounce comes after. The watch
             # is in place once awatch first returns; a timeout (empty batch) says so when the tree
             # is quiet, hence the short rust_timeout (one idle wake-up a second).
             async for changes in awatch(
                 self._root,
                 stop_event=self._stop,
-                step=50,
+                step=20,
                 debounce=1_600,
                 rust_timeout=WATCH_IDLE_MS,
                 yield_on_timeout=True,
