@@ -6,7 +6,8 @@ model would take as a reference to the code:
 * paths (``src/app/config.py``, ``./config.py``, a trailing part such as ``app/config.py``),
   file names (``config.py``: every listed file of that name), dotted module names whose parts
   end a path (``app.config``), and a word equal to one file's stem (``config``, when exactly
-  one listed file is called ``config.*``);
+  one listed file is called ``config.*``); a word that names a directory (``middleware``) is
+  passed as an identifier in the directory's spelling, which lifts the files under it;
 * identifiers: words of letters, digits and ``_`` (a dotted name, ``Config.load`` or
   ``Config::load``, gives each part; a kebab word, ``load-config``, is tried whole, then by
   part), and every word between backticks;
@@ -202,6 +203,10 @@ class MessageIndex:
                 module = self._modules[path] = path[: -len(pure.suffix)]
                 self._by_module.setdefault("/".join(module.split("/")[-2:]), []).append(path)
             self._by_stem.setdefault(self._key(pure.stem), []).append(path)
+        self._dirs: dict[str, str] = {}
+        for path in self._paths:
+            for part in path.split("/")[:-1]:
+                self._dirs.setdefault(part.lower(), part)
         self._names = frozenset(identifiers)
         self._by_key: dict[str, list[str]] = {}
         if self._style:
@@ -273,6 +278,10 @@ class MessageIndex:
         stem = self._by_stem.get(self._key(word))
         if stem is not None and len(stem) == 1 and len(word) > MIN_LENGTH:
             found.add_files(stem)
+            named = True
+        directory = self._dirs.get(word.lower()) if len(word) > MIN_LENGTH else None
+        if directory is not None:
+            found.add_idents([directory])  # the ranker lifts the files under it (path_mentions)
             named = True
         if not (code or self._plain) and word.islower() and "_" not in word:
             return named  # a plain lowercase word: a file's stem at most

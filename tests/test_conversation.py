@@ -111,6 +111,9 @@ def test_paths_file_names_module_names_and_stems(parsed: tuple[list[str], set[st
     assert found.extract("the loader").files == ("src/app/loader.py",)
     assert found.extract("Router").files == ("web/src/router.ts",)
     assert found.extract("the index").files == ()
+    # A directory's name is passed as an identifier in its spelling: the ranker lifts its files.
+    assert found.extract("the WEB router") == MessageMentions(("web/src/router.ts",), ("web",))
+    assert found.extract("in cmd").idents == ("cmd",)
     # A path that is not listed names nothing, and is not cut into words either when its parts
     # name nothing; a file is not also an identifier.
     assert found.extract("docs/guide.md") == MessageMentions((), ())
