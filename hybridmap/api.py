@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Self, TypeVar
 
 from .cache import Cache
+from .cochange import CoChangeIndex
 from .compare import Comparison, compare_maps
 from .errors import RequestError
 from .graph import RepoGraph, definer_counts
@@ -113,6 +114,7 @@ class _RepoCore:
         self._lock = asyncio.Lock()
         self._closed = False
         self._session = Session(self.settings.session_max_files)
+        self._history = CoChangeIndex(self.root, self.settings) if _co_change_on(self.settings) else None
         self._live = _LiveState()
 
     @property
@@ -195,6 +197,8 @@ class _RepoCore:
             snapshot, changes = self._workspace.refresh(self._progress)
             self._base.index(snapshot, changes, self._progress)
             self._changes = changes
+            if self._history is not None:
+                self._history.refresh()  # reads git only when HEAD moved
             return snapshot
 
         self._live.dirty.clear()
@@ -258,7 +262,10 @@ class _RepoCore:
                 notes.append(Diagnostic(where, "cache_unavailable", "running without a disk cache"))
         notes.extend(self._notes)
         views = tuple(source.view(snapshot, base) for source in sources)
-        inputs = MapInputs(snapshot, base, views, servers, tuple(notes))
+        history = self._history.current if self._history is not None else None
+        if history is not None and history.problem:
+            notes.append(Diagnostic(".", "co_change_off", history.problem))
+        inputs = MapInputs(snapshot, base, views, servers, tuple(notes), history)
         return self._builder.build(inputs, build)
 
     def _definers(self, base: SourceView) -> dict[str, int]:
@@ -526,6 +533,10 @@ class _Background:
 
     def result(self) -> Any:
         return self._future.result()
+
+
+def _co_change_on(settings: Settings) -> bool:
+    return settings.co_change_personalization > 0 or settings.co_change_boost > 0
 
 
 async def _now(function: Callable[..., _T], *args: Any) -> _T:

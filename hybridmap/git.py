@@ -33,6 +33,7 @@ asked only about a root :func:`locate` accepts, paths relative to it, output bou
 from __future__ import annotations
 
 import os
+import re
 import selectors
 import shutil
 import subprocess
@@ -398,8 +399,16 @@ class History:
     """Why there are fewer commits than asked: git's refusal or complaint; '' otherwise."""
 
 
-def log_name_only(root: Path, max_commits: int, timeout: float = HISTORY_TIMEOUT, max_bytes: int = 8 << 20) -> History:
-    """The files each of the last ``max_commits`` non-merge commits changed under ``root``.
+def log_name_only(
+    root: Path,
+    max_commits: int,
+    timeout: float = HISTORY_TIMEOUT,
+    max_bytes: int = 8 << 20,
+    head: str = "HEAD",
+    since: str | None = None,
+) -> History:
+    """The files each of the last ``max_commits`` non-merge commits changed under ``root``
+    (of ``head``'s history, newer than ``since`` when given: an update after HEAD moved).
 
     For history signals (files changed together). Hardened like every call here, asked only
     about a root :func:`locate` accepts, paths relative to the root with changes outside it left
@@ -413,13 +422,41 @@ def log_name_only(root: Path, max_commits: int, timeout: float = HISTORY_TIMEOUT
     result, truncated = run_git_bounded(
         root,
         *("log", "-z", "--name-only", "--no-renames", "--no-merges", "--relative", "--format=%x00%H"),
-        *(f"--max-count={max(0, max_commits)}", "--", "."),
+        *(f"--max-count={max(0, max_commits)}", _revisions(head, since), "--", "."),
         max_output=max_bytes,
         timeout=timeout,
     )
     if not truncated and not result.ok:
         return History((), False, result.reason())
     return History(_parse_log(result.stdout, truncated), not truncated)
+
+
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def _revisions(head: str, since: str | None) -> str:
+    """``head`` or ``since..head``; only full object names or ``HEAD`` (never an option-like string)."""
+    for rev in (head, since):
+        if rev is not None and rev != "HEAD" and not _SHA.fullmatch(rev):
+            raise ValueError(f"not a full object name: {rev!r}")
+    return head if since is None else f"{since}..{head}"
+
+
+def head_commit(root: Path, timeout: float = 60.0) -> str | None:
+    """The full sha of ``root``'s HEAD; None without a repository git may be asked about, or
+    without a commit."""
+    root = root.resolve()
+    if isinstance(locate(root, timeout), Refusal):
+        return None
+    result = run_git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", timeout=timeout)
+    sha = result.stdout.decode("ascii", "replace").strip()
+    return sha if result.ok and _SHA.fullmatch(sha) else None
+
+
+def is_ancestor(root: Path, older: str, newer: str, timeout: float = 60.0) -> bool:
+    """Whether commit ``older`` is in ``newer``'s history (both full shas)."""
+    _revisions(newer, older)
+    return run_git(root.resolve(), "merge-base", "--is-ancestor", older, newer, timeout=timeout).ok
 
 
 def _parse_log(raw: bytes, truncated: bool) -> tuple[Commit, ...]:

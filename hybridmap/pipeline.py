@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any
 
+from .cochange import CoChange
 from .conversation import MessageIndex
 from .graph import RepoGraph
 from .graph_update import GraphUpdater
@@ -58,6 +59,8 @@ class MapInputs:
     servers: Mapping[str, ServerReport] = field(default_factory=dict)
     notes: tuple[Diagnostic, ...] = ()
     """Diagnostics from outside the pipeline: source health, settings, the cache."""
+    co_change: CoChange | None = None
+    """Files changed together in the git history (None when no co-change weight is on)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +123,7 @@ class MapBuilder:
             settings=self._settings,
             limit=request.budget + self._settings.fill_attempts + 1,
             session=request.session,
+            co_change=inputs.co_change,
         )
         t3 = time.perf_counter()
         renderer = Renderer(tags, self._settings, inputs.snapshot.special_files, frozenset(request.changes.new))

@@ -270,6 +270,17 @@ class RankSettings(IndexSettings):
     """Personalization of each file that references a chat file (its callers and importers: what
     an edit to the chat file may have to change too). PageRank only follows references forward,
     so without this a file that *uses* the chat file gets no rank from it (0 = off)."""
+    co_change_personalization: float = 0.0
+    """Personalization of each file changed together with a chat or edited file in the git
+    history, per partnership: times min(commits / ``co_change_scale``, ``co_change_cap``)
+    (``hybridmap.cochange``; 0 = off)."""
+    co_change_boost: float = 0.0
+    """Added to the rank multiplier of a chat or edited file's history partners, times
+    min(commits / ``co_change_scale``, ``co_change_cap``) (SoulForge's +min(count/5, 3) at 1; 0 = off)."""
+    co_change_scale: float = 5.0
+    """Commits shared with a chat file that make one unit of the co-change weights."""
+    co_change_cap: float = 3.0
+    """The most units of co-change weight one partnership gives."""
     chat_neighbor_boost: float = 1.0
     """Added to the rank multiplier of files that a chat file references directly."""
     chat_dependent_boost: float = 1.0
@@ -410,6 +421,16 @@ class Settings(SourceSettings):
     """A settings file (yours, or a repository's ``hybridmap.toml`` / ``pyproject.toml``) larger
     than this is not read: a ``repository_config`` diagnostic for a repository's, an error for
     yours. A repository's file is read only if it is a regular file (not a link, FIFO or device)."""
+
+    # --- history ---------------------------------------------------------------
+    co_change_max_commits: int = 300
+    """Non-merge commits of the history read for co-change (the newest)."""
+    co_change_min_files: int = 2
+    """A commit counts for co-change only if it changed at least this many files..."""
+    co_change_max_files: int = 20
+    """... and at most this many (a sweeping commit says nothing about which files belong together)."""
+    co_change_timeout_seconds: float = 10.0
+    """How long one ``git log`` for co-change may take before co-change is off for that map."""
 
     # --- session and watch -----------------------------------------------------
     session_max_files: int = 64
@@ -610,6 +631,14 @@ RULES: Mapping[str, Rule] = {
     "read_file_personalization": _WEIGHT,
     "active_file_personalization": _WEIGHT,
     "session_max_files": _int(0, 100_000),
+    "co_change_personalization": _WEIGHT,
+    "co_change_boost": _WEIGHT,
+    "co_change_scale": _float(0.001, 1e6),
+    "co_change_cap": _float(0.0, 1e6),
+    "co_change_max_commits": _int(0, 1_000_000, protective=True),
+    "co_change_min_files": _int(2, 100_000),
+    "co_change_max_files": _int(2, 100_000),
+    "co_change_timeout_seconds": _float(0.1, 3_600.0, protective=True),
     "refresh": Rule("choice", choices=("auto", "always", "files", "manual")),
     "watch_debounce_ms": _int(0, 600_000),
     "live_poll_ms": _int(10, 600_000),

@@ -27,6 +27,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..cochange import CoChange
 from ..graph import RepoGraph
 from ..model import FileTags
 from ..settings import Settings
@@ -51,6 +52,8 @@ class RankContext:
     """Files the agent read in this session."""
     active: tuple[int, ...] = ()
     """The file open in the agent's editor (zero or one)."""
+    co_change: CoChange | None = None
+    """Files changed together in the git history (None: not asked for, or no history)."""
 
     @property
     def n(self) -> int:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..cochange import CoChange
 from ..graph import RepoGraph
 from ..model import FileTags
 from ..session import SessionFiles
@@ -64,6 +65,7 @@ def rank(
     limit: int | None = None,
     signals: Sequence[Signal] = DEFAULT_SIGNALS,
     session: SessionFiles | None = None,
+    co_change: CoChange | None = None,
 ) -> Ranking:
     """Rank every file and definition for one request; return the best ``limit`` items."""
     index = graph.index
@@ -82,6 +84,7 @@ def rank(
         edited=ids(session.edited),
         read=ids(session.read),
         active=ids(session.active),
+        co_change=co_change,
     )
     reasons: Reasons = {}
     weights = graph.edge_weight.copy()

@@ -31,6 +31,7 @@ from ..context import Signal
 from .chat_dependents import ChatDependents
 from .chat_files import ChatFiles
 from .chat_neighbors import ChatNeighbors
+from .co_change import CoChangePartners
 from .file_decay import FileDecay
 from .mentioned_files import MentionedFiles
 from .mentioned_idents import MentionedIdents
@@ -47,6 +48,7 @@ DEFAULT_SIGNALS: tuple[Signal, ...] = (
     MentionedIdents(),
     SessionEvents(),
     ChatNeighbors(),
+    CoChangePartners(),
     ChatDependents(),
     PathMentions(),
     PathKinds(),
@@ -58,6 +60,7 @@ __all__ = [
     "ChatDependents",
     "ChatFiles",
     "ChatNeighbors",
+    "CoChangePartners",
     "FileDecay",
     "MentionedFiles",
     "MentionedIdents",
