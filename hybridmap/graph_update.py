@@ -108,8 +108,8 @@ class GraphUpdater:
         self._referrers: dict[str, set[str]] | None = None
         """name -> files using it; built the first time scanning every file's references for the
         names an edit touched would cost more (:data:`SCAN_LIMIT`), then kept up to date."""
-        self._counts: tuple[np.ndarray, np.ndarray] | None = None
-        """Rows per identifier and per definition of the last graph (None: count them)."""
+        self._counts: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        """Rows per identifier, per definition and per file pair of the last graph (None: count)."""
         self.last_mode = ""
         """How the last graph came: ``rebuilt``, ``updated`` or ``unchanged`` (for stats, tests)."""
 
@@ -180,12 +180,15 @@ class GraphUpdater:
         for path in sorted(units):
             self._derive(rows, files.index[path], path, units[path], pairs)
         gone = np.flatnonzero(remove)
-        ident_counts, def_counts = self._counts or _count_rows(old)
+        ident_counts, def_counts, pair_counts = self._counts or _count_rows(old)
         idents, ident_remap, new_ident, ident_counts = _idents(old, gone, rows, ident_counts)
         if files.remap is None:  # the usual edit: one run of rows replaced, the rest shared
-            spliced = _splice(old, remove, gone, rows, new_ident, len(idents), ident_remap, self._pos, def_counts)
-            edges, pos, definition_keys, pair_view, def_counts = spliced
-            self._counts = (ident_counts, def_counts)
+            spliced = _splice(old, remove, gone, rows, new_ident, ident_remap, self._pos)
+            edges, pos = spliced.edges, spliced.pos
+            definition_keys, pair_view, def_counts, pair_counts = _spliced_views(
+                old, spliced, gone, new_ident, len(idents), ident_remap, def_counts, pair_counts
+            )
+            self._counts = (ident_counts, def_counts, pair_counts)
         else:
             kept = np.flatnonzero(~remove)
             new = _new_rows(old, files, kept, new_ident, rows, self._pos)
@@ -290,10 +293,10 @@ class GraphUpdater:
             for pos, (name, count) in enumerate(counts.items()):
                 rows.add(si, name, count, pairs.get((path, name)) if pairs else None, pos)
             return
-        positions = {name: pos for pos, name in enumerate(counts)}
+        order = list(counts)  # the file's names in order of first use: a row's place in its file
         for name in names:
             if name in counts:
-                rows.add(si, name, counts[name], pairs.get((path, name)) if pairs else None, positions[name])
+                rows.add(si, name, counts[name], pairs.get((path, name)) if pairs else None, order.index(name))
 
 
 def _definers(
@@ -379,10 +382,15 @@ def _add_unit(units: dict[str, set[str] | None], path: str, name: str) -> None:
         units[path] = {name}
 
 
-def _count_rows(graph: RepoGraph) -> tuple[np.ndarray, np.ndarray]:
-    """Rows per identifier and per definition (``definition_keys``) of ``graph``."""
+def _count_rows(graph: RepoGraph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows per identifier, per definition (``definition_keys``) and per file pair of ``graph``."""
     edge_def, keys = graph.definition_keys
-    return np.bincount(graph.edge_ident, minlength=len(graph.idents)), np.bincount(edge_def, minlength=len(keys))
+    of_edge, pair_src, _ = graph.pairs
+    return (
+        np.bincount(graph.edge_ident, minlength=len(graph.idents)),
+        np.bincount(edge_def, minlength=len(keys)),
+        np.bincount(of_edge, minlength=len(pair_src)),
+    )
 
 
 def _idents(
@@ -503,14 +511,26 @@ def _definition_keys(
 
 @dataclass(frozen=True, slots=True)
 class _Spliced:
+    """Old rows ``r0:r1`` replaced by the kept ones among them with the new rows inserted."""
+
+    raw: EdgeColumns
+    """The new rows, in the order derived (``order`` sorts them)."""
+    r0: int
+    r1: int
+    seg_kept: np.ndarray
+    """Old rows kept in ``r0:r1``."""
+    order: np.ndarray
+    at: np.ndarray
+    """Where each new row (sorted) goes among ``seg_kept`` (``np.insert``'s index)."""
     edges: EdgeColumns
     pos: np.ndarray
-    definition_keys: tuple[np.ndarray, np.ndarray]
-    pairs: tuple[np.ndarray, np.ndarray, np.ndarray]
-    def_counts: np.ndarray
 
-    def __iter__(self) -> Iterator[Any]:
-        return iter((self.edges, self.pos, self.definition_keys, self.pairs, self.def_counts))
+    def column(self, old: np.ndarray, added: np.ndarray, remap: np.ndarray | None = None) -> np.ndarray:
+        """``old`` (one value per old row) spliced the same way, ``added`` per new row (raw order)."""
+        head, mid, tail = old[: self.r0], old[self.seg_kept], old[self.r1 :]
+        if remap is not None:
+            head, mid, tail = (remap[part].astype(old.dtype) for part in (head, mid, tail))
+        return np.concatenate([head, np.insert(mid, self.at, added[self.order]), tail])
 
 
 def _splice(
@@ -519,118 +539,116 @@ def _splice(
     gone: np.ndarray,
     rows: EdgeRows,
     new_ident: np.ndarray,
-    n_idents: int,
     ident_remap: np.ndarray | None,
     old_pos: np.ndarray,
-    def_counts: np.ndarray,
 ) -> _Spliced:
-    """The edges, positions, definition keys and pairs when no file came or went: rows are
-    grouped by source file, so only the run from the first to the last touched file's rows is
-    rebuilt; the rows before and after it are shared with the old arrays (their pair indices
-    shifted, their definition indices kept while the set of definitions does not change)."""
+    """The rows when no file came or went. Rows are grouped by source file, so only the run from
+    the first to the last touched file's rows is rebuilt: the kept rows there with the new rows
+    inserted in canonical order; the rows before and after it are copied as they are."""
     n = len(old.files)
     raw = rows.columns()
     new_pos = np.asarray(rows.pos, dtype=np.int64)
     if len(new_pos) and new_pos.max() >= 1 << POS_BITS:
         raise _Rebuild
     touched = np.union1d(old.edge_src[gone], raw.src)
-    if not len(touched):
-        return _same_rows(old, ident_remap, old_pos, n_idents, def_counts)
-    first, last = int(touched[0]), int(touched[-1])
-    r0, r1 = int(old.src_offsets[first]), int(old.src_offsets[last + 1])
+    if len(touched):
+        r0, r1 = int(old.src_offsets[touched[0]]), int(old.src_offsets[touched[-1] + 1])
+    else:
+        r0 = r1 = 0
     seg_kept = r0 + np.flatnonzero(~remove[r0:r1])
     key = _row_keys(raw.src, new_pos, raw.dst, n)
     order = np.argsort(key, kind="stable")
     kept_key = _row_keys(old.edge_src[seg_kept], old_pos[seg_kept].astype(np.int64), old.edge_dst[seg_kept], n)
     at = np.searchsorted(kept_key, key[order])
-
-    def splice(column: np.ndarray, added: np.ndarray, remap: np.ndarray | None = None) -> np.ndarray:
-        head, mid, tail = column[:r0], column[seg_kept], column[r1:]
-        if remap is not None:
-            head, mid, tail = (remap[part].astype(column.dtype) for part in (head, mid, tail))
-        return np.concatenate([head, np.insert(mid, at, added[order]), tail])
-
+    plan = _Spliced(raw, r0, r1, seg_kept, order, at, raw, old_pos)
     edges = EdgeColumns(
-        splice(old.edge_src, raw.src),
-        splice(old.edge_dst, raw.dst),
-        splice(old.edge_ident, new_ident, ident_remap),
-        splice(old.edge_count, raw.count),
-        splice(old.edge_weight, raw.weight),
-        splice(old.edge_provenance, raw.provenance),
+        plan.column(old.edge_src, raw.src),
+        plan.column(old.edge_dst, raw.dst),
+        plan.column(old.edge_ident, new_ident, ident_remap),
+        plan.column(old.edge_count, raw.count),
+        plan.column(old.edge_weight, raw.weight),
+        plan.column(old.edge_provenance, raw.provenance),
     )
-    pos = splice(old_pos, new_pos.astype(np.int32))
-    span = (r0, r0 + len(seg_kept) + len(order))
-    pair_view = _splice_pairs(old, edges, first, last, (r0, r1), span)
-    dst, ident = edges.dst[span[0] : span[1]], edges.ident[span[0] : span[1]]
-    keys, counts = _splice_definitions(old, ident_remap, n_idents, (r0, r1), dst, ident, def_counts)
-    return _Spliced(edges, pos, keys, pair_view, counts)
+    pos = plan.column(old_pos, new_pos.astype(np.int32))
+    return _Spliced(raw, r0, r1, seg_kept, order, at, edges, pos)
 
 
-def _same_rows(
-    old: RepoGraph, ident_remap: np.ndarray | None, old_pos: np.ndarray, n_idents: int, def_counts: np.ndarray
-) -> _Spliced:
-    """No row went or came (a symbol changed that nobody uses, say)."""
-    ident = old.edge_ident if ident_remap is None else ident_remap[old.edge_ident].astype(np.int32)
-    edges = EdgeColumns(old.edge_src, old.edge_dst, ident, old.edge_count, old.edge_weight, old.edge_provenance)
-    empty = np.zeros(0, dtype=np.int64)
-    keys, counts = _splice_definitions(old, ident_remap, n_idents, (0, 0), empty, empty, def_counts)
-    return _Spliced(edges, old_pos, keys, old.pairs, counts)
-
-
-def _splice_pairs(
-    old: RepoGraph, edges: EdgeColumns, first: int, last: int, old_span: tuple[int, int], span: tuple[int, int]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The pairs of files ``first..last`` recomputed from their rows; the others' shared."""
-    of_edge, pair_src, pair_dst = old.pairs
-    n = max(1, len(old.files))
-    q0, q1 = int(np.searchsorted(pair_src, first)), int(np.searchsorted(pair_src, last, side="right"))
-    seg = slice(*span)
-    keys, inverse = np.unique(edges.src[seg].astype(np.int64) * n + edges.dst[seg], return_inverse=True)
-    shift = len(keys) - (q1 - q0)
-    return (
-        np.concatenate([of_edge[: old_span[0]], inverse.reshape(-1) + q0, of_edge[old_span[1] :] + shift]),
-        np.concatenate([pair_src[:q0], (keys // n).astype(np.int32), pair_src[q1:]]),
-        np.concatenate([pair_dst[:q0], (keys % n).astype(np.int32), pair_dst[q1:]]),
-    )
-
-
-def _splice_definitions(
+def _spliced_views(
     old: RepoGraph,
-    ident_remap: np.ndarray | None,
+    spliced: _Spliced,
+    gone: np.ndarray,
+    new_ident: np.ndarray,
     n_idents: int,
-    old_span: tuple[int, int],
-    dst: np.ndarray,
-    ident: np.ndarray,
+    ident_remap: np.ndarray | None,
     def_counts: np.ndarray,
-) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
-    """Definition keys (and rows per definition) with the old rows ``old_span`` replaced by rows
-    of ``dst``/``ident``: the rows outside keep their definition indices while no definition
-    comes or goes (the usual edit), else they are mapped onto the new keys."""
-    old_def, old_keys = old.definition_keys
-    n = max(1, n_idents)
-    if ident_remap is not None or n != max(1, len(old.idents)):
-        old_n = max(1, len(old.idents))
-        key_ident = old_keys % old_n if ident_remap is None else np.append(ident_remap, -1)[old_keys % old_n]
-        old_keys = np.where(key_ident >= 0, (old_keys // old_n) * n + key_ident, -1)
-    counts = def_counts - np.bincount(old_def[old_span[0] : old_span[1]], minlength=len(old_keys))
-    add = dst.astype(np.int64) * n + ident
-    # Re-keyed keys stay sorted unless an identifier went (its keys are -1 then): slow path.
-    sorted_keys = ident_remap is None or not (ident_remap < 0).any()
-    at = np.searchsorted(old_keys, add)
-    found = (at < len(old_keys)) & (np.append(old_keys, -1)[np.minimum(at, len(old_keys))] == add)
-    if sorted_keys and found.all():
-        counts += np.bincount(at, minlength=len(old_keys))
-        if (counts > 0).all():  # the same definitions: the rows outside keep their indices
-            edge_def = np.concatenate([old_def[: old_span[0]], at, old_def[old_span[1] :]])
-            return (edge_def.astype(np.intp, copy=False), old_keys), counts
-        counts -= np.bincount(at, minlength=len(old_keys))
-    live = counts > 0
-    keys = np.unique(np.concatenate([old_keys[live], add]))
-    mapped = np.searchsorted(keys, old_keys)
-    edge_def = np.concatenate(
-        [mapped[old_def[: old_span[0]]], np.searchsorted(keys, add), mapped[old_def[old_span[1] :]]]
+    pair_counts: np.ndarray,
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray, np.ndarray]:
+    """The definition keys and file pairs of the spliced rows (and their row counts)."""
+    idents_n = max(1, n_idents)
+    def_keys = _rekeyed_definitions(old, ident_remap, idents_n)
+    new_def = spliced.raw.dst.astype(np.int64) * idents_n + new_ident
+    sorted_keys = ident_remap is None or not (ident_remap < 0).any()  # a gone identifier's keys are -1
+    definition_keys, def_counts = _regroup(
+        old.definition_keys[0], def_keys, def_counts, gone, new_def, spliced, sorted_keys
     )
-    return (edge_def.astype(np.intp, copy=False), keys), np.bincount(edge_def, minlength=len(keys))
+    n = max(1, len(old.files))
+    of_edge, pair_src, pair_dst = old.pairs
+    pair_keys = pair_src.astype(np.int64) * n + pair_dst
+    new_pair = spliced.raw.src.astype(np.int64) * n + spliced.raw.dst
+    (of_edge, keys), pair_counts = _regroup(of_edge, pair_keys, pair_counts, gone, new_pair, spliced)
+    if keys is not pair_keys:
+        pair_src, pair_dst = (keys // n).astype(np.int32), (keys % n).astype(np.int32)
+    return definition_keys, (of_edge, pair_src, pair_dst), def_counts, pair_counts
+
+
+def _rekeyed_definitions(old: RepoGraph, ident_remap: np.ndarray | None, n_idents: int) -> np.ndarray:
+    """The old definition keys in the new identifier numbering (-1: its identifier went)."""
+    old_keys = old.definition_keys[1]
+    old_n = max(1, len(old.idents))
+    if ident_remap is None and n_idents == old_n:
+        return old_keys
+    key_ident = old_keys % old_n if ident_remap is None else np.append(ident_remap, -1)[old_keys % old_n]
+    rekeyed: np.ndarray = np.where(key_ident >= 0, (old_keys // old_n) * n_idents + key_ident, -1)
+    return rekeyed
+
+
+def _regroup(
+    old_of_row: np.ndarray,
+    old_keys: np.ndarray,
+    counts: np.ndarray,
+    gone: np.ndarray,
+    new_keys: np.ndarray,
+    plan: _Spliced,
+    keys_sorted: bool = True,
+) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
+    """A grouping of rows by key (file pairs, definitions: each row's group index, the sorted
+    unique keys) after the splice, and the rows per group; no sort of the rows. While no group
+    comes or goes (the usual edit) the kept rows keep their group indices; otherwise the groups
+    are renumbered by counting (a gather), never by searching every key."""
+    counts = counts - np.bincount(old_of_row[gone], minlength=len(old_keys))
+    if not keys_sorted:  # a gone identifier's keys are -1 (and have no rows left): drop them
+        valid = old_keys >= 0
+        old_of_row = (np.cumsum(valid) - 1)[old_of_row]  # only gone rows pointed at those
+        old_keys, counts = old_keys[valid], counts[valid]
+    size = len(old_keys)
+    at = np.searchsorted(old_keys, new_keys)
+    found = (at < size) & (np.append(old_keys, -1)[np.minimum(at, size)] == new_keys)
+    counts += np.bincount(at[found], minlength=size)
+    missing = np.unique(new_keys[~found])
+    live = counts > 0
+    if not len(missing) and live.all():
+        return (plan.column(old_of_row, at).astype(np.intp, copy=False), old_keys), counts
+    # An old key's new index: the live keys before it, plus the missing keys below it.
+    below = np.zeros(size + 1, dtype=np.intp)
+    np.add.at(below, np.searchsorted(old_keys, missing), 1)
+    mapped = np.cumsum(live) - 1 + np.cumsum(below)[:size]
+    kept = old_keys[live]
+    keys = np.insert(kept, np.searchsorted(kept, missing), missing)
+    new_of_row = np.searchsorted(keys, new_keys)
+    of_row = plan.column(old_of_row, new_of_row, mapped).astype(np.intp, copy=False)
+    moved = np.zeros(len(keys), dtype=counts.dtype)
+    moved[mapped[live]] = counts[live]
+    return (of_row, keys), moved + np.bincount(new_of_row[~found], minlength=len(keys))
 
 
 def _pairs(
@@ -691,18 +709,24 @@ def _symbols(
         carry(cursor, start)
         cursor = int(np.searchsorted(old.symbol_file, at, side="right")) if path in old.index else start
         if path in tags:
-            names = tuple(sym.name for sym in tags[path].symbols)
-            ids = np.fromiter((index.get(n, -1) for n in names), dtype=np.int64, count=len(names))
-            fi = np.full(len(names), files.index[path], dtype=np.int32)
-            parts.append((fi, np.arange(len(names), dtype=np.int32), ids, names))
+            own = tuple(sym.name for sym in tags[path].symbols)
+            ids = np.fromiter((index.get(n, -1) for n in own), dtype=np.int64, count=len(own))
+            fi = np.full(len(own), files.index[path], dtype=np.int32)
+            parts.append((fi, np.arange(len(own), dtype=np.int32), ids, own))
     carry(cursor, len(old.symbol_file))
     if not parts:
         return SymbolColumns(np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int64), ())
+    names: tuple[str, ...] = ()
+    if len(parts) <= 8:  # tuple concatenation copies pointers; chaining iterates in Python
+        for part in parts:
+            names += part[3]
+    else:
+        names = tuple(itertools.chain.from_iterable(part[3] for part in parts))
     symbols = SymbolColumns(
         np.concatenate([part[0] for part in parts]),
         np.concatenate([part[1] for part in parts]),
         np.concatenate([part[2] for part in parts]),
-        tuple(itertools.chain.from_iterable(part[3] for part in parts)),
+        names,
     )
     if ident_remap is not None:  # names that just became identifiers, in files that did not change
         _mark_new_idents(old, files, idents, ident_remap, definers, symbols)
