@@ -104,7 +104,7 @@ class _RepoCore:
             raise
         if start_servers or not self._counter.has_stored_counts():
             _Background(self._counter.preload)
-        self._builder = MapBuilder(self.settings, self._counter)
+        self._builder = MapBuilder(self.settings, self._counter, visibility_conventions(self.registry))
         self._focus: tuple[str, ...] = ()
         """Files whose answers matter first: the last map's files and chat files."""
         self._changes = ChangeSet()
@@ -533,6 +533,16 @@ class _Background:
 
     def result(self) -> Any:
         return self._future.result()
+
+
+def visibility_conventions(registry: LanguageRegistry) -> dict[str, str | None]:
+    """Each language's ``[language] visibility`` (``hybridmap/visibility.py``), None when absent."""
+    out: dict[str, str | None] = {}
+    for name in registry.names:
+        section = registry.get(name).raw.get("language", {})
+        value = section.get("visibility") if isinstance(section, Mapping) else None
+        out[name] = value if isinstance(value, str) else None
+    return out
 
 
 def _co_change_on(settings: Settings) -> bool:

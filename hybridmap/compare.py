@@ -17,6 +17,7 @@ static map, ``+`` only in the hybrid one), then the differences.
 from __future__ import annotations
 
 import difflib
+import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -384,10 +385,15 @@ def _map_lines(result: MapResult) -> list[tuple[str, str]]:
     block = ""
     out = []
     for line in result.text.splitlines():
-        if line in headers:
-            block = line.removesuffix(":")
+        bare = _HEADER_MARKS.sub("", line)  # path: [R:3] [NEW] -> path:
+        if bare in headers:
+            block = bare.removesuffix(":")
         out.append((block, line.expandtabs(4)))
     return out
+
+
+#: The marks a file's header line may end with (``render.py``): dependents, then new.
+_HEADER_MARKS = re.compile(r"( \[R:\d+\])?( \[NEW\])?$")
 
 
 def _aligned(

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from .errors import ConfigError
+from .visibility import CONVENTIONS
 
 
 def _package_data_dir(name: str) -> Path:
@@ -91,6 +92,9 @@ def load_language(config_path: Path, query_dirs: Sequence[Path]) -> Language:
     roots = section.get("roots", [])
     if not isinstance(roots, list) or not all(isinstance(r, str) for r in roots):
         raise ConfigError(f"{config_path}: 'roots' must be a list of strings")
+    visibility = section.get("visibility")
+    if visibility is not None and visibility not in CONVENTIONS:
+        raise ConfigError(f"{config_path}: 'visibility' must be one of {', '.join(CONVENTIONS)}")
     query_name = section.get("query", f"{name}-tags.scm")
     query_path = None
     for directory in reversed(list(query_dirs)):

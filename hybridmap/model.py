@@ -296,6 +296,7 @@ class SymbolJson(TypedDict):
     detail: str
     provenance: str
     rank: float
+    public: bool | None
 
 
 class FileJson(TypedDict):
@@ -305,6 +306,8 @@ class FileJson(TypedDict):
     file_rank: float
     symbols: list[SymbolJson]
     why: list[str]
+    dependents: int
+    dependents_resolved: int
 
 
 class DiagnosticJson(TypedDict):
@@ -406,6 +409,9 @@ class RankedSymbol:
     end_line: int = 0
     """1-based last line of the definition (its body included); 0 when unknown."""
 
+    public: bool | None = None
+    """Public by its language's convention (``+`` in the text); None: the language says nothing."""
+
     def to_json(self) -> SymbolJson:
         return {
             "name": self.name,
@@ -416,6 +422,7 @@ class RankedSymbol:
             "detail": self.detail,
             "provenance": str(self.provenance),
             "rank": self.rank,
+            "public": self.public,
         }
 
 
@@ -431,6 +438,10 @@ class RankedFile:
     language: str | None = None
     file_rank: float = 0.0
     """The file's own PageRank times its path multipliers (what ``rank`` was before ``schema_version`` existed)."""
+    dependents: int = 0
+    """Other files with a use that resolves to or name-matches a definition of this one (``[R:N]``)."""
+    dependents_resolved: int = 0
+    """Of :attr:`dependents`, those whose dependence a source resolved (not a name match)."""
 
     def to_json(self) -> FileJson:
         return {
@@ -440,6 +451,8 @@ class RankedFile:
             "file_rank": self.file_rank,
             "symbols": [s.to_json() for s in self.symbols],
             "why": list(self.why),
+            "dependents": self.dependents,
+            "dependents_resolved": self.dependents_resolved,
         }
 
 

@@ -20,6 +20,7 @@ from .cochange import CoChange
 from .conversation import MessageIndex
 from .graph import RepoGraph
 from .graph_update import GraphUpdater
+from .marks import Dependents, Visibility, dependents
 from .merge import Merged, MergeMemo, merge_views
 from .model import (
     Diagnostic,
@@ -81,9 +82,14 @@ class BuildRequest:
 class MapBuilder:
     """Builds maps for one repository, keeping the graph and merge memo between calls."""
 
-    def __init__(self, settings: Settings, counter: Counter) -> None:
+    def __init__(
+        self, settings: Settings, counter: Counter, conventions: Mapping[str, str | None] | None = None
+    ) -> None:
         self._settings = settings
         self._counter = counter
+        self._conventions = conventions or {}
+        """Language -> its visibility convention (``+`` marks)."""
+        self._dependents: tuple[RepoGraph | None, dict[str, Dependents]] = (None, {})
         self._graph: RepoGraph | None = None
         self._graph_key: object = None
         self._graphs = GraphUpdater(settings)  # patches the last graph after an edit
@@ -126,7 +132,11 @@ class MapBuilder:
             co_change=inputs.co_change,
         )
         t3 = time.perf_counter()
-        renderer = Renderer(tags, self._settings, inputs.snapshot.special_files, frozenset(request.changes.new))
+        reach = self._dependents_of(graph)
+        visibility = Visibility(self._conventions, languages)
+        renderer = Renderer(
+            tags, self._settings, inputs.snapshot.special_files, frozenset(request.changes.new), visibility, reach
+        )
         packed = pack(ranking.items, renderer, self._counter, request.budget, self._settings.fill_attempts)
         self._counter.flush()
         t4 = time.perf_counter()
@@ -136,7 +146,7 @@ class MapBuilder:
             text=packed.text,
             tokens=packed.tokens,
             budget=request.budget,
-            files=ranked_files(packed.items, tags, ranking.file_scores, ranking.reasons, languages),
+            files=ranked_files(packed.items, tags, ranking.file_scores, ranking.reasons, languages, reach, visibility),
             servers=dict(inputs.servers),
             edges=graph.edge_counts_by_provenance(),
             diagnostics=tuple(diagnostics),
@@ -154,6 +164,11 @@ class MapBuilder:
             if item.symbol >= 0 and not (sym := tags[item.path].symbols[item.symbol]).detail
         ]
         return result, undescribed
+
+    def _dependents_of(self, graph: RepoGraph) -> dict[str, Dependents]:
+        if self._dependents[0] is not graph:
+            self._dependents = (graph, dependents(graph))
+        return self._dependents[1]
 
     def _message_index(self, base: SourceView) -> MessageIndex:
         """The index of names a message is read against (the base's files and definitions),
@@ -272,6 +287,8 @@ def ranked_files(
     scores: Mapping[str, float],
     reasons: Mapping[str, tuple[str, ...]],
     languages: Mapping[str, str],
+    reach: Mapping[str, Dependents] | None = None,
+    visibility: Visibility | None = None,
 ) -> tuple[RankedFile, ...]:
     """Files in the order of their best item (``items`` is best first), ranked by its score: the
     file's PageRank alone would not be monotonic (a file's best definition, not the file, ranks it)."""
@@ -288,14 +305,26 @@ def ranked_files(
                 rank=chosen[0].score,
                 file_rank=scores.get(path, 0.0),
                 language=languages.get(path),
-                symbols=tuple(ranked_symbol(symbols[it.symbol], it.score) for it in shown),
+                symbols=tuple(
+                    ranked_symbol(
+                        symbols[it.symbol],
+                        it.score,
+                        visibility.public(path, symbols, it.symbol) if visibility is not None else None,
+                    )
+                    for it in shown
+                ),
                 why=reasons.get(path, ()),
+                dependents=(reach or {}).get(path, _NO_DEPENDENTS).total,
+                dependents_resolved=(reach or {}).get(path, _NO_DEPENDENTS).resolved,
             )
         )
     return tuple(out)
 
 
-def ranked_symbol(symbol: Any, score: float) -> RankedSymbol:
+_NO_DEPENDENTS = Dependents(0, 0)
+
+
+def ranked_symbol(symbol: Any, score: float, public: bool | None = None) -> RankedSymbol:
     span = symbol.span
     # A span ending at column 0 ends with the previous line's newline.
     end = span.end_line if span.end_col > 0 or span.end_line == span.start_line else span.end_line - 1
@@ -309,6 +338,7 @@ def ranked_symbol(symbol: Any, score: float) -> RankedSymbol:
         detail=symbol.detail,
         col=symbol.name_col,
         end_line=max(end, symbol.name_line) + 1,
+        public=public,
     )
 
 

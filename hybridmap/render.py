@@ -3,7 +3,9 @@
 Each file block is its path followed by the signature lines of the chosen
 definitions, in file order, each preceded by the signature of its enclosing
 class/scope, with original indentation; ``⋮`` marks elided code between
-non-adjacent lines. Files chosen by name only are listed bare. Pure: the text
+non-adjacent lines. Files chosen by name only are listed bare. Marks (:mod:`.marks`): ``+``
+before a public definition, ``[R:N]`` after a path N other files depend on, ``[NEW]`` after a
+file new since the session's previous map. Pure: the text
 comes from the signatures stored in the tags, never from disk. Paths and lines
 come from the repository: they pass through :mod:`.sanitize`, so no control,
 bidi or invisible character reaches the text and a name cannot forge a header.
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
+from .marks import Dependents, Visibility
 from .model import FileTags
 from .rank import RankItem
 from .sanitize import escape_path, safe_line
@@ -28,11 +31,15 @@ class Renderer:
         settings: Settings,
         special_files: Sequence[str] = (),
         new_files: Collection[str] = (),
+        visibility: Visibility | None = None,
+        dependents: Mapping[str, Dependents] | None = None,
     ) -> None:
         self._tags = tags
         self._settings = settings
         self._new = new_files
         """Files that appeared since the session's previous map: ``[NEW]`` after the path."""
+        self._visibility = visibility if settings.render_public_marks else None
+        self._dependents = (dependents or {}) if settings.render_dependents_marks else {}
         self._lines: dict[tuple[str, int], tuple[tuple[int, str], ...]] = {}
         self.header = ""
         if special_files and settings.special_files_first:
@@ -52,8 +59,13 @@ class Renderer:
                 index = item.symbol
                 while index >= 0:  # the symbol, then each enclosing scope
                     sym = symbols[index]
+                    public = self._visibility is not None and self._visibility.public(item.path, symbols, index)
                     for offset, text in enumerate(sym.signature.split("\n")):
-                        out.setdefault(sym.span.start_line + offset, self._cut(safe_line(text)))
+                        line = self._cut(safe_line(text))
+                        if public and offset == 0:
+                            stripped = line.lstrip()
+                            line = line[: len(line) - len(stripped)] + "+" + stripped
+                        out.setdefault(sym.span.start_line + offset, line)
                     index = sym.parent
             lines = self._lines[key] = tuple(sorted(out.items()))
         return lines
@@ -69,6 +81,9 @@ class Renderer:
         for path, block in blocks.items():
             shown = escape_path(path)
             mark_new = " [NEW]" if path in self._new else ""
+            reach = self._dependents.get(path)
+            if reach is not None and reach.total >= self._settings.dependents_mark_min:
+                mark_new = f" [R:{reach.total}]" + mark_new
             if not block:
                 parts.append(shown + mark_new + "\n")
                 continue

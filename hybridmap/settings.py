@@ -322,6 +322,14 @@ class RankSettings(IndexSettings):
     """Rendered lines are cut at this many characters (minified code, long literals)."""
     elision_mark: str = "⋮"
     """Line marking elided code between shown lines."""
+    render_public_marks: bool = True
+    """``+`` before a definition that is public by its language's convention (``visibility`` in
+    its TOML; ``hybridmap/visibility.py``)."""
+    render_dependents_marks: bool = True
+    """``[R:N]`` after a file's path: N other files depend on it (resolved uses where a source
+    resolved them, name matches otherwise; the JSON's ``dependents`` / ``dependents_resolved``)."""
+    dependents_mark_min: int = 2
+    """``[R:N]`` only from this many dependents on (one dependent says little, and costs tokens)."""
     special_files_first: bool = True
     """List README, manifests, AGENTS.md and CI config names at the top of the map."""
 
@@ -706,6 +714,9 @@ RULES: Mapping[str, Rule] = {
     "max_line_chars": _int(1, 100_000),
     "elision_mark": Rule("text", 0, 16),
     "special_files_first": _BOOL,
+    "render_public_marks": _BOOL,
+    "render_dependents_marks": _BOOL,
+    "dependents_mark_min": _int(1, 1_000_000),
     "fill_attempts": _int(0, 100_000, protective=True),
     "trust_repository_servers": Rule("bool", protective=True),
     "server_start_delay": _float(0.0, 60.0),
@@ -777,6 +788,9 @@ REPOSITORY_TUNABLE = frozenset(
             "file_symbol_decay",
             "pin_mentioned_definitions",
             "special_files_first",
+            "render_public_marks",
+            "render_dependents_marks",
+            "dependents_mark_min",
             "path_weighted_teleport",
             "name_match_linkage",
             "prototype_yields_to_definition",
