@@ -73,16 +73,17 @@ async def run_hybridmap(
         for request in requests:
             task = tasks[request.task]
             start = time.perf_counter()
-            # message-text: the task carries what MessageIndex read in the text (tasks.py). Once
-            # the pipeline reads ``message=`` itself (issue 15, being wired), pass the text instead.
+            # message-text: the text itself, read by the map as an agent's call would have it read
+            # (``message=``); the task's own reading of it (tasks.py) is what the report shows.
+            text_task = task.kind == "message-text"
             result = await repo.map(
                 MapRequest(
                     chat_files=task.chat_files,
-                    mentioned_files=task.mentioned_files if task.kind == "message-text" else (),
-                    mentioned_idents=task.mentions,
+                    mentioned_idents=() if text_task else task.mentions,
                     tokens=request.budget,
                     mode=mode,
                     server_wait=0.0,
+                    message=task.text if text_task else "",
                 )
             )
             outcomes.append(outcome_of(result, time.perf_counter() - start))

@@ -132,8 +132,8 @@ def build_tasks(
         if message_index is None:
             raise ValueError("a message-text task needs the parent's MessageIndex")
         text = message_text(commit.message)
-        # What AsyncRepoMap.map(message=text) is to do (issue 15, being wired into the pipeline
-        # meanwhile): the same reading, here done by the eval and passed as mentions.
+        # The reading AsyncRepoMap.map(message=text) does, kept with the task for the report (the
+        # systems are given the text: systems.py).
         read = message_index.extract(text)
         tasks.append(Task("message-text", (), read.idents, read.files, changed, all_defs, text))
     return CommitTasks(tuple(tasks), all_defs, tuple(skipped))
