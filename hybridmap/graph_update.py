@@ -112,6 +112,8 @@ class GraphUpdater:
         """Rows per identifier, per definition and per file pair of the last graph (None: count)."""
         self.last_mode = ""
         """How the last graph came: ``rebuilt``, ``updated`` or ``unchanged`` (for stats, tests)."""
+        self.rebuilds = 0
+        """Graphs built from scratch so far."""
 
     @property
     def graph(self) -> RepoGraph | None:
@@ -142,6 +144,7 @@ class GraphUpdater:
         self._graph, self._tags, self._resolved, self._refs, self._pos = graph, tags, pairs, refs, pos
         self._referrers, self._counts = None, None
         self.last_mode = "rebuilt"
+        self.rebuilds += 1
         return graph
 
     def _referrers_of(self, names: set[str]) -> dict[str, list[str]]:

@@ -1,0 +1,246 @@
+"""The incremental graph (``hybridmap.graph_update``) equals a rebuild after every edit.
+
+Equality is :func:`hybridmap.graph_update.graph_differences`: the same files and identifiers in
+order, the same edge rows in the same (canonical) order with weights equal bit for bit and
+provenance compared by name, the same definers, symbol columns, file pairs and definition keys;
+and the ranking of both graphs is equal (``==`` on the whole :class:`~hybridmap.rank.Ranking`:
+every item, score, file score and reason), since the rows are summed in the same order.
+
+Two property tests: random edit sequences on a repository of real files mapped by the real
+``RepoMap`` (tree-sitter, workspace, ``MapBuilder``), and random sequences on tags directly,
+which also move language-server-style resolved pairs (targets inside and outside the repository).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import tempfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hybridmap import RepoMap, graph_update
+from hybridmap.graph import RepoGraph, build_graph
+from hybridmap.graph_update import GraphUpdater, graph_differences
+from hybridmap.model import FileTags, Span, Symbol
+from hybridmap.rank import rank
+from hybridmap.settings import Settings
+
+#: Few names, so that files define and use the same ones (definer sets move with every edit).
+NAMES = ("load_index", "save", "parse_args", "Config", "run", "helper", "_private", "get")
+DIRS = ("", "pkg/", "pkg/sub/", "tests/")
+#: Settings under which weights and cut-offs move with small definer counts.
+TIGHT = dataclasses.replace(Settings(), common_ident_definers=1, max_definers_per_ident=3, self_reference_weight=0.5)
+
+Repo = dict[str, tuple[list[str], list[str]]]
+"""path -> (names it defines, names it calls), in order."""
+
+
+def source(defs: list[str], uses: list[str]) -> str:
+    lines = [f"def {name}(value):\n    return value\n" for name in defs]
+    lines.extend(f"{name}(1)\n" for name in uses)
+    return "\n".join(lines) or "\n"
+
+
+def apply(repo: Repo, op: tuple[Any, ...]) -> None:
+    """One edit: add/remove a definition or a use, add/remove/rename a file (skipped when it
+    does not apply, e.g. removing from an empty file)."""
+    kind, pick, name, place = op
+    paths = sorted(repo)
+    path = paths[pick % len(paths)] if paths else None
+    if kind == "add_file" or path is None:
+        repo[f"{DIRS[pick % len(DIRS)]}m{len(repo)}_{pick}.py"] = ([name], [NAMES[(pick + 3) % len(NAMES)]])
+        return
+    defs, uses = repo[path]
+    if kind == "add_def":
+        defs.insert(place % (len(defs) + 1), name)
+    elif kind == "remove_def" and defs:
+        defs.pop(place % len(defs))
+    elif kind == "add_use":
+        uses.insert(place % (len(uses) + 1), name)
+    elif kind == "remove_use" and uses:
+        uses.pop(place % len(uses))
+    elif kind == "remove_file" and len(repo) > 1:
+        del repo[path]
+    elif kind == "rename_file":
+        repo[f"{DIRS[place % len(DIRS)]}r{pick}_{Path(path).name}"] = repo.pop(path)
+
+
+OPS = st.tuples(
+    st.sampled_from(["add_def", "remove_def", "add_use", "remove_use", "add_file", "remove_file", "rename_file"]),
+    st.integers(0, 50),
+    st.sampled_from(NAMES),
+    st.integers(0, 50),
+)
+START = st.dictionaries(
+    st.sampled_from([f"{d}f{i}.py" for d in DIRS for i in range(3)]),
+    st.tuples(st.lists(st.sampled_from(NAMES), max_size=3), st.lists(st.sampled_from(NAMES), max_size=4)),
+    min_size=4,
+    max_size=8,
+)
+
+
+def write(root: Path, repo: Repo) -> None:
+    for old in root.rglob("*.py"):
+        if old.relative_to(root).as_posix() not in repo:
+            old.unlink()
+    for path, (defs, uses) in repo.items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        text = source(defs, uses)
+        if not target.exists() or target.read_text() != text:
+            target.write_text(text)
+
+
+def assert_same_as_rebuild(
+    graph: RepoGraph, tags: Mapping[str, FileTags], config: Settings, resolved: Any = None
+) -> None:
+    want = build_graph(tags, config, resolved)
+    assert graph_differences(graph, want) == []
+    chat = sorted(tags)[:1]
+    for chat_files, idents in (([], []), (chat, ["get"])):
+        ask: dict[str, Any] = {"chat_files": chat_files, "mentioned_files": [], "mentioned_idents": idents}
+        assert rank(graph, tags, settings=config, **ask) == rank(want, tags, settings=config, **ask)
+
+
+@contextlib.contextmanager
+def never_rebuilt() -> Iterator[None]:
+    """Every change goes through the update (a small repository's edits touch a large share of
+    its files, which would otherwise rebuild)."""
+    share = graph_update.REBUILD_SHARE
+    graph_update.REBUILD_SHARE = float("inf")
+    try:
+        yield
+    finally:
+        graph_update.REBUILD_SHARE = share
+
+
+def updater_of(repo: RepoMap) -> GraphUpdater:
+    """The map's graph updater (internal: to see that the graph was patched, not rebuilt)."""
+    updater: GraphUpdater = repo._async._builder._graphs
+    return updater
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(start=START, ops=st.lists(OPS, min_size=1, max_size=10))
+def test_real_edits_map_to_the_rebuilt_graph(start: Repo, ops: list[tuple[Any, ...]]) -> None:
+    repo = {path: (list(defs), list(uses)) for path, (defs, uses) in start.items()}
+    with tempfile.TemporaryDirectory() as scratch, never_rebuilt():
+        root = Path(scratch)
+        write(root, repo)
+        with RepoMap(root, overrides={"use_cache": False}, start_servers=False) as mapper:
+            mapper.map(mode="static", tokens=256)
+            config = mapper.settings
+            for op in ops:
+                apply(repo, op)
+                write(root, repo)
+                mapper.map(mode="static", tokens=256, chat_files=sorted(repo)[:1])
+                graph = mapper.graph()
+                assert graph is not None
+                tags = mapper.tags()
+                assert set(tags) == set(repo)
+                assert_same_as_rebuild(graph, tags, config)
+            assert updater_of(mapper).rebuilds == 1  # every later graph was patched
+
+
+def test_real_edits_are_patched_not_rebuilt(tmp_path: Path) -> None:
+    """The property above is not vacuous: a one-file edit in a repository of ten files patches
+    the graph, and the patched graph is the one the map ranked."""
+    repo: Repo = {f"pkg/f{i}.py": ([NAMES[i % 8]], [NAMES[(i + 1) % 8], "get"]) for i in range(10)}
+    write(tmp_path, repo)
+    with RepoMap(tmp_path, overrides={"use_cache": False}, start_servers=False) as mapper:
+        mapper.map(mode="static", tokens=256)
+        assert updater_of(mapper).last_mode == "rebuilt"
+        before = mapper.graph()
+        assert before is not None and before.definers["get"] == (before.index["pkg/f7.py"],)
+        repo["pkg/f3.py"][0].append("get")  # a second definer of a name every file uses
+        write(tmp_path, repo)
+        mapper.map(mode="static", tokens=256)
+        assert updater_of(mapper).last_mode == "updated"
+        graph = mapper.graph()
+        assert graph is not None
+        get = graph.ident_index["get"]
+        assert {graph.files[int(d)] for d in graph.edge_dst[graph.edge_ident == get]} == {"pkg/f3.py", "pkg/f7.py"}
+        assert_same_as_rebuild(graph, mapper.tags(), mapper.settings)
+
+
+def tags_of(defs: list[str], uses: list[str]) -> FileTags:
+    symbols = tuple(Symbol(name, "function", Span(i, 0, i + 1, 0), i, 0, "") for i, name in enumerate(defs))
+    return FileTags(symbols, tuple(uses))
+
+
+PAIR_OPS = st.tuples(st.integers(0, 50), st.integers(0, 50), st.lists(st.integers(0, 60), max_size=3))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    start=START,
+    steps=st.lists(st.tuples(OPS, st.lists(PAIR_OPS, max_size=2)), min_size=1, max_size=12),
+    tight=st.booleans(),
+)
+def test_tag_edits_and_resolved_pairs_update_to_the_rebuilt_graph(
+    start: Repo, steps: list[tuple[tuple[Any, ...], list[tuple[int, int, list[int]]]]], tight: bool
+) -> None:
+    config = TIGHT if tight else Settings()
+    repo = {path: (list(defs), list(uses)) for path, (defs, uses) in start.items()}
+    updater = GraphUpdater(config)
+    tags = {p: tags_of(*v) for p, v in repo.items()}
+    updater.update(tags)
+    with never_rebuilt():
+        _tag_steps(updater, repo, tags, steps, config)
+
+
+def _tag_steps(
+    updater: GraphUpdater,
+    repo: Repo,
+    tags: dict[str, FileTags],
+    steps: list[tuple[tuple[Any, ...], list[tuple[int, int, list[int]]]]],
+    config: Settings,
+) -> None:
+    resolved: dict[tuple[str, str], dict[str, str]] = {}
+    for op, pair_ops in steps:
+        apply(repo, op)
+        # Unchanged files keep their tags object, as the sources do.
+        tags = {p: tags[p] if tags.get(p) is not None and _same(tags[p], v) else tags_of(*v) for p, v in repo.items()}
+        paths = sorted(repo)
+        for pick, use, targets in pair_ops:  # a server resolving (or forgetting) a use
+            path = paths[pick % len(paths)]
+            uses = repo[path][1]
+            if not uses:
+                continue
+            key = (path, uses[use % len(uses)])
+            if not targets and key in resolved:
+                del resolved[key]
+            else:
+                named = [paths[t % len(paths)] if t < 50 else f"outside{t}.py" for t in targets]
+                resolved[key] = {t: ("lsp", "scip")[i % 2] for i, t in enumerate(named)}
+        graph = updater.update(tags, dict(resolved) or None)
+        assert updater.last_mode in ("updated", "unchanged")
+        assert_same_as_rebuild(graph, tags, config, dict(resolved) or None)
+
+
+def _same(tags: FileTags, value: tuple[list[str], list[str]]) -> bool:
+    return [s.name for s in tags.symbols] == value[0] and list(tags.ref_names) == value[1]
+
+
+def test_a_difference_is_seen() -> None:
+    """The equality can fail: one weight, one row's provenance, one definer set."""
+    tags = {"a.py": tags_of(["run"], ["get"]), "b.py": tags_of(["get"], ["run", "get"]), "c.py": tags_of(["get"], [])}
+    graph = build_graph(tags, Settings())
+    assert graph_differences(graph, build_graph(tags, Settings())) == []
+    weight = graph.edge_weight.copy()
+    weight[0] *= 1 + 1e-15  # a few units in the last place
+    rows = len(weight)
+    assert graph_differences(dataclasses.replace(graph, edge_weight=weight), graph) == [
+        f"edge_weight differ ({rows} vs {rows} values)"
+    ]
+    lsp = np.ones_like(graph.edge_provenance)
+    assert graph_differences(dataclasses.replace(graph, edge_provenance=lsp), graph) == [
+        f"edge_provenance differ ({rows} vs {rows} values)"
+    ]
+    assert graph_differences(dataclasses.replace(graph, definers={"get": (1,)}), graph) == ["definers differ"]
