@@ -31,7 +31,8 @@ def test_reports_the_chosen_server_started_for_real(tmp_path: Path) -> None:
     checks = {c["language"]: c for c in json.loads(proc.stdout)["languages"]}
     python = checks["python"]
     assert python["files"] == 4 and python["chosen"] == "ty"
-    assert [c["name"] for c in python["candidates"]] == ["ty", "basedpyright", "pylsp"]
+    names = [c["name"] for c in python["candidates"]]
+    assert names == ["ty", "basedpyright", "pylsp", "pyrefly", "jedi-language-server"]
     assert python["candidates"][0]["executable"].endswith("/ty")
     assert python["report"]["state"] == "ready" and python["report"]["seconds_to_ready"] >= 0
     assert "ty 0.0" in python["report"]["detail"]

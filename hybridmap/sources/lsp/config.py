@@ -15,10 +15,13 @@ In ``lsp_configs/<lang>.toml`` (Helix shape)::
     settings = {}                   # answered to workspace/configuration, by section
     environment = {}                # extra environment variables for the process
     timeout = 20                    # seconds per request
-    ready = "initialized"           # initialized | progress | log:<regex> | first-answer
+    ready = "initialized"           # initialized | progress | log:<regex> | first-answer | server-status
+                                    # (rust-analyzer's experimental/serverStatus "quiescent")
     ready-timeout = 60              # seconds before an un-ready server is used anyway / given up on
     required-root-patterns = []     # the server is skipped unless one of these exists in ROOT
     install = "pip install ty"      # what `hybridmap servers` tells a user when it is missing
+    open-settle = 0                 # seconds a request on a just-opened file waits (servers that
+                                    # analyze an opened file in the background and answer [] till then)
     degraded = []                   # regexes: a log/show message or an error diagnostic matching
                                     # one means "up, but cannot load the project" (state degraded)
     degraded-hint = ""              # what the user can do about it, added to the server's words
@@ -43,7 +46,7 @@ from typing import Any
 from ...errors import ConfigError
 from .roots import MAX_MARKERS, RootMarkers, marker_problem
 
-READY_MODES = ("initialized", "progress", "first-answer")
+READY_MODES = ("initialized", "progress", "first-answer", "server-status")
 
 #: Bounds on what a config file may declare: a repository's own file is read (and shown by
 #: ``hybridmap servers``) even when it is never trusted, so none of its values may crash,
@@ -69,6 +72,8 @@ class ServerConfig:
     ready_timeout: float = 60.0
     required_root_patterns: tuple[str, ...] = ()
     install: str = ""
+    open_settle: float = 0.0
+    """Seconds after a file's didOpen before a request on it is sent (0: at once)."""
     degraded: tuple[re.Pattern[str], ...] = ()
     """A message (log, show, or an error diagnostic) matching one of these: the server is up but
     cannot load the project; it is reported ``degraded`` with that message."""
@@ -176,6 +181,7 @@ def parse_server(name: str, data: Mapping[str, Any], source: Path, trusted: bool
         ready_timeout=_seconds(data, "ready-timeout", 60.0, where),
         required_root_patterns=_patterns(data.get("required-root-patterns", []), where),
         install=_text(data.get("install", ""), "install", where),
+        open_settle=_seconds(data, "open-settle", 0.0, where) if "open-settle" in data else 0.0,
         degraded=degraded_patterns,
         degraded_hint=_text(data.get("degraded-hint", ""), "degraded-hint", where),
         source=source,

@@ -31,12 +31,14 @@ class ClientHandlers:
         on_progress: Callable[[str, str | None], None],
         on_message: Callable[[str], None],
         on_error_diagnostic: Callable[[str, str], None] | None = None,
+        on_status: Callable[[bool, str, str], None] | None = None,
     ) -> None:
         self._config = config
         self._root = root
         self._on_progress = on_progress
         self._on_message = on_message
         self._on_error_diagnostic = on_error_diagnostic
+        self._on_status = on_status
         self.requests: dict[str, Handler] = {
             T.WORKSPACE_CONFIGURATION: self._configuration,
             T.WORKSPACE_WORKSPACE_FOLDERS: self._folders,
@@ -51,6 +53,9 @@ class ClientHandlers:
             T.WINDOW_LOG_MESSAGE: self._message,
             T.WINDOW_SHOW_MESSAGE: self._message,
         }
+        # rust-analyzer's own status (offered in our experimental capabilities): quiescent once
+        # the workspace is loaded and indexed; health "error"/"warning" with its reason.
+        self.notifications["experimental/serverStatus"] = self._server_status
         if on_error_diagnostic is not None and config.degraded:
             # Read only for a server whose config says which errors mean "cannot load the
             # project" (clangd: an include it cannot find).
@@ -85,6 +90,16 @@ class ClientHandlers:
 
     def _message(self, params: T.LogMessageParams | T.ShowMessageParams) -> None:
         self._on_message(params.message)
+
+    def _server_status(self, params: Any) -> None:
+        if self._on_status is None or not isinstance(params, dict):
+            return
+        health, message = params.get("health"), params.get("message")
+        self._on_status(
+            params.get("quiescent") is True,
+            health if isinstance(health, str) else "",
+            message if isinstance(message, str) else "",
+        )
 
     def _diagnostics(self, params: T.PublishDiagnosticsParams) -> None:
         if self._on_error_diagnostic is None:

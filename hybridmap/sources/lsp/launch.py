@@ -66,8 +66,10 @@ def user_servers_dir(environ: Mapping[str, str] | None = None) -> Path:
 def _server_dirs(servers: Path) -> tuple[Path, ...]:
     return (
         servers / "node" / "node_modules" / ".bin",
-        servers / "bin",  # links with our own names (tsgo → TypeScript 7's tsc)
+        servers / "lsp" / "node_modules" / ".bin",  # npm servers: PHP, Bash, Svelte, Elm, Solidity, Vue
+        servers / "bin",  # links with our own names (tsgo → TypeScript 7's tsc; PyPI servers' own venvs)
         servers / "go" / "bin",  # gopls built with the machine's Go
+        servers / "cargo" / "bin",  # servers built with the machine's cargo (neocmakelsp)
     )
 
 

@@ -122,6 +122,14 @@ class Readiness:
             return ServerState.DEGRADED
         return self.state
 
+    def on_status(self, quiescent: bool, health: str, message: str) -> None:
+        """rust-analyzer's ``experimental/serverStatus``: ready when quiescent; a health of
+        "warning"/"error" is its reason for not loading (matched against ``degraded``)."""
+        if health in ("warning", "error") and message:
+            self.check_degraded(message)
+        if quiescent and self.config.ready == "server-status":
+            self.mark_ready("server status quiescent")
+
     def on_answer(self, non_empty: bool) -> None:
         if non_empty and self.config.ready == "first-answer":
             self.mark_ready("first non-empty answer")

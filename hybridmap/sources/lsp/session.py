@@ -112,6 +112,7 @@ class LspSession:
         self._process = ServerProcess(f"{os.getpid()}-{os.urandom(8).hex()}", self._on_message)
         self._channel: Channel | None = None
         self._opened: dict[str, int] = {}
+        self._opened_at: dict[str, float] = {}
         self._closing = False
         self._background: list[asyncio.Task[Any]] = []
 
@@ -250,7 +251,12 @@ class LspSession:
 
     def _connect(self) -> None:
         handlers = ClientHandlers(
-            self.config, self.root, self._readiness.on_progress, self._on_message, self._readiness.check_degraded
+            self.config,
+            self.root,
+            self._readiness.on_progress,
+            self._on_message,
+            self._readiness.check_degraded,
+            self._readiness.on_status,
         )
         self._channel = Channel(
             self._process.write,
@@ -298,6 +304,8 @@ class LspSession:
         if self._channel is None or not self.alive:
             raise ServerError(f"{self.config.name}: not running ({self.state})")
         limit = self.config.timeout if timeout is None else timeout
+        if self._opened_at:
+            await self._settle(params)
         for attempt in range(retries + 1):
             self._health.asking()
             try:
@@ -314,6 +322,15 @@ class LspSession:
             await asyncio.sleep(0.05 * 2**attempt)
         raise ServerError(f"{self.config.name}: {method}: no answer")  # pragma: no cover
 
+    async def _settle(self, params: Any) -> None:
+        """With ``open-settle``: a request on a file opened less than that ago waits the rest."""
+        document = getattr(params, "text_document", None)
+        opened = self._opened_at.get(getattr(document, "uri", ""))
+        if opened is not None:
+            rest = opened + self.config.open_settle - time.monotonic()
+            if rest > 0:
+                await asyncio.sleep(rest)
+
     def _notify(self, method: str, params: Any) -> None:
         if self._channel is not None and self.alive:
             self._channel.notify(method, params)
@@ -324,6 +341,8 @@ class LspSession:
         if self._channel is None or not self.alive or uri in self._opened:
             return
         self._opened[uri] = 1
+        if self.config.open_settle:
+            self._opened_at[uri] = time.monotonic()
         self._readiness.on_first_open()
         item = T.TextDocumentItem(uri=uri, language_id=language_id, version=1, text=text)
         self._notify(T.TEXT_DOCUMENT_DID_OPEN, T.DidOpenTextDocumentParams(text_document=item))
@@ -346,6 +365,7 @@ class LspSession:
         if self._channel is None or not self.alive or uri not in self._opened:
             return
         del self._opened[uri]
+        self._opened_at.pop(uri, None)
         params = T.DidCloseTextDocumentParams(text_document=T.TextDocumentIdentifier(uri=uri))
         self._notify(T.TEXT_DOCUMENT_DID_CLOSE, params)
 
@@ -433,6 +453,8 @@ def server_version(name: str, version: str) -> str:
 
 def _client_capabilities() -> T.ClientCapabilities:
     return T.ClientCapabilities(
+        # rust-analyzer tells when it is done loading (ready = "server-status").
+        experimental={"serverStatusNotification": True},
         general=T.GeneralClientCapabilities(
             position_encodings=[T.PositionEncodingKind.Utf8, T.PositionEncodingKind.Utf16]
         ),
