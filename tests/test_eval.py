@@ -567,11 +567,13 @@ def test_eval_markdown_table(history: tuple[Path, dict[str, str]], tmp_path: Pat
     header = next(line for line in lines if line.startswith("| system |"))
     assert header == (
         "| system | task | tasks (with defs) | recall@512 | recall@1024 | MRR@512 | MRR@1024 | "
-        "defs@512 | defs@1024 | s/map median | s/map p95 | max tokens/budget |"
+        "top5@512 | top5@1024 | defs@512 | defs@1024 | s/map median | s/map p95 | max tokens/budget |"
     )
     rows = [line for line in lines if line.startswith("| hybridmap static |")]
     assert [row.split(" | ")[1] for row in rows] == ["co-edit", "message", "message-text"]
     assert all(row.split(" | ")[2] == "2 (2)" for row in rows)
+    # top5 columns are measured (numbers, not the empty mark of a report saved before them).
+    assert all(all(cell.replace(".", "").isdigit() for cell in row.split(" | ")[7:9]) for row in rows), rows
 
 
 def test_hybrid_mode_uses_the_server_within_its_wait(history: tuple[Path, dict[str, str]]) -> None:
@@ -827,3 +829,13 @@ def test_peer_aider_runs_the_real_aider(history: tuple[Path, dict[str, str]]) ->
     c1 = data["commits"][2]
     co_edit = next(m for m in c1["runs"]["aider"]["maps"] if m["task"] == "co-edit" and m["budget"] == 4096)
     assert co_edit["files"][0] == "app/store.py"  # what the chat file models.py imports ranks first
+
+
+def test_first_five_recall_counts_only_the_top_of_the_map() -> None:
+    from hybridmap.evaluate.metrics import MapOutcome, ShownFile, score
+    from hybridmap.evaluate.tasks import Task
+
+    task = Task("co-edit", ("chat.py",), (), (), ("deep.py", "top.py"), ())
+    files = tuple(ShownFile(p, ()) for p in ("a.py", "top.py", "b.py", "c.py", "d.py", "deep.py"))
+    result = score(task, MapOutcome(files, 100, 0.1))
+    assert (result.file_recall, result.first_five_recall, result.reciprocal_rank) == (1.0, 0.5, 0.5)

@@ -2,6 +2,8 @@
 
 * file recall: share of the task's target files that appear in the map;
 * reciprocal rank: 1 / position of the first target file in the map's rank order (0 if none);
+* first-five recall: share of the target files among the map's first five files (what a model
+  reads first; a map that lists many files can hold more of them and still rank them low);
 * definition recall: share of the task's changed definitions the map shows (same file, same name);
   undefined (None) for a task whose targets have no changed definition.
 """
@@ -13,6 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .tasks import Task
+
+#: The files of a map counted by first-five recall.
+FIRST_FILES = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +41,7 @@ class Score:
     reciprocal_rank: float
     definitions_hit: int
     definitions_total: int
+    first_five_recall: float = 0.0
 
     @property
     def definition_recall(self) -> float | None:
@@ -48,6 +54,7 @@ class Score:
             "definition_recall": self.definition_recall,
             "definitions_hit": self.definitions_hit,
             "definitions_total": self.definitions_total,
+            "first_five_recall": self.first_five_recall,
         }
 
 
@@ -57,7 +64,9 @@ def score(task: Task, outcome: MapOutcome) -> Score:
     recall = len(targets & shown.keys()) / len(targets) if targets else 0.0
     rr = next((1.0 / (i + 1) for i, f in enumerate(outcome.files) if f.path in targets), 0.0)
     hit = sum(1 for d in task.definitions if d.name in shown.get(d.path, ()))
-    return Score(recall, rr, hit, len(task.definitions))
+    first = {f.path for f in outcome.files[:FIRST_FILES]}
+    top = len(targets & first) / len(targets) if targets else 0.0
+    return Score(recall, rr, hit, len(task.definitions), top)
 
 
 def mean(values: Sequence[float]) -> float | None:

@@ -134,6 +134,8 @@ class SummaryRow:
     tasks: int
     recall: dict[int, float | None]
     mrr: dict[int, float | None]
+    first_five: dict[int, float | None]
+    """Share of the target files among the map's first five files."""
     definition_recall: dict[int, float | None]
     definition_tasks: int
     seconds_median: float | None
@@ -148,6 +150,7 @@ class SummaryRow:
             "tasks": self.tasks,
             "recall": {str(b): v for b, v in self.recall.items()},
             "mrr": {str(b): v for b, v in self.mrr.items()},
+            "first_five": {str(b): v for b, v in self.first_five.items()},
             "definition_recall": {str(b): v for b, v in self.definition_recall.items()},
             "definition_tasks": self.definition_tasks,
             "seconds_median": self.seconds_median,
@@ -182,6 +185,7 @@ def summarize(
                     tasks=tasks,
                     recall={b: mean([m["file_recall"] for m in v]) for b, v in by_budget.items()},
                     mrr={b: mean([m["reciprocal_rank"] for m in v]) for b, v in by_budget.items()},
+                    first_five={b: _first_five(v) for b, v in by_budget.items()},
                     definition_recall={b: mean(v) for b, v in with_defs.items()},
                     definition_tasks=max((len(v) for v in with_defs.values()), default=0),
                     seconds_median=statistics.median(seconds) if seconds else None,
@@ -190,6 +194,12 @@ def summarize(
                 )
             )
     return rows
+
+
+def _first_five(maps: Sequence[Mapping[str, Any]]) -> float | None:
+    """Mean first-five recall; None for a report saved before it was measured."""
+    values = [m["first_five_recall"] for m in maps if "first_five_recall" in m]
+    return mean(values) if len(values) == len(maps) else None
 
 
 def _maps(commit: Mapping[str, Any], system: str) -> list[dict[str, Any]]:
@@ -258,6 +268,7 @@ def _table(rows: Sequence[Mapping[str, Any]], budgets: Sequence[int], versions: 
         ["system", "task", "tasks (with defs)"]
         + [f"recall@{b}" for b in budgets]
         + [f"MRR@{b}" for b in budgets]
+        + [f"top5@{b}" for b in budgets]
         + [f"defs@{b}" for b in budgets]
         + ["s/map median", "s/map p95", "max tokens/budget"]
     )
@@ -267,6 +278,7 @@ def _table(rows: Sequence[Mapping[str, Any]], budgets: Sequence[int], versions: 
             [_label(row["system"], versions), row["task"], f"{row['tasks']} ({row['definition_tasks']})"]
             + [_num(row["recall"][str(b)]) for b in budgets]
             + [_num(row["mrr"][str(b)]) for b in budgets]
+            + [_num(row.get("first_five", {}).get(str(b))) for b in budgets]
             + [_num(row["definition_recall"][str(b)]) for b in budgets]
             + [_num(row["seconds_median"]), _num(row["seconds_p95"]), _num(row["max_budget_use"], 2)]
         )
@@ -295,7 +307,8 @@ def render_markdown(document: Mapping[str, Any]) -> str:
     lines += [
         "",
         "recall: share of the target files in the map; MRR: mean reciprocal rank of the first "
-        "target file; defs: share of the changed definitions shown, over the tasks that have some; "
+        "target file; top5: share of the target files among the map's first five files; "
+        "defs: share of the changed definitions shown, over the tasks that have some; "
         "s/map: one measured map (after the checkout's first map).",
     ]
     ready = int(document.get("servers_ready_commits", 0))
