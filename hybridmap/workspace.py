@@ -26,7 +26,7 @@ from pathlib import Path
 from .languages import LanguageRegistry
 from .model import Diagnostic, FileStatus
 from .settings import Settings
-from .walk import is_special_file, list_files, read_source, stat_signature
+from .walk import is_special_file, list_files, read_source
 
 Progress = Callable[[str, int, int], None]
 
@@ -129,13 +129,14 @@ class Workspace:
         reused = read_count = 0
         # Files whose ctime is at or after this were changing while we looked (module docstring).
         racy_from = time.time_ns() - int(self._settings.stat_racy_seconds * 1e9)
+        prefix = os.path.join(self.root, "")
         for index, rel in enumerate(listing.paths, start=1):
             if is_special_file(rel):
                 special.append(rel)
             language = self._registry.language_for(rel)
             if language is None:
                 continue
-            sig = stat_signature(self.root, rel)
+            sig = _stat_signature(prefix + rel)
             if sig is None and _missing(self.root / rel):
                 # Listed (git's index lists deleted files too) but not there: not a file of this
                 # snapshot, so a removal for the sources; said, since it may be a race with us.
@@ -191,6 +192,17 @@ class Workspace:
         if result.status is not FileStatus.OK or result.sha256 != state.sha256:
             return None
         return result.data
+
+
+def _stat_signature(path: str) -> tuple[int, int, int, int] | None:
+    """:func:`hybridmap.walk.stat_signature` of ``root / rel`` given as one string: every
+    refresh stats every listed file, and building a ``Path`` per file was a third of a warm
+    refresh of the standard library (~10 ms of ~30 ms)."""
+    try:
+        st = os.stat(path, follow_symlinks=True)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
 
 
 def _missing(path: Path) -> bool:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import tempfile
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hybridmap import RepoMap, graph_update
-from hybridmap.graph import RepoGraph, build_graph
+from hybridmap.graph import RepoGraph, build_graph, definer_counts
 from hybridmap.graph_update import GraphUpdater, graph_differences
 from hybridmap.model import FileTags, Span, Symbol
 from hybridmap.rank import rank
@@ -221,6 +222,8 @@ def _tag_steps(
                 resolved[key] = {t: ("lsp", "scip")[i % 2] for i, t in enumerate(named)}
         graph = updater.update(tags, dict(resolved) or None)
         assert updater.last_mode in ("updated", "unchanged")
+        # The API's definer counts, kept from the previous call, equal a fresh count.
+        assert definer_counts(tags) == Counter(name for t in tags.values() for name in {s.name for s in t.symbols})
         assert_same_as_rebuild(graph, tags, config, dict(resolved) or None)
 
 
