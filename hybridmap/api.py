@@ -29,13 +29,16 @@ from .cache import Cache
 from .cochange import CoChangeIndex
 from .compare import Comparison, compare_maps
 from .errors import RequestError
+from .file_search import FileSearch
 from .graph import RepoGraph, definer_counts
 from .languages import LanguageRegistry
 from .live import EventHub, LiveEvent, Watcher
+from .lookups import Lookups
 from .merge import merge_views
 from .model import Diagnostic, FileTags, HoverKey, MapChanges, MapRequest, MapResult, Mode, ServerReport
 from .pipeline import TIMED_PHASES, BuildRequest, MapBuilder, MapInputs, index_timings, with_details
 from .request import relative_to_root, validate_request
+from .search import SymbolSearch
 from .session import Session, SessionFiles
 from .settings import Settings, load_settings_noting
 from .sources.base import SourceRequest, SourceView, SymbolSource
@@ -112,6 +115,7 @@ class _RepoCore:
         self._definer_key: tuple[int, int] = (0, -1)
         self._definer_counts: dict[str, int] = {}
         self._lock = asyncio.Lock()
+        self._lookups = Lookups(self.root, self.settings)
         self._closed = False
         self._session = Session(self.settings.session_max_files)
         self._history = CoChangeIndex(self.root, self.settings) if _co_change_on(self.settings) else None
@@ -135,6 +139,7 @@ class _RepoCore:
             await self._live.aclose()
             for source in self._sources:
                 await source.aclose()
+            self._lookups.close()
             self._cache.close()
 
     async def _tell_sources(self, snapshot: Snapshot) -> None:
@@ -268,6 +273,17 @@ class _RepoCore:
         inputs = MapInputs(snapshot, base, views, servers, tuple(notes), history)
         return self._builder.build(inputs, build)
 
+    async def _looked_up(self) -> Snapshot:
+        """The snapshot a lookup answers from: re-read unless the ``refresh`` policy (``manual``, a
+        healthy watch) says the last one stands."""
+        if self._closed:
+            raise RequestError("this map is closed")
+        async with self._lock:
+            live = self._live
+            if live.never_read or (self.settings.refresh != "manual" and (not live.watching or live.dirty)):
+                await self._tell_sources(await self._refresh())
+            return self._workspace.snapshot
+
     def _definers(self, base: SourceView) -> dict[str, int]:
         if self._definer_key != (id(base.tags), base.version):
             self._definer_counts = definer_counts(base.tags)
@@ -386,6 +402,24 @@ class AsyncRepoMap(_RepoCore):
             started = time.perf_counter()
             hybrid = await self._map_locked(hybrid_request, build, snapshot, started)
         return compare_maps(request, *static, *hybrid)
+
+    async def search_symbols(
+        self, query: str, *, limit: int = 20, kind: str | None = None, path: str | None = None
+    ) -> SymbolSearch:
+        """Definitions matching ``query`` best first: any case or style (``compute``,
+        ``COMPUTE_TOTAL``, ``comp tot`` find ``compute_total``), typos allowed; ``kind``, ``path``
+        (a file or directory) narrow it (:mod:`.search`)."""
+        snapshot = await self._looked_up()
+        where = None if path in (None, "", ".") else self._relative(path, "path")
+        tags = self._base.view(snapshot).tags
+        return await asyncio.to_thread(self._lookups.search_symbols, snapshot, tags, query, limit, kind, where)
+
+    async def find_files(self, query: str, *, limit: int = 20) -> FileSearch:
+        """Files whose path matches ``query`` like fzf (subsequence, bonuses at path segments and
+        camel humps, smart case), best first (:mod:`.file_search`; it also streams)."""
+        if self._closed:
+            raise RequestError("this map is closed")
+        return await asyncio.to_thread(self._lookups.find_files, query, limit)
 
     def file_edited(self, path: str) -> None:
         """The agent edited ``path``: it weighs in later maps (``edited_file_personalization``)
@@ -695,6 +729,16 @@ class RepoMap:
 
     def graph(self) -> RepoGraph | None:
         return self._async.graph()
+
+    def search_symbols(
+        self, query: str, *, limit: int = 20, kind: str | None = None, path: str | None = None
+    ) -> SymbolSearch:
+        """See :meth:`AsyncRepoMap.search_symbols`."""
+        return self._call(self._async.search_symbols(query, limit=limit, kind=kind, path=path))
+
+    def find_files(self, query: str, *, limit: int = 20) -> FileSearch:
+        """See :meth:`AsyncRepoMap.find_files`."""
+        return self._call(self._async.find_files(query, limit=limit))
 
     def tags(self) -> Mapping[str, FileTags]:
         return self._async.tags()

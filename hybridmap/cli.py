@@ -553,3 +553,13 @@ def mcp_command(root: str, cache_dir: str | None, no_cache: bool, no_watch: bool
     from .mcp import main as serve_mcp  # the SDK is imported only here
 
     serve_mcp(root, _cache_overrides(cache_dir, no_cache), watch=not no_watch)
+
+
+def _add_tool_commands() -> None:
+    from .cli_tools import TOOL_COMMANDS  # search, files, dead, clones, stats (docs/commands.md)
+
+    for command in TOOL_COMMANDS:
+        main.add_command(command)
+
+
+_add_tool_commands()

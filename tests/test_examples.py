@@ -90,6 +90,7 @@ def test_mcp_config_starts_the_server(tmp_path: Path) -> None:
         "repo_map",
         "record_activity",
         "search_symbols",
+        "find_files",
         "symbol_info",
         "file_outline",
         "server_status",

@@ -36,6 +36,7 @@ TOOLS = {
     "server_status",
     "compare_maps",
     "record_activity",
+    "find_files",
 }
 
 
@@ -127,6 +128,10 @@ def test_every_tool_end_to_end_with_warm_servers(tmp_path: Path) -> None:
         ]
         _, found = await ok(session, "search_symbols", query="ld", kind="function", path="store/memory.py")
         assert [(m["name"], m["line"]) for m in found["matches"]] == [("load", 6)]
+        _, found = await ok(session, "search_symbols", query="laod")  # a typo
+        assert found["matches"][0]["name"] == "load"
+        _, files = await ok(session, "find_files", query="stdisk", limit=1)
+        assert files["matches"][0]["path"] == "store/disk.py" and files["total"] == 1 and files["truncated"] is False
 
         _, info = await ok(session, "symbol_info", name="load", path="store/disk.py")
         (load,) = info["definitions"]

@@ -38,6 +38,7 @@ from . import tools
 from .tools import (
     ActivitySummary,
     CompareSummary,
+    FileSearchResult,
     Outline,
     RepoMapSummary,
     SearchResult,
@@ -157,6 +158,7 @@ def build_server(state: State) -> MCPServer[Any]:
     )
     _register_map_tools(server, state)
     _register_lookup_tools(server, state)
+    _register_file_tools(server, state)
     _register_session_tools(server, state)
     return server
 
@@ -317,8 +319,10 @@ def _register_lookup_tools(server: MCPServer[Any], state: State) -> None:
                 min_length=1,
                 max_length=200,
                 description=(
-                    "Part of a name: case, '_' and '-' are ignored; exact, prefix, substring, then "
-                    "subsequence matches (e.g. 'getusr' finds get_user) in that order."
+                    "A name or part of one, any case or style ('compute', 'COMPUTE_TOTAL', 'comp tot' "
+                    "find compute_total), typos allowed ('cmpute_totl'); words may also match the "
+                    "signature or path. Best first: exact, whole words, prefix, substring, word "
+                    "prefixes, typos, subsequence."
                 ),
             ),
         ],
@@ -334,7 +338,8 @@ def _register_lookup_tools(server: MCPServer[Any], state: State) -> None:
         ] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="Most matches returned.")] = 20,
     ) -> Annotated[CallToolResult, SearchResult]:
-        """Find definitions by name across the repository: name, kind, file, lines, signature."""
+        """Find definitions by name across the repository (a full-text index: any case or style,
+        typos allowed), best first: name, kind, file, lines, signature."""
         found = await _call("search_symbols", tools.search_symbols(state, query, kind=kind, path=path, limit=limit))
         return _result(json_dumps(found, indent=1), found)
 
@@ -367,6 +372,28 @@ def _register_lookup_tools(server: MCPServer[Any], state: State) -> None:
         """Every definition in one file, in order: name, kind, lines, signature, container."""
         outline = await _call("file_outline", tools.file_outline(state, path))
         return _result(json_dumps(outline, indent=1), outline)
+
+
+def _register_file_tools(server: MCPServer[Any], state: State) -> None:
+    @server.tool(title="Find files", annotations=_annotations("Find files"))
+    async def find_files(
+        query: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=200,
+                description=(
+                    "Characters of a path in order, fzf style ('jsdec' finds json/decoder.py); "
+                    "space-separated terms must all match; case-sensitive only with an uppercase letter."
+                ),
+            ),
+        ],
+        limit: Annotated[int, Field(ge=1, le=200, description="Most paths returned.")] = 20,
+    ) -> Annotated[CallToolResult, FileSearchResult]:
+        """Find files by path across the repository (every listed file, not only source files),
+        best first: path segment starts, camel humps and consecutive runs score higher."""
+        found = await _call("find_files", tools.find_files(state, query, limit=limit))
+        return _result(json_dumps(found, indent=1), found)
 
 
 def _register_session_tools(server: MCPServer[Any], state: State) -> None:

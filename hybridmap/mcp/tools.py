@@ -29,6 +29,7 @@ from ..compare import Edge
 from ..graph import RepoGraph
 from ..model import FileTags, MapRequest, MapResult, Mode, ServerReport, Symbol
 from ..sanitize import escape_path, safe_block, safe_line
+from ..search import normalized
 
 REFRESH_TOKENS = 64
 """Budget of the small hybrid map that brings tags and graph up to date before a lookup."""
@@ -366,33 +367,53 @@ def match_score(query: str, name: str) -> int | None:
     return 3 if _is_subsequence(query, n) else None
 
 
-def _under(path: str, prefix: str | None) -> bool:
-    return prefix is None or path == prefix or path.startswith(prefix.rstrip("/") + "/")
-
-
 async def search_symbols(
     state: State, query: str, *, kind: str | None = None, path: str | None = None, limit: int = 20
 ) -> SearchResult:
-    q = _normalized(query.strip())
-    if not q:
+    """The repository's symbol index (:mod:`hybridmap.search`): any case or style, typos allowed."""
+    if not normalized(query):
         raise ToolFailure("query must contain a letter or digit")
     prefix = None if path in (None, "", ".") else relative_path(state.repo.root, path, "path")
-    await refresh(state)
-    found: list[tuple[int, int, str, int, str, FileTags, Symbol]] = []
-    for file_path, tags in current_tags(state.repo).items():
-        if not _under(file_path, prefix):
-            continue
-        for sym in tags.symbols:
-            if kind and sym.kind != kind:
-                continue
-            score = match_score(q, sym.name)
-            if score is not None:
-                found.append((score, len(sym.name), file_path, sym.name_line, sym.name, tags, sym))
-    found.sort(key=lambda t: t[:5])
+    found = await state.repo.search_symbols(query, limit=limit, kind=kind or None, path=prefix)
+    matches: list[SymbolEntry] = []
+    for match in found.matches:
+        shown = match.to_json()
+        matches.append(
+            {
+                "name": shown["name"],
+                "kind": shown["kind"],
+                "path": shown["path"],
+                "line": shown["line"],
+                "end_line": shown["end_line"],
+                "signature": shown["signature"],
+                "container": shown["container"],
+            }
+        )
+    return {"matches": matches, "total": found.total, "truncated": found.truncated}
+
+
+class FileEntry(TypedDict):
+    path: str
+    score: int
+
+
+class FileSearchResult(TypedDict):
+    matches: list[FileEntry]
+    total: int
+    listed: int
+    truncated: bool
+
+
+async def find_files(state: State, query: str, *, limit: int = 20) -> FileSearchResult:
+    """Paths matching ``query`` fzf style (:mod:`hybridmap.file_search`)."""
+    if not query.strip():
+        raise ToolFailure("query must not be empty")
+    found = await state.repo.find_files(query, limit=limit)
     return {
-        "matches": [symbol_entry(p, t, s) for _, _, p, _, _, t, s in found[:limit]],
-        "total": len(found),
-        "truncated": len(found) > limit,
+        "matches": [{"path": escape_path(m.path), "score": m.score} for m in found.matches],
+        "total": found.total,
+        "listed": found.listed,
+        "truncated": found.total > len(found.matches),
     }
 
 

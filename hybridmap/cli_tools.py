@@ -1,0 +1,116 @@
+"""The lookup commands: ``hybridmap search``, ``files``, ``dead``, ``clones``, ``stats``.
+
+Each opens ROOT for one call through ``cli._one_shot`` (a progress line on a terminal, one-line
+errors) and prints text or ``--format json`` (``docs/commands.md``). Every repository string
+printed goes through :mod:`.sanitize` (the records' ``to_json`` escape paths and names).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .sanitize import escape_path, json_dumps, safe_line
+
+ROOT = click.argument("root", default=".", type=click.Path(file_okay=False, path_type=str))
+FORMAT = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+
+
+def _cache(command: Any) -> Any:
+    command = click.option("--no-cache", is_flag=True, help="Do not read or write the disk cache.")(command)
+    return click.option(
+        "--cache-dir",
+        type=click.Path(file_okay=False, path_type=str),
+        default=None,
+        help="Cache directory (default $XDG_CACHE_HOME/hybridmap).",
+    )(command)
+
+
+def _overrides(cache_dir: str | None, no_cache: bool) -> dict[str, Any]:
+    overrides: dict[str, Any] = {"cache_dir": cache_dir}
+    if no_cache:
+        overrides["use_cache"] = False
+    return overrides
+
+
+def _ask(root: str, cache_dir: str | None, no_cache: bool, ask: Any) -> Any:
+    from .cli import _one_shot  # the command group imports this module
+
+    return _one_shot(root, _overrides(cache_dir, no_cache), 0.0, ask)
+
+
+@click.command("search")
+@ROOT
+@click.argument("query")
+@click.option("--limit", type=click.IntRange(1, 10_000), default=20, show_default=True, help="Most matches shown.")
+@click.option("--kind", default=None, metavar="KIND", help="Only definitions of this kind (function, class, ...).")
+@click.option("--path", "path", default=None, metavar="PATH", help="Only in this file or under this directory.")
+@FORMAT
+@_cache
+def search_command(
+    root: str,
+    query: str,
+    limit: int,
+    kind: str | None,
+    path: str | None,
+    fmt: str,
+    cache_dir: str | None,
+    no_cache: bool,
+) -> None:
+    """Find definitions in ROOT by name, any case or style, typos allowed (best first)."""
+    from .model import SCHEMA_VERSION
+
+    found = _ask(root, cache_dir, no_cache, lambda repo: repo.search_symbols(query, limit=limit, kind=kind, path=path))
+    if fmt == "json":
+        click.echo(json_dumps({"schema_version": SCHEMA_VERSION, **found.to_json()}))
+        return
+    for match in found.matches:
+        shown = match.to_json()
+        click.echo(f"{shown['path']}:{shown['line']}: {shown['kind']} {shown['name']}  [{shown['match']}]")
+        if shown["signature"]:
+            click.echo(f"    {shown['signature']}")
+    more = f" (first {len(found.matches)})" if found.truncated else ""
+    click.echo(f"hybridmap: {found.total} matches{more} for '{safe_line(query)}'", err=True)
+
+
+@click.command("files")
+@ROOT
+@click.argument("query")
+@click.option("--limit", type=click.IntRange(1, 10_000), default=20, show_default=True, help="Most paths shown.")
+@click.option(
+    "--stream",
+    is_flag=True,
+    help="Print the best matches so far after each chunk of the listing, as JSON lines (the last has done: true).",
+)
+@FORMAT
+def files_command(root: str, query: str, limit: int, stream: bool, fmt: str) -> None:
+    """Find files in ROOT by path, fzf style: QUERY's characters in order, best first; smart case
+    (case-sensitive only when QUERY has an uppercase letter); space-separated terms must all match."""
+    from .errors import HybridMapError
+    from .exits import fail
+    from .file_search import listing_chunks, stream_matches
+    from .model import SCHEMA_VERSION
+    from .settings import load_settings
+    from .walk import resolve_root
+
+    try:
+        resolved = resolve_root(root)
+        settings = load_settings(resolved)
+    except HybridMapError as exc:
+        fail(str(exc))
+    last = None
+    for last in stream_matches(query, listing_chunks(resolved, settings), limit):
+        if stream:
+            click.echo(json_dumps({"schema_version": SCHEMA_VERSION, **last.to_json()}, indent=None))
+    if stream or last is None:
+        return
+    if fmt == "json":
+        click.echo(json_dumps({"schema_version": SCHEMA_VERSION, **last.to_json()}))
+        return
+    for match in last.matches:
+        click.echo(escape_path(match.path))
+    click.echo(f"hybridmap: {last.total} of {last.listed} files match '{safe_line(query)}'", err=True)
+
+
+TOOL_COMMANDS: list[click.Command] = [search_command, files_command]
