@@ -211,36 +211,29 @@ def definer_counts(tags: Mapping[str, FileTags]) -> dict[str, int]:
 
     Asked for again after every edit (the API hands it to the sources), so the last call's
     per-file names are kept and only files whose tags object changed are re-read: the full
-    count was ~15 ms of an edit's map on the standard library. The result is the caller's."""
+    count was ~15 ms of an edit's map on the standard library. The result is the caller's (a
+    copy: the kept counts are updated in place, under the lock, by the next call)."""
     global _DEFINED
     with _DEFINED_LOCK:
-        last = _DEFINED
-    if last is None:
-        names_of: dict[str, tuple[FileTags, frozenset[str]]] = {}
-        counts: dict[str, int] = {}
-    else:
-        names_of, counts = last
-    changed = [
-        path for path, file_tags in tags.items() if (held := names_of.get(path)) is None or held[0] is not file_tags
-    ]
-    added = sum(1 for path in changed if path not in names_of)
-    gone = [path for path in names_of if path not in tags] if len(tags) - added != len(names_of) else []
-    if 4 * (len(changed) + len(gone)) > len(tags):  # mostly new: count from scratch
-        names_of, counts, changed, gone = {}, {}, list(tags), []
-    else:
-        names_of, counts = dict(names_of), dict(counts)
-    for path in gone:
-        _count_names(counts, names_of.pop(path)[1], -1)
-    for path in changed:
-        held = names_of.get(path)
-        if held is not None:
-            _count_names(counts, held[1], -1)
-        names = frozenset(sym.name for sym in tags[path].symbols)
-        _count_names(counts, names, 1)
-        names_of[path] = (tags[path], names)
-    with _DEFINED_LOCK:
-        _DEFINED = (names_of, counts)
-    return dict(counts)
+        names_of, counts = _DEFINED
+        changed = [
+            path for path, file_tags in tags.items() if (held := names_of.get(path)) is None or held[0] is not file_tags
+        ]
+        added = sum(1 for path in changed if path not in names_of)
+        gone = [path for path in names_of if path not in tags] if len(tags) - added != len(names_of) else []
+        if 4 * (len(changed) + len(gone)) > len(tags):  # mostly new: count from scratch
+            names_of, counts, changed, gone = {}, {}, list(tags), []
+            _DEFINED = (names_of, counts)
+        for path in gone:
+            _count_names(counts, names_of.pop(path)[1], -1)
+        for path in changed:
+            held = names_of.get(path)
+            if held is not None:
+                _count_names(counts, held[1], -1)
+            names = frozenset(sym.name for sym in tags[path].symbols)
+            _count_names(counts, names, 1)
+            names_of[path] = (tags[path], names)
+        return dict(counts)
 
 
 def _count_names(counts: dict[str, int], names: frozenset[str], step: int) -> None:
@@ -253,7 +246,7 @@ def _count_names(counts: dict[str, int], names: frozenset[str], step: int) -> No
 
 
 #: The last :func:`definer_counts` call's per-file names and counts (one at a time, any caller).
-_DEFINED: tuple[dict[str, tuple[FileTags, frozenset[str]]], dict[str, int]] | None = None
+_DEFINED: tuple[dict[str, tuple[FileTags, frozenset[str]]], dict[str, int]] = ({}, {})
 _DEFINED_LOCK = threading.Lock()
 
 
