@@ -29,6 +29,7 @@ from .cache import Cache
 from .cochange import CoChangeIndex
 from .compare import Comparison, compare_maps
 from .errors import RequestError
+from .export import repository_stats
 from .file_search import FileSearch
 from .graph import RepoGraph, definer_counts
 from .languages import LanguageRegistry
@@ -421,6 +422,13 @@ class AsyncRepoMap(_RepoCore):
             raise RequestError("this map is closed")
         return await asyncio.to_thread(self._lookups.find_files, query, limit)
 
+    async def stats(self, server_wait: float = 0.0) -> dict[str, Any]:
+        """Files, lines and definitions per language, the graph by provenance, server states,
+        cache hits and timings, from a small map (:func:`.export.repository_stats`)."""
+        result = await self.map(MapRequest(tokens=64, server_wait=server_wait, shown=False))
+        languages = self._workspace.snapshot.languages
+        return repository_stats(result, self.tags(), languages, self.graph())
+
     def file_edited(self, path: str) -> None:
         """The agent edited ``path``: it weighs in later maps (``edited_file_personalization``)
         and is re-read by the next map whatever the ``refresh`` policy (except ``manual``)."""
@@ -739,6 +747,14 @@ class RepoMap:
     def find_files(self, query: str, *, limit: int = 20) -> FileSearch:
         """See :meth:`AsyncRepoMap.find_files`."""
         return self._call(self._async.find_files(query, limit=limit))
+
+    def stats(self, server_wait: float = 0.0) -> dict[str, Any]:
+        """See :meth:`AsyncRepoMap.stats`."""
+        return self._call(self._async.stats(server_wait))
+
+    @property
+    def registry(self) -> LanguageRegistry:
+        return self._async.registry
 
     def tags(self) -> Mapping[str, FileTags]:
         return self._async.tags()

@@ -296,7 +296,14 @@ def main() -> None:
     show_default=True,
     help="Seconds to wait for language servers to become ready.",
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "graphml", "gexf", "json-graph"]),
+    default="text",
+    show_default=True,
+    help="graphml, gexf, json-graph: the ranked graph (files, edges with provenance) instead of the map.",
+)
 @_session_options
 @_listing_options
 @_tokenizer_option
@@ -341,6 +348,11 @@ def map_command(
         **_listing_overrides(include, exclude, tokenizer),
         **_index_override(index_path),
     }
+    if fmt in ("graphml", "gexf", "json-graph"):
+        from .cli_tools import print_graph
+
+        print_graph(root, overrides, request, fmt)
+        return
     if watch:
         _watch(root, overrides, request, fmt)
         return

@@ -113,4 +113,48 @@ def files_command(root: str, query: str, limit: int, stream: bool, fmt: str) -> 
     click.echo(f"hybridmap: {last.total} of {last.listed} files match '{safe_line(query)}'", err=True)
 
 
-TOOL_COMMANDS: list[click.Command] = [search_command, files_command]
+def print_graph(root: str, overrides: dict[str, Any], request: Any, fmt: str) -> None:
+    """``map --format graphml|gexf|json-graph``: the graph the map was ranked on."""
+    from .cli import _fail_if_empty, _one_shot
+    from .export import graph_document
+
+    def ask(repo: Any) -> tuple[Any, str]:
+        result = repo.map(request)
+        graph = repo.graph()
+        if graph is None:
+            return result, ""
+        languages = {p: repo.registry.language_for(p) or "" for p in repo.tags()}
+        return result, graph_document(graph, result, languages, fmt)
+
+    result, document = _one_shot(root, overrides, request.server_wait, ask)
+    click.echo(document, nl=False)
+    _fail_if_empty(result.diagnostics)
+
+
+@click.command("stats")
+@ROOT
+@click.option(
+    "--server-wait",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="Seconds to wait for language servers (their states and resolved edges are counted).",
+)
+@FORMAT
+@_cache
+def stats_command(root: str, server_wait: float, fmt: str, cache_dir: str | None, no_cache: bool) -> None:
+    """Files, lines and definitions per language, the graph's edges by provenance, server states,
+    cache hits and timings of ROOT."""
+    from .cli import _one_shot
+    from .export import render_stats
+
+    document = _one_shot(
+        root, _overrides(cache_dir, no_cache), server_wait, lambda repo: repo.stats(server_wait=server_wait)
+    )
+    if fmt == "json":
+        click.echo(json_dumps(document))
+    else:
+        click.echo(render_stats(document), nl=False)
+
+
+TOOL_COMMANDS: list[click.Command] = [search_command, files_command, stats_command]
