@@ -22,7 +22,9 @@ same child on hybridmap as it was at COMMIT (``git archive`` into ``.work/edit``
 Aider 0.86.2 (``setup_aider_env.sh``'s venv) runs ``probe_aider.py`` on the same files, chat
 files and edited file (one cold map, then warm same / new chat / after edit, once per repeat).
 
-Load average before and after is recorded. Results: ``benchmarks/.work/edit/results.json``.
+``--dependents-from-pairs`` adds the current code with the map's ``[R:N]`` marks counted from the
+graph's file pairs (see :func:`dependents_from_pairs`). Load average before and after is
+recorded. Results: ``benchmarks/.work/edit/results.json``.
 """
 
 from __future__ import annotations
@@ -96,8 +98,27 @@ def common_name(repo: Any) -> tuple[str, int, int]:
     return name, defined[name], used[name]
 
 
+def dependents_from_pairs() -> None:
+    """Make the map's ``[R:N]`` marks count dependents from the graph's file pairs
+    (``RepoGraph.dependent_counts``, patched by an edit) instead of ``marks.dependents``' sort of
+    every edge per new graph: what the edit path costs once ``marks.py`` does so (same counts,
+    tests/test_graph_incremental.py)."""
+    import numpy as np
+
+    from hybridmap import marks, pipeline
+
+    def counted(graph: Any) -> dict[str, Any]:
+        total, resolved = graph.dependent_counts
+        return {graph.files[i]: marks.Dependents(int(total[i]), int(resolved[i])) for i in np.flatnonzero(total)}
+
+    pipeline.dependents = counted  # type: ignore[attr-defined]
+
+
 def child(spec: dict[str, Any]) -> dict[str, Any]:
     from hybridmap import RepoMap
+
+    if spec.get("dependents_from_pairs"):
+        dependents_from_pairs()
 
     root, tokens, rounds = Path(spec["root"]), spec["tokens"], spec["rounds"]
     edit = root / EDIT_FILE
@@ -217,6 +238,11 @@ def main() -> None:
     parser.add_argument("--baseline", default=None, help="also measure hybridmap at this commit")
     parser.add_argument("--aider-repeats", type=int, default=1)
     parser.add_argument("--no-aider", action="store_true")
+    parser.add_argument(
+        "--dependents-from-pairs",
+        action="store_true",
+        help="also measure with the [R:N] marks counted from the graph's pairs (see dependents_from_pairs)",
+    )
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -226,13 +252,16 @@ def main() -> None:
     WORK.mkdir(parents=True, exist_ok=True)
     root = (args.corpus or stdlib_corpus()).resolve()
     load_before = os.getloadavg()
-    systems: dict[str, Path | None] = {"hybridmap": None}
+    systems: dict[str, tuple[Path | None, bool]] = {"hybridmap": (None, False)}
+    if args.dependents_from_pairs:
+        systems["hybridmap, marks from pairs"] = (None, True)
     if args.baseline:
-        systems[f"hybridmap@{args.baseline}"] = baseline_tree(args.baseline)
-    results = {}
-    for system, tree in systems.items():
-        spec = {"root": str(root), "tokens": args.tokens, "rounds": args.rounds, "cache": str(WORK / f"cache-{system}")}
-        results[system] = run_child(spec, tree)
+        systems[f"hybridmap@{args.baseline}"] = (baseline_tree(args.baseline), False)
+    results: dict[str, dict[str, Any]] = {}
+    for system, (tree, from_pairs) in systems.items():
+        cache = str(WORK / f"cache-{len(results)}")
+        spec = {"root": str(root), "tokens": args.tokens, "rounds": args.rounds, "cache": cache}
+        results[system] = run_child({**spec, "dependents_from_pairs": from_pairs}, tree)
     aider = [] if args.no_aider else run_aider(root, args.tokens, args.aider_repeats)
     report = {
         "corpus": str(root),

@@ -135,6 +135,20 @@ class RepoGraph:
         uniq, inverse = np.unique(key, return_inverse=True)
         return inverse.reshape(-1), uniq
 
+    @cached_property
+    def dependent_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per file: how many other files have an edge into it, and how many of those have at
+        least one resolved (not name-matched) edge into it; from :attr:`pairs`, which an
+        update patches, so no sort of the edges per new graph (``np.unique`` over them cost
+        an edit's map of the standard library 50-140 ms)."""
+        of_edge, pair_src, pair_dst = self.pairs
+        n = len(self.files)
+        outside = pair_src != pair_dst
+        resolved_rows = np.flatnonzero(self.edge_provenance != NAME_MATCH_CODE)
+        resolved_pair = np.bincount(of_edge[resolved_rows], minlength=len(pair_src)) > 0
+        total = np.bincount(pair_dst[outside], minlength=n)
+        return total, np.bincount(pair_dst[outside & resolved_pair], minlength=n)
+
     def edge_counts_by_provenance(self) -> dict[str, int]:
         counts = np.bincount(self.edge_provenance, minlength=len(self.provenances))
         return {str(p): int(c) for p, c in zip(self.provenances, counts, strict=True)}

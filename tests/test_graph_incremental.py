@@ -247,3 +247,22 @@ def test_a_difference_is_seen() -> None:
         f"edge_provenance differ ({rows} vs {rows} values)"
     ]
     assert graph_differences(dataclasses.replace(graph, definers={"get": (1,)}), graph) == ["definers differ"]
+
+
+def test_dependent_counts_equal_the_marks_count() -> None:
+    """``RepoGraph.dependent_counts`` (from the pairs an update patches) says what
+    ``marks.dependents`` says (from a sort of the edges), resolved edges included."""
+    from hybridmap.marks import dependents
+
+    tags = {
+        "a.py": tags_of(["run"], ["get", "helper"]),
+        "b.py": tags_of(["get"], ["run", "get", "helper"]),
+        "c.py": tags_of(["get", "helper"], ["run"]),
+        "d.py": tags_of([], ["helper", "run"]),
+    }
+    resolved = {("a.py", "get"): {"b.py": "lsp"}, ("d.py", "helper"): {"c.py": "scip", "outside.py": "lsp"}}
+    for graph in (build_graph(tags, Settings()), build_graph(tags, Settings(), resolved)):
+        total, resolved_count = graph.dependent_counts
+        got = {graph.files[i]: (int(total[i]), int(resolved_count[i])) for i in np.flatnonzero(total)}
+        assert got == {path: (d.total, d.resolved) for path, d in dependents(graph).items()}
+        assert got
