@@ -25,6 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
+from .agents_md import AgentNotes, agent_notes
 from .cache import Cache
 from .cochange import CoChangeIndex
 from .compare import Comparison, compare_maps
@@ -429,6 +430,12 @@ class AsyncRepoMap(_RepoCore):
         languages = self._workspace.snapshot.languages
         return repository_stats(result, self.tags(), languages, self.graph())
 
+    async def agent_notes(self, cwd: str = ".") -> AgentNotes:
+        """The AGENTS.md files from the root down to ``cwd`` (``AGENTS.override.md`` first in
+        each directory), root first, within ``agents_md_max_bytes``; untrusted text, made safe."""
+        where = "" if cwd in ("", ".") else self._relative(cwd, "cwd")
+        return await asyncio.to_thread(agent_notes, self.root, where, self.settings)
+
     def file_edited(self, path: str) -> None:
         """The agent edited ``path``: it weighs in later maps (``edited_file_personalization``)
         and is re-read by the next map whatever the ``refresh`` policy (except ``manual``)."""
@@ -747,6 +754,10 @@ class RepoMap:
     def find_files(self, query: str, *, limit: int = 20) -> FileSearch:
         """See :meth:`AsyncRepoMap.find_files`."""
         return self._call(self._async.find_files(query, limit=limit))
+
+    def agent_notes(self, cwd: str = ".") -> AgentNotes:
+        """See :meth:`AsyncRepoMap.agent_notes`."""
+        return self._call(self._async.agent_notes(cwd))
 
     def stats(self, server_wait: float = 0.0) -> dict[str, Any]:
         """See :meth:`AsyncRepoMap.stats`."""

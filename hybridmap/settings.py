@@ -455,6 +455,12 @@ class Settings(SourceSettings):
     """Watch mode waits this long after the last file event before re-reading (a save is often
     several writes; SoulForge's 500 ms)."""
 
+    # --- search and tools -------------------------------------------------------
+    agents_md_max_bytes: int = 32_768
+    """The most bytes ``agent_notes`` returns of the AGENTS.md files from the root down to a working
+    directory (Codex's 32 KiB): the file that crosses it is cut at a line, later ones are left out
+    (``hybridmap/agents_md.py``). Never taken from a repository."""
+
     # --- SCIP index -------------------------------------------------------------
     scip_index: str = ""
     """A SCIP index of the repository (``hybridmap index ROOT`` builds one; ``docs/scip.md``): its
@@ -639,6 +645,7 @@ RULES: Mapping[str, Rule] = {
     "read_file_personalization": _WEIGHT,
     "active_file_personalization": _WEIGHT,
     "session_max_files": _int(0, 100_000),
+    "agents_md_max_bytes": _int(0, 1 << 20, protective=True),
     "co_change_personalization": _WEIGHT,
     "co_change_boost": _WEIGHT,
     "co_change_scale": _float(0.001, 1e6),

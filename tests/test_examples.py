@@ -91,6 +91,7 @@ def test_mcp_config_starts_the_server(tmp_path: Path) -> None:
         "record_activity",
         "search_symbols",
         "find_files",
+        "agent_notes",
         "symbol_info",
         "file_outline",
         "server_status",

@@ -37,6 +37,7 @@ TOOLS = {
     "compare_maps",
     "record_activity",
     "find_files",
+    "agent_notes",
 }
 
 
@@ -130,6 +131,8 @@ def test_every_tool_end_to_end_with_warm_servers(tmp_path: Path) -> None:
         assert [(m["name"], m["line"]) for m in found["matches"]] == [("load", 6)]
         _, found = await ok(session, "search_symbols", query="laod")  # a typo
         assert found["matches"][0]["name"] == "load"
+        notes_text, notes = await ok(session, "agent_notes", cwd="store")
+        assert notes["files"] == [] and notes_text.startswith("(no AGENTS.md")
         _, files = await ok(session, "find_files", query="stdisk", limit=1)
         assert files["matches"][0]["path"] == "store/disk.py" and files["total"] == 1 and files["truncated"] is False
 

@@ -417,6 +417,35 @@ async def find_files(state: State, query: str, *, limit: int = 20) -> FileSearch
     }
 
 
+class NotesFile(TypedDict):
+    path: str
+    bytes: int
+    truncated: bool
+
+
+class AgentNotesResult(TypedDict):
+    cwd: str
+    files: list[NotesFile]
+    text: str
+    budget: int
+    truncated: bool
+    skipped: list[str]
+
+
+async def agent_notes(state: State, cwd: str = ".") -> AgentNotesResult:
+    """The AGENTS.md chain for ``cwd`` (:mod:`hybridmap.agents_md`): repository text, made safe."""
+    where = "." if cwd in ("", ".") else relative_path(state.repo.root, cwd, "cwd")
+    notes = (await state.repo.agent_notes(where)).to_json()
+    return {
+        "cwd": notes["cwd"],
+        "files": [{"path": f["path"], "bytes": f["bytes"], "truncated": f["truncated"]} for f in notes["files"]],
+        "text": notes["text"],
+        "budget": notes["budget"],
+        "truncated": notes["truncated"],
+        "skipped": notes["skipped"],
+    }
+
+
 async def file_outline(state: State, path: str) -> Outline:
     rel = relative_path(state.repo.root, path, "path")
     await refresh(state)
