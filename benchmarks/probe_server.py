@@ -156,7 +156,9 @@ def full_run(root: str, registry: LanguageRegistry, languages: list[str], cache_
         out["name_match_edges_static"] = static.edges.get("name-match", 0)
         out["symbols_static"] = sum(len(t.symbols) for t in repo._async.tags().values())
     cold(cache_dir)
-    with RepoMap(root, registry=registry, overrides={"cache_dir": cache_dir}) as repo:
+    # refresh = "always": a map reuses the last map's result when nothing changed (api.py), and
+    # its key does not hold server_wait, so the waiting map below would return the first one's.
+    with RepoMap(root, registry=registry, overrides={"cache_dir": cache_dir, "refresh": "always"}) as repo:
         first, marks = timed_map(repo, mode="hybrid", tokens=1024)
         out["first_map_hybrid_s"] = marks["seconds"]
         out["first_map_state"] = {lang: str(r.state) for lang, r in first.servers.items()}
@@ -187,8 +189,10 @@ def full_run(root: str, registry: LanguageRegistry, languages: list[str], cache_
 
         async def drain() -> None:
             # Polled: the worker has no event to wait on, and this probe must not add one.
-            while lsp.pending or (lsp._worker is not None and not lsp._worker.done()):  # noqa: ASYNC110
+            worker = lsp._queue._worker  # the work queue's task (LspSource._queue since the split)
+            while lsp.pending or (worker is not None and not worker.done()):
                 await asyncio.sleep(0.05)
+                worker = lsp._queue._worker
 
         start = time.perf_counter()
         repo._call(drain())
