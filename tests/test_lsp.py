@@ -162,6 +162,20 @@ CASES = {
             ("src/App.svelte", "src/disk.ts", "run"),
         ],
     ),
+    "astro": (
+        "astro",
+        "astro-ls",
+        [
+            ("src/pages/index.astro", "src/lib/disk.ts", "load"),
+            ("src/pages/index.astro", "src/lib/memory.ts", "Runner"),
+            ("src/pages/index.astro", "src/lib/memory.ts", "run"),
+        ],
+        [
+            ("src/pages/index.astro", "src/lib/memory.ts", "load"),
+            ("src/pages/index.astro", "src/lib/disk.ts", "Runner"),
+            ("src/pages/index.astro", "src/lib/disk.ts", "run"),
+        ],
+    ),
     "vue": (
         "vue",
         "typescript-language-server",
