@@ -27,8 +27,10 @@ from typing import Any, Self, TypeVar
 
 from .agents_md import AgentNotes, agent_notes
 from .cache import Cache
+from .clones import CloneGroup
 from .cochange import CoChangeIndex
 from .compare import Comparison, compare_maps
+from .dead_code import DeadCode, find_dead
 from .errors import RequestError
 from .export import repository_stats
 from .file_search import FileSearch
@@ -436,6 +438,19 @@ class AsyncRepoMap(_RepoCore):
         where = "" if cwd in ("", ".") else self._relative(cwd, "cwd")
         return await asyncio.to_thread(agent_notes, self.root, where, self.settings)
 
+    async def dead_code(self) -> DeadCode:
+        """Definitions nothing uses (``dead``) or only tests use (``test-only``), name-matched,
+        exported API left out (:mod:`.dead_code`)."""
+        snapshot = await self._looked_up()
+        return await asyncio.to_thread(find_dead, self._base.view(snapshot).tags, snapshot.languages)
+
+    async def clones(self, threshold: float | None = None) -> tuple[CloneGroup, ...]:
+        """Groups of near-duplicate functions by syntax shape (``clone_similarity`` when
+        ``threshold`` is None; :mod:`.clones`)."""
+        snapshot = await self._looked_up()
+        tags, languages = self._base.view(snapshot).tags, snapshot.languages
+        return await asyncio.to_thread(self._lookups.clones, tags, languages, self.registry, threshold)
+
     def file_edited(self, path: str) -> None:
         """The agent edited ``path``: it weighs in later maps (``edited_file_personalization``)
         and is re-read by the next map whatever the ``refresh`` policy (except ``manual``)."""
@@ -754,6 +769,14 @@ class RepoMap:
     def find_files(self, query: str, *, limit: int = 20) -> FileSearch:
         """See :meth:`AsyncRepoMap.find_files`."""
         return self._call(self._async.find_files(query, limit=limit))
+
+    def dead_code(self) -> DeadCode:
+        """See :meth:`AsyncRepoMap.dead_code`."""
+        return self._call(self._async.dead_code())
+
+    def clones(self, threshold: float | None = None) -> tuple[CloneGroup, ...]:
+        """See :meth:`AsyncRepoMap.clones`."""
+        return self._call(self._async.clones(threshold))
 
     def agent_notes(self, cwd: str = ".") -> AgentNotes:
         """See :meth:`AsyncRepoMap.agent_notes`."""

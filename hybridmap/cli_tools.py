@@ -157,4 +157,60 @@ def stats_command(root: str, server_wait: float, fmt: str, cache_dir: str | None
         click.echo(render_stats(document), nl=False)
 
 
-TOOL_COMMANDS: list[click.Command] = [search_command, files_command, stats_command]
+@click.command("dead")
+@ROOT
+@click.option(
+    "--tests/--no-tests", "with_tests", default=True, show_default=True, help="List test-only definitions too."
+)
+@FORMAT
+@_cache
+def dead_command(root: str, with_tests: bool, fmt: str, cache_dir: str | None, no_cache: bool) -> None:
+    """Definitions in ROOT that nothing uses (dead) or only tests use (test-only), matched by name;
+    exported API (package __init__ names, export, capitalised Go, pub, public) is left out."""
+    from .model import SCHEMA_VERSION
+
+    found = _ask(root, cache_dir, no_cache, lambda repo: repo.dead_code())
+    document = found.to_json()
+    if not with_tests:
+        document["definitions"] = [d for d in document["definitions"] if d["status"] == "dead"]
+    if fmt == "json":
+        click.echo(json_dumps({"schema_version": SCHEMA_VERSION, **document}))
+        return
+    for d in document["definitions"]:
+        users = f" (used by {', '.join(d['used_by'][:3])})" if d["used_by"] else ""
+        click.echo(f"{d['path']}:{d['line']}: {d['status']}: {d['kind']} {d['name']}{users}")
+    click.echo(
+        f"hybridmap: {document['dead']} dead, {document['test_only']} test-only of {document['checked']} "
+        f"definitions checked by name; {document['exported']} exported ones left out",
+        err=True,
+    )
+
+
+@click.command("clones")
+@ROOT
+@click.option(
+    "--similarity",
+    type=click.FloatRange(0.1, 1.0),
+    default=None,
+    help="Least similarity of two functions' syntax shapes (default: the clone_similarity setting, 0.8).",
+)
+@FORMAT
+@_cache
+def clones_command(root: str, similarity: float | None, fmt: str, cache_dir: str | None, no_cache: bool) -> None:
+    """Groups of near-duplicate functions in ROOT (same or similar syntax shape: names, literals
+    and comments do not count), largest groups first."""
+    from .model import SCHEMA_VERSION
+
+    groups = _ask(root, cache_dir, no_cache, lambda repo: repo.clones(similarity))
+    if fmt == "json":
+        click.echo(json_dumps({"schema_version": SCHEMA_VERSION, "groups": [g.to_json() for g in groups]}))
+        return
+    for group in groups:
+        label = "same shape" if group.exact else f"similarity {group.similarity:.3f}"
+        click.echo(f"{len(group.members)} functions, {label}:")
+        for m in group.members:
+            click.echo(f"    {escape_path(m.path)}:{m.line}-{m.end_line}: {safe_line(m.name)}")
+    click.echo(f"hybridmap: {len(groups)} groups of clones", err=True)
+
+
+TOOL_COMMANDS: list[click.Command] = [search_command, files_command, stats_command, dead_command, clones_command]

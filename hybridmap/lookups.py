@@ -12,7 +12,9 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
+from .clones import CloneGroup, find_clones, function_shapes
 from .file_search import FileSearch, listing_chunks, stream_matches
+from .languages import LanguageRegistry
 from .model import FileTags
 from .search import SymbolIndex, SymbolSearch
 from .settings import Settings
@@ -49,6 +51,16 @@ class Lookups:
     def find_files(self, query: str, limit: int) -> FileSearch:
         *_, last = stream_matches(query, listing_chunks(self.root, self.settings), limit)
         return last  # the stream always ends with the done result
+
+    def clones(
+        self,
+        tags: Mapping[str, FileTags],
+        languages: Mapping[str, str],
+        registry: LanguageRegistry,
+        threshold: float | None,
+    ) -> tuple[CloneGroup, ...]:
+        shapes = function_shapes(self.root, tags, languages, registry, self.settings)
+        return find_clones(shapes, self.settings.clone_similarity if threshold is None else threshold)
 
     def close(self) -> None:
         with self._lock:

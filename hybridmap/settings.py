@@ -460,6 +460,12 @@ class Settings(SourceSettings):
     """The most bytes ``agent_notes`` returns of the AGENTS.md files from the root down to a working
     directory (Codex's 32 KiB): the file that crosses it is cut at a line, later ones are left out
     (``hybridmap/agents_md.py``). Never taken from a repository."""
+    clone_similarity: float = 0.8
+    """``hybridmap clones``: the least estimated Jaccard similarity of two functions' syntax shapes
+    (5-grams of node types, MinHash/LSH) for them to be reported as near-duplicates (1.0: only
+    functions of the same shape)."""
+    clone_min_lines: int = 6
+    """``hybridmap clones``: functions shorter than this many lines are not compared."""
 
     # --- SCIP index -------------------------------------------------------------
     scip_index: str = ""
@@ -646,6 +652,8 @@ RULES: Mapping[str, Rule] = {
     "active_file_personalization": _WEIGHT,
     "session_max_files": _int(0, 100_000),
     "agents_md_max_bytes": _int(0, 1 << 20, protective=True),
+    "clone_similarity": _float(0.1, 1.0),
+    "clone_min_lines": _int(1, 100_000),
     "co_change_personalization": _WEIGHT,
     "co_change_boost": _WEIGHT,
     "co_change_scale": _float(0.001, 1e6),

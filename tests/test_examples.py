@@ -92,6 +92,8 @@ def test_mcp_config_starts_the_server(tmp_path: Path) -> None:
         "search_symbols",
         "find_files",
         "agent_notes",
+        "dead_code",
+        "find_clones",
         "symbol_info",
         "file_outline",
         "server_status",

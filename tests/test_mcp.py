@@ -38,6 +38,8 @@ TOOLS = {
     "record_activity",
     "find_files",
     "agent_notes",
+    "dead_code",
+    "find_clones",
 }
 
 
@@ -133,6 +135,10 @@ def test_every_tool_end_to_end_with_warm_servers(tmp_path: Path) -> None:
         assert found["matches"][0]["name"] == "load"
         notes_text, notes = await ok(session, "agent_notes", cwd="store")
         assert notes["files"] == [] and notes_text.startswith("(no AGENTS.md")
+        _, dead = await ok(session, "dead_code")
+        assert dead["checked"] > 0 and all(d["provenance"] == "name-match" for d in dead["definitions"])
+        _, clones = await ok(session, "find_clones", similarity=0.9)
+        assert clones["total"] == len(clones["groups"])
         _, files = await ok(session, "find_files", query="stdisk", limit=1)
         assert files["matches"][0]["path"] == "store/disk.py" and files["total"] == 1 and files["truncated"] is False
 

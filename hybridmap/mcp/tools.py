@@ -446,6 +446,85 @@ async def agent_notes(state: State, cwd: str = ".") -> AgentNotesResult:
     }
 
 
+class DeadEntry(TypedDict):
+    path: str
+    name: str
+    kind: str
+    line: int
+    status: str
+    provenance: str
+    used_by: list[str]
+
+
+class DeadCodeResult(TypedDict):
+    definitions: list[DeadEntry]
+    dead: int
+    test_only: int
+    checked: int
+    exported: int
+    truncated: bool
+
+
+async def dead_code(state: State, *, path: str | None = None, limit: int = 100) -> DeadCodeResult:
+    """Unused definitions (:mod:`hybridmap.dead_code`), optionally under ``path``."""
+    prefix = None if path in (None, "", ".") else relative_path(state.repo.root, path, "path")
+    found = (await state.repo.dead_code()).to_json()
+    shown = [
+        d for d in found["definitions"] if prefix is None or d["path"] == prefix or d["path"].startswith(prefix + "/")
+    ]
+    return {
+        "definitions": [
+            {
+                "path": d["path"],
+                "name": d["name"],
+                "kind": d["kind"],
+                "line": d["line"],
+                "status": d["status"],
+                "provenance": d["provenance"],
+                "used_by": d["used_by"],
+            }
+            for d in shown[:limit]
+        ],
+        "dead": found["dead"],
+        "test_only": found["test_only"],
+        "checked": found["checked"],
+        "exported": found["exported"],
+        "truncated": len(shown) > limit,
+    }
+
+
+class CloneMemberEntry(TypedDict):
+    path: str
+    name: str
+    line: int
+    end_line: int
+
+
+class CloneGroupEntry(TypedDict):
+    similarity: float
+    exact: bool
+    members: list[CloneMemberEntry]
+
+
+class ClonesResult(TypedDict):
+    groups: list[CloneGroupEntry]
+    total: int
+
+
+async def find_clones(state: State, *, similarity: float | None = None, limit: int = 20) -> ClonesResult:
+    """Near-duplicate functions (:mod:`hybridmap.clones`), largest groups first."""
+    groups = await state.repo.clones(similarity)
+    out: list[CloneGroupEntry] = []
+    for group in groups[:limit]:
+        shown = group.to_json()
+        members: list[CloneMemberEntry] = [
+            {"path": m["path"], "name": m["name"], "line": m["line"], "end_line": m["end_line"]}
+            for m in shown["members"]
+        ]
+        out.append({"similarity": shown["similarity"], "exact": shown["exact"], "members": members})
+    return {"groups": out, "total": len(groups)}
+
+
 async def file_outline(state: State, path: str) -> Outline:
     rel = relative_path(state.repo.root, path, "path")
     await refresh(state)
