@@ -6,7 +6,9 @@ and ``co_change_max_files`` files counts once for each pair of them (a sweeping 
 reformat or a rename of everything, says nothing about which files belong together). Kept per
 HEAD: when HEAD moves forward only the new commits are read and the oldest fall off; when it
 moves elsewhere (a checkout of another branch, history rewritten) the log is read again.
-Without git, or without history, there is nothing, said once (:attr:`CoChange.problem`).
+Outside a git repository, or before its first commit, there is nothing (quietly: a plain
+directory is not a degraded map); when git fails or times out, :attr:`CoChange.problem` says why
+(a ``co_change_off`` diagnostic on the map).
 """
 
 from __future__ import annotations
@@ -53,21 +55,23 @@ class CoChangeIndex:
         settings = self._settings
         try:
             head = git.head_commit(self._root, settings.co_change_timeout_seconds)
-            if head is None:
+            if head is None:  # not a repository (or no commit yet): nothing to say, nothing wrong
                 self._commits = ()
-                self._current = CoChange(problem="no git history under the root: co-change is off")
+                self._current = CoChange()
                 return self._current
             if head == self._current.head:
                 return self._current
-            self._commits = self._read(head)
+            commits, problem = self._read(head)
         except (git.GitUnavailable, ValueError) as exc:
-            self._commits = ()
-            self._current = CoChange(problem=f"git history unavailable: {exc}; co-change is off")
-            return self._current
-        self._current = CoChange(head, pair_counts(self._commits, settings), len(self._commits))
+            commits, problem = (), str(exc)
+        self._commits = commits
+        if problem and not commits:
+            self._current = CoChange(problem=f"git history unavailable ({problem}); co-change is off")
+        else:
+            self._current = CoChange(head, pair_counts(commits, settings), len(commits))
         return self._current
 
-    def _read(self, head: str) -> tuple[git.Commit, ...]:
+    def _read(self, head: str) -> tuple[tuple[git.Commit, ...], str]:
         settings = self._settings
         timeout = settings.co_change_timeout_seconds
         old = self._current.head
@@ -75,8 +79,9 @@ class CoChangeIndex:
         if old is not None and self._commits and git.is_ancestor(self._root, old, head, timeout):
             newer = git.log_name_only(self._root, limit, timeout, head=head, since=old)
             if newer.complete:
-                return (*newer.commits, *self._commits)[:limit]
-        return git.log_name_only(self._root, limit, timeout, head=head).commits
+                return (*newer.commits, *self._commits)[:limit], ""
+        history = git.log_name_only(self._root, limit, timeout, head=head)
+        return history.commits, history.problem
 
 
 def pair_counts(commits: tuple[git.Commit, ...], settings: Settings) -> dict[str, dict[str, int]]:

@@ -273,10 +273,14 @@ class RankSettings(IndexSettings):
     co_change_personalization: float = 0.0
     """Personalization of each file changed together with a chat or edited file in the git
     history, per partnership: times min(commits / ``co_change_scale``, ``co_change_cap``)
-    (``hybridmap.cochange``; 0 = off)."""
-    co_change_boost: float = 0.0
+    (``hybridmap.cochange``; 0 = off). Off: at 3 it raised recall at 2,048-4,096 tokens but lowered
+    MRR on chi, hono and jq (docs/evaluation.md, "Co-change")."""
+    co_change_boost: float = 1.0
     """Added to the rank multiplier of a chat or edited file's history partners, times
-    min(commits / ``co_change_scale``, ``co_change_cap``) (SoulForge's +min(count/5, 3) at 1; 0 = off)."""
+    min(commits / ``co_change_scale``, ``co_change_cap``) (SoulForge's +min(count/5, 3) at 1; 0 = off).
+    On the five corpora (static, co-edit, docs/evaluation.md "Co-change"): MRR@1024 up on four
+    (pflag 0.407 -> 0.455, chi 0.189 -> 0.281, hono 0.180 -> 0.210), first-five recall up on
+    three, recall up or equal in every cell; rich -0.001 MRR."""
     co_change_scale: float = 5.0
     """Commits shared with a chat file that make one unit of the co-change weights."""
     co_change_cap: float = 3.0
@@ -322,12 +326,16 @@ class RankSettings(IndexSettings):
     """Rendered lines are cut at this many characters (minified code, long literals)."""
     elision_mark: str = "⋮"
     """Line marking elided code between shown lines."""
-    render_public_marks: bool = True
+    render_public_marks: bool = False
     """``+`` before a definition that is public by its language's convention (``visibility`` in
-    its TOML; ``hybridmap/visibility.py``)."""
-    render_dependents_marks: bool = True
+    its TOML; ``hybridmap/visibility.py``). Off by default: a token per marked line, and at equal
+    budgets co-edit recall fell (rich 0.465 -> 0.454 at 1,024, jq 0.676 -> 0.651 at 2,048) with
+    nothing the eval can see gained (docs/evaluation.md, "Marks"). The JSON's ``public`` is always there."""
+    render_dependents_marks: bool = False
     """``[R:N]`` after a file's path: N other files depend on it (resolved uses where a source
-    resolved them, name matches otherwise; the JSON's ``dependents`` / ``dependents_resolved``)."""
+    resolved them, name matches otherwise; the JSON's ``dependents`` / ``dependents_resolved``,
+    always there). Off by default: five tokens per marked file; co-edit recall at 1,024 fell on
+    rich 0.465 -> 0.387 and pflag 0.863 -> 0.827, also from 10 dependents on."""
     dependents_mark_min: int = 2
     """``[R:N]`` only from this many dependents on (one dependent says little, and costs tokens)."""
     special_files_first: bool = True

@@ -65,19 +65,32 @@ def test_incremental_when_head_moves_forward_and_full_when_it_moves_elsewhere(gi
     assert back.of("core.py") == {"partner.py": 1, "loner.py": 1, "other.py": 1}
 
 
-def test_no_git_means_off_and_said(tmp_path: Path) -> None:
-    write_files(tmp_path, BASE)
-    history = CoChangeIndex(tmp_path, Settings()).refresh()
-    assert history.partners == {} and "no git history" in history.problem
-    with RepoMap(tmp_path, overrides={"cache_dir": str(tmp_path / "c"), "co_change_boost": 1.0}) as repo:
+def test_no_git_means_off_quietly_and_a_failing_git_is_said(tmp_path: Path, git_repo) -> None:
+    plain = tmp_path / "plain"
+    write_files(plain, BASE)
+    history = CoChangeIndex(plain, Settings()).refresh()
+    assert history.partners == {} and history.problem == "" and history.head is None
+    with RepoMap(plain, overrides={"cache_dir": str(tmp_path / "c")}) as repo:
         result = repo.map(mode="static", chat_files=["core.py"], tokens=1000)
-    assert any(d.kind == "co_change_off" for d in result.diagnostics)
+    assert not any(d.kind == "co_change_off" for d in result.diagnostics)
+    # A history git cannot read (its trees and blobs gone, the commits still there) is said.
+    root = _history(git_repo)
+    listing = git(root, "cat-file", "--batch-check", "--batch-all-objects")
+    for line in listing.splitlines():
+        sha, kind, _ = line.split()
+        if kind != "commit":
+            (root / ".git" / "objects" / sha[:2] / sha[2:]).unlink()
+    broken = CoChangeIndex(root, Settings()).refresh()
+    assert broken.partners == {} and "co-change is off" in broken.problem
+    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "c2")}) as repo:
+        said = repo.map(mode="static", chat_files=["core.py"], tokens=1000)
+    assert any(d.kind == "co_change_off" for d in said.diagnostics)
 
 
 def test_partners_of_the_chat_file_rank_higher(git_repo, tmp_path: Path) -> None:
     root = _history(git_repo)
     cache = str(tmp_path / "cache")
-    with RepoMap(root, overrides={"cache_dir": cache}) as repo:
+    with RepoMap(root, overrides={"cache_dir": cache, "co_change_boost": 0.0}) as repo:
         plain = repo.map(mode="static", chat_files=["core.py"], tokens=1000)
     with RepoMap(root, overrides={"cache_dir": cache, "co_change_boost": 1.0}) as repo:
         boosted = repo.map(mode="static", chat_files=["core.py"], tokens=1000)

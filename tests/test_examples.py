@@ -35,7 +35,7 @@ def run_example(name: str, *args: str, cwd: Path) -> subprocess.CompletedProcess
 def test_sync_script(tmp_path: Path) -> None:
     root = fixture_repo(tmp_path, "python")
     proc = run_example("sync_script.py", str(root), "--chat", "app.py", "--tokens", "512", cwd=tmp_path)
-    assert proc.stdout.startswith("Project files: README.md\nstore/disk.py: [R:2]\n+def load(")
+    assert proc.stdout.startswith("Project files: README.md\nstore/disk.py:\n")
     assert "def load(path: str) -> list[str]:" in proc.stdout
     assert "/512 tokens" in proc.stderr and "python: disabled" in proc.stderr  # no wait: no server
 

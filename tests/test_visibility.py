@@ -146,21 +146,15 @@ def test_marks_in_a_map_and_its_json(tmp_path: Path) -> None:
     files = {"lib.py": "def shared_helper():\n    pass\n\ndef _internal():\n    pass\n"}
     files |= {f"use{i}.py": f"from lib import shared_helper\n\ndef use{i}():\n    shared_helper()\n" for i in range(3)}
     write_files(root, files)
-    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "c")}) as repo:
+    marks = {"render_public_marks": True, "render_dependents_marks": True}
+    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "c"), **marks}) as repo:
         result = repo.map(mode="static", tokens=2_000)
-        bare = RepoMap(
-            root,
-            overrides={
-                "cache_dir": str(tmp_path / "c"),
-                "render_public_marks": False,
-                "render_dependents_marks": False,
-            },
-        )
-        with bare:
-            plain = bare.map(mode="static", tokens=2_000)
+    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "c")}) as bare:  # the defaults: off
+        plain = bare.map(mode="static", tokens=2_000)
     assert "lib.py: [R:3]\n+def shared_helper():\n" in result.text
     assert "use0.py:\n+def use0():" in result.text  # one dependent at most: no [R:N]
     assert "[R:" not in plain.text and "+def" not in plain.text
+    assert {s.name: s.public for f in plain.files for s in f.symbols}["shared_helper"] is True  # JSON has it
     document = json.loads(json.dumps(result.to_json()))
     lib = next(f for f in document["files"] if f["path"] == "lib.py")
     assert (lib["dependents"], lib["dependents_resolved"]) == (3, 0)  # name matches: no server here
