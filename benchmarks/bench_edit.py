@@ -108,7 +108,7 @@ def dependents_from_pairs() -> None:
     from hybridmap import marks, pipeline
 
     def counted(graph: Any) -> dict[str, Any]:
-        total, resolved = graph.dependent_counts
+        total, resolved = graph.dependent_counts()
         return {graph.files[i]: marks.Dependents(int(total[i]), int(resolved[i])) for i in np.flatnonzero(total)}
 
     pipeline.dependents = counted  # type: ignore[attr-defined]

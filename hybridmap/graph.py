@@ -135,12 +135,15 @@ class RepoGraph:
         uniq, inverse = np.unique(key, return_inverse=True)
         return inverse.reshape(-1), uniq
 
-    @cached_property
     def dependent_counts(self) -> tuple[np.ndarray, np.ndarray]:
         """Per file: how many other files have an edge into it, and how many of those have at
         least one resolved (not name-matched) edge into it; from :attr:`pairs`, which an
         update patches, so no sort of the edges per new graph (``np.unique`` over them cost
         an edit's map of the standard library 50-140 ms)."""
+        return self._dependent_counts
+
+    @cached_property
+    def _dependent_counts(self) -> tuple[np.ndarray, np.ndarray]:
         of_edge, pair_src, pair_dst = self.pairs
         n = len(self.files)
         outside = pair_src != pair_dst

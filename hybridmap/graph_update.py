@@ -8,9 +8,10 @@ sequences, with the rankings). What an edit can change, and what is re-derived f
 * a file whose tags changed (edited, added, removed: its :class:`~hybridmap.model.FileTags`
   object is not the previous one): all its outgoing edges and its symbols;
 * a name whose set of defining files changed (a definition added or removed anywhere): every
-  edge of that name, from every file that uses it (the referrer index ``name -> files``), since
-  both its targets and its weight (``common_ident_definers``, ``max_definers_per_ident``) follow
-  the definers;
+  edge of that name, from every file that uses it (found by scanning the kept reference counts
+  of every file, or from a referrer index ``name -> files`` built once scanning would cost more),
+  since both its targets and its weight (``common_ident_definers``, ``max_definers_per_ident``)
+  follow the definers;
 * a resolved (file, name) pair whose targets changed (a language server answered): that pair.
 
 Everything else is carried: the other edge rows (file indices shifted when files came or went),
@@ -18,6 +19,10 @@ the definers, the symbol columns of unchanged files, and the graph's derived vie
 reads (file pairs, definition keys) are patched rather than re-sorted. Rows stay in the
 canonical order (:mod:`hybridmap.graph`), so the ranker's float sums run in the same order as on
 a rebuilt graph. Many changed files at once (a checkout, the first map) rebuild from scratch.
+
+Which files changed is decided by identity: the sources keep an unchanged file's ``FileTags``
+object (the base source by content hash, the merge by its inputs), so comparing the two mappings
+is one pass and also catches what a change set would not (a merge that refined a file).
 """
 
 from __future__ import annotations

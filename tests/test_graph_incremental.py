@@ -249,11 +249,10 @@ def test_a_difference_is_seen() -> None:
     assert graph_differences(dataclasses.replace(graph, definers={"get": (1,)}), graph) == ["definers differ"]
 
 
-def test_dependent_counts_equal_the_marks_count() -> None:
-    """``RepoGraph.dependent_counts`` (from the pairs an update patches) says what
-    ``marks.dependents`` says (from a sort of the edges), resolved edges included."""
-    from hybridmap.marks import dependents
-
+def test_dependent_counts_count_distinct_dependent_files() -> None:
+    """``RepoGraph.dependent_counts`` (from the pairs an update patches) counts, per file, the
+    other files with an edge into it and those with a resolved one, as a pass over every edge
+    does (what ``marks.dependents`` did with ``np.unique``), resolved edges included."""
     tags = {
         "a.py": tags_of(["run"], ["get", "helper"]),
         "b.py": tags_of(["get"], ["run", "get", "helper"]),
@@ -262,7 +261,15 @@ def test_dependent_counts_equal_the_marks_count() -> None:
     }
     resolved = {("a.py", "get"): {"b.py": "lsp"}, ("d.py", "helper"): {"c.py": "scip", "outside.py": "lsp"}}
     for graph in (build_graph(tags, Settings()), build_graph(tags, Settings(), resolved)):
-        total, resolved_count = graph.dependent_counts
+        total, resolved_count = graph.dependent_counts()
+        users: dict[str, set[str]] = {}
+        resolved_users: dict[str, set[str]] = {}
+        for row in range(len(graph.edge_src)):
+            src, dst = graph.files[int(graph.edge_src[row])], graph.files[int(graph.edge_dst[row])]
+            if src != dst:
+                users.setdefault(dst, set()).add(src)
+                if graph.provenance(row) != "name-match":
+                    resolved_users.setdefault(dst, set()).add(src)
         got = {graph.files[i]: (int(total[i]), int(resolved_count[i])) for i in np.flatnonzero(total)}
-        assert got == {path: (d.total, d.resolved) for path, d in dependents(graph).items()}
-        assert got
+        assert got == {path: (len(u), len(resolved_users.get(path, ()))) for path, u in users.items()}
+    assert got["b.py"] == (1, 1)  # the resolved graph: only a.py uses b.py (its get, resolved there)
