@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .graph import NAME_MATCH_CODE, RepoGraph
+from .graph import RepoGraph
 from .model import Symbol
 from .visibility import is_public
 
@@ -32,16 +32,9 @@ class Dependents:
 
 
 def dependents(graph: RepoGraph) -> dict[str, Dependents]:
-    """Per file with at least one dependent: how many other files have an edge into it."""
-    n = max(1, len(graph.files))
-    outside = graph.edge_src != graph.edge_dst
-    src = graph.edge_src[outside].astype(np.int64)
-    dst = graph.edge_dst[outside].astype(np.int64)
-    pairs = np.unique(dst * n + src)
-    total = np.bincount(pairs // n, minlength=n)
-    resolved_rows = graph.edge_provenance[outside] != NAME_MATCH_CODE
-    resolved_pairs = np.unique(dst[resolved_rows] * n + src[resolved_rows])
-    resolved = np.bincount(resolved_pairs // n, minlength=n)
+    """Per file with at least one dependent: how many other files have an edge into it (from the
+    graph's file pairs, which an incremental update patches: no pass over every edge)."""
+    total, resolved = graph.dependent_counts()
     return {graph.files[i]: Dependents(int(total[i]), int(resolved[i])) for i in np.flatnonzero(total).tolist()}
 
 
