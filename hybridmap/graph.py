@@ -228,42 +228,47 @@ def definer_counts(tags: Mapping[str, FileTags]) -> dict[str, int]:
 
     Asked for again after every edit (the API hands it to the sources), so the last call's
     per-file names are kept and only files whose tags object changed are re-read: the full
-    count was ~15 ms of an edit's map on the standard library. The result is the caller's (a
-    copy: the kept counts are updated in place, under the lock, by the next call)."""
+    count was ~15 ms of an edit's map on the standard library. The result is the caller's: a
+    copy of the kept counts, which never lose a key (a dict that did is copied key by key, one
+    that did not as one block: several ms against ~0.1 ms for 43k names); names no file defines
+    any more are kept at 0 there and deleted from the copy."""
     global _DEFINED
     with _DEFINED_LOCK:
-        names_of, counts = _DEFINED
+        names_of, counts, zeros = _DEFINED
         changed = [
             path for path, file_tags in tags.items() if (held := names_of.get(path)) is None or held[0] is not file_tags
         ]
         added = sum(1 for path in changed if path not in names_of)
         gone = [path for path in names_of if path not in tags] if len(tags) - added != len(names_of) else []
-        if 4 * (len(changed) + len(gone)) > len(tags):  # mostly new: count from scratch
-            names_of, counts, changed, gone = {}, {}, list(tags), []
-            _DEFINED = (names_of, counts)
+        if 4 * (len(changed) + len(gone)) > len(tags) or len(zeros) > 4096:  # count from scratch
+            names_of, counts, zeros, changed, gone = {}, {}, set(), list(tags), []
+            _DEFINED = (names_of, counts, zeros)
         for path in gone:
-            _count_names(counts, names_of.pop(path)[1], -1)
+            _count_names(counts, zeros, names_of.pop(path)[1], -1)
         for path in changed:
             held = names_of.get(path)
             if held is not None:
-                _count_names(counts, held[1], -1)
+                _count_names(counts, zeros, held[1], -1)
             names = frozenset(sym.name for sym in tags[path].symbols)
-            _count_names(counts, names, 1)
+            _count_names(counts, zeros, names, 1)
             names_of[path] = (tags[path], names)
-        return dict(counts)
+        result = dict(counts)
+        for name in zeros:
+            del result[name]
+        return result
 
 
-def _count_names(counts: dict[str, int], names: frozenset[str], step: int) -> None:
+def _count_names(counts: dict[str, int], zeros: set[str], names: frozenset[str], step: int) -> None:
     for name in names:
-        left = counts.get(name, 0) + step
+        left = counts[name] = counts.get(name, 0) + step
         if left:
-            counts[name] = left
+            zeros.discard(name)
         else:
-            del counts[name]
+            zeros.add(name)
 
 
 #: The last :func:`definer_counts` call's per-file names and counts (one at a time, any caller).
-_DEFINED: tuple[dict[str, tuple[FileTags, frozenset[str]]], dict[str, int]] = ({}, {})
+_DEFINED: tuple[dict[str, tuple[FileTags, frozenset[str]]], dict[str, int], set[str]] = ({}, {}, set())
 _DEFINED_LOCK = threading.Lock()
 
 
