@@ -583,3 +583,24 @@ def test_clangd_without_include_paths_is_degraded(git_repo, tmp_path: Path) -> N
     with RepoMap(root, overrides={"cache_dir": str(tmp_path / "c2"), **quiet}) as repo:
         result = repo.map(mode="hybrid", server_wait=30, tokens=512)
     assert result.servers["cpp"].state is ServerState.READY, result.servers
+
+
+def test_degraded_and_settle_settings_are_checked(tmp_path: Path) -> None:
+    """The new server fields are validated like the others: a bad regex or an out-of-range
+    settle time is a ConfigError naming the field; good ones are compiled and kept."""
+    from hybridmap.errors import ConfigError
+    from hybridmap.sources.lsp.config import parse_server
+
+    where = tmp_path / "x.toml"
+    good = parse_server(
+        "s",
+        {"command": "s", "degraded": ["(cannot load .*)"], "degraded-hint": "fix it", "open-settle": 1.5},
+        where,
+        True,
+    )
+    assert good.degraded[0].search("x cannot load y") and good.degraded_hint == "fix it" and good.open_settle == 1.5
+    assert parse_server("s", {"command": "s", "ready": "server-status"}, where, True).ready == "server-status"
+    with pytest.raises(ConfigError, match="degraded"):
+        parse_server("s", {"command": "s", "degraded": ["(unclosed"]}, where, True)
+    with pytest.raises(ConfigError, match="open-settle"):
+        parse_server("s", {"command": "s", "open-settle": -1}, where, True)
