@@ -416,3 +416,34 @@ def test_misbehaving_servers_leave_the_terminal_alone(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert len(proc.stdout.splitlines()) == 2 * len(modes), proc.stdout
     assert proc.stderr == ""
+
+
+def test_a_server_that_never_initializes_does_not_hold_back_the_others(tmp_path: Path) -> None:
+    """Real ty for the Python files, and for a Go file a real process that never answers
+    initialize: the map that waits must still get ty's resolved edges (work starts for each
+    server as it gets ready), and say the other server is not ready."""
+    from .test_lsp import require
+
+    require("ty")
+    root = fixture_repo(tmp_path, "python")
+    (root / "tool.go").write_text("package main\n\nfunc main() {}\n")
+    user = tmp_path / "user_configs"
+    user.mkdir()
+    (user / "go.toml").write_text(f"""
+[language]
+name = "go"
+grammar = "go"
+file-types = ["go"]
+language-servers = ["stuck"]
+
+[language-server.stuck]
+command = {json.dumps(sys.executable)}
+args = {json.dumps([str(FAULT_SERVER), "never-initialize"])}
+ready-timeout = 120
+""")
+    registry = LanguageRegistry.load([BUILTIN_CONFIG_DIR, user], [BUILTIN_QUERY_DIR])
+    with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+        result = repo.map(mode="hybrid", server_wait=20, tokens=512)
+    assert result.servers["python"].state is ServerState.READY
+    assert result.edges["lsp"] >= 3, result.edges
+    assert result.servers["go"].state is not ServerState.READY

@@ -371,6 +371,20 @@ class ServerPool(_Reports):
         for slot in self._language_slots(languages):
             await _start_over(slot.starting, None)
 
+    def readiness(self, languages: list[str], timeout: float) -> set[asyncio.Task[None]]:
+        """One task per server of these languages, done when that server is ready, failed or
+        missing, or at ``timeout``: a caller can start using each as it comes, not only when the
+        slowest (a server that never answers initialize) is done."""
+        deadline = time.monotonic() + timeout
+
+        async def one(slot: _Slot) -> None:
+            if not await _start_over(slot.starting, max(0.0, deadline - time.monotonic())):
+                return
+            if slot.session is not None and not self._closed:
+                await slot.session.wait_ready(max(0.0, deadline - time.monotonic()))
+
+        return {asyncio.ensure_future(one(slot)) for slot in self._language_slots(languages)}
+
     async def wait_ready(self, languages: list[str], timeout: float) -> None:
         """Wait until each server of these languages is ready, failed or missing, or ``timeout``."""
         deadline = time.monotonic() + timeout

@@ -261,9 +261,29 @@ class LspSource:
 
             self.pool.ensure_started(language, warm, root)
         if request.wait > 0:
-            await self.pool.wait_ready(languages, request.wait)
+            # Work starts for each server as it gets ready: one that is slow or never answers
+            # (a Solidity server waiting on initialize) must not hold the others' jobs back.
+            waiting = self.pool.readiness(languages, request.wait)
+            await self._plan_usable(snapshot, base, found, request)
+            while waiting and deadline > time.monotonic():
+                done, waiting = await asyncio.wait(
+                    waiting, timeout=deadline - time.monotonic(), return_when=asyncio.FIRST_COMPLETED
+                )
+                if not done:
+                    break
+                await self._plan_usable(snapshot, base, found, request)
+            for task in waiting:
+                task.cancel()
+            await self._queue.wait_idle(deadline - time.monotonic())
         else:
             await self.pool.wait_started(languages)
+            await self._plan_usable(snapshot, base, found, request)
+
+    async def _plan_usable(
+        self, snapshot: Snapshot, base: SourceView, found: Mapping[tuple[str, str], Any], request: SourceRequest
+    ) -> None:
+        """Plan the jobs of the servers usable now (ready or indexing); re-plans only when they,
+        the files or the focus changed since the last plan."""
         usable: dict[tuple[str, str], LspSession] = {}
         for where in found:
             session = self.pool.session(*where)
@@ -285,8 +305,6 @@ class LspSource:
                 jobs = await asyncio.to_thread(self._plan, snapshot, base, set(self._planned_languages), request)
                 self._queue.replace(jobs)
                 self._plan_key = key
-        if request.wait > 0:
-            await self._queue.wait_idle(deadline - time.monotonic())
 
     def _warm(self, session: LspSession, path: str | None) -> None:
         if path is not None:
