@@ -368,7 +368,9 @@ class AsyncRepoMap(_RepoCore):
             if request.shown:
                 build = replace(build, changes=self._session.changes(snapshot.shas))
             last = self._live.last_result
-            if last is not None and last[0] == reuse_key and self.settings.refresh != "always":
+            # A map that may wait is never handed the last one: it asked for what servers find.
+            reuse = request.server_wait == 0 and self.settings.refresh != "always"
+            if reuse and last is not None and last[0] == reuse_key:
                 return self._reused(last[1], snapshot, build, started)
             result = (await self._map_locked(request, build, snapshot, started))[0]
             # The read counters are the snapshot's: this says whether this map made it.

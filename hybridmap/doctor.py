@@ -20,7 +20,7 @@ from .languages import LanguageRegistry
 from .model import ServerReport, ServerState
 from .settings import Settings
 from .sources.lsp.documents import Documents
-from .sources.lsp.pool import ServerPool, root_patterns_present
+from .sources.lsp.pool import RUNS_REPOSITORY_CODE, ServerPool, root_patterns_present
 from .sources.lsp.session import LspSession, command_problem, find_command
 from .walk import list_files
 
@@ -99,6 +99,8 @@ async def check_servers(
                 problem = (
                     "untrusted: a repository config; opt in with trust_repository_servers"
                     if not config.trusted
+                    else RUNS_REPOSITORY_CODE
+                    if config.runs_repository_code and not settings.allow_servers_running_repository_code
                     else f"none of {list(config.required_root_patterns)} in ROOT"
                     if not patterns_ok
                     else command_problem(config.command)

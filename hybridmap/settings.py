@@ -355,6 +355,11 @@ class SourceSettings(RankSettings):
     trust_repository_servers: bool = False
     """Allow a repository's own ``.hybridmap/lsp_configs/*.toml`` to name server commands.
     Off by default: cloning a repository must never make hybridmap run its commands."""
+    allow_servers_running_repository_code: bool = False
+    """Start language servers that execute code the repository ships (a server config saying
+    ``runs-repository-code = true``: the Solidity server loads a Hardhat project's own
+    ``node_modules/hardhat`` and its config). Off: they are reported ``untrusted``, since a clone
+    must never run its code. Never taken from a repository."""
     server_start_delay: float = 0.05
     """Seconds after a non-waiting map is delivered before its servers are started or asked
     more: spawning a process on the loop thread would otherwise delay a sync caller's result."""
@@ -742,6 +747,7 @@ RULES: Mapping[str, Rule] = {
     "dependents_mark_min": _int(1, 1_000_000),
     "fill_attempts": _int(0, 100_000, protective=True),
     "trust_repository_servers": Rule("bool", protective=True),
+    "allow_servers_running_repository_code": Rule("bool", protective=True),
     "server_start_delay": _float(0.0, 60.0),
     "server_max_restarts": _int(0, 100, protective=True),
     "server_restart_backoff": _float(0.0, 3_600.0),

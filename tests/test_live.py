@@ -200,6 +200,15 @@ def test_auto_reuses_an_unchanged_map_and_always_does_not(tmp_path: Path) -> Non
             assert f"{policy}.py" in repo.map(mode="static", tokens=2_000).text
 
 
+def test_a_map_that_may_wait_is_never_the_reused_one(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    with RepoMap(root, overrides=_overrides(tmp_path)) as repo:
+        repo.map(mode="static", tokens=2_000)
+        assert repo.map(mode="static", tokens=2_000).stats.get("map_reused") == 1.0
+        waited = repo.map(mode="static", tokens=2_000, server_wait=0.1)
+        assert "map_reused" not in waited.stats and "rank" in waited.timings
+
+
 def test_refresh_setting_is_range_checked() -> None:
     from hybridmap.errors import ConfigError
 

@@ -228,7 +228,10 @@ def test_hybrid_resolves_name_collisions(language: str, tmp_path: Path) -> None:
     fixture, command, right, wrong = CASES[language]
     require(command)
     root = fixture_repo(tmp_path, fixture)
-    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+    overrides: dict[str, object] = {"cache_dir": str(tmp_path / "cache")}
+    if language == "solidity":  # our own fixture (no node_modules): the server may run in it
+        overrides["allow_servers_running_repository_code"] = True
+    with RepoMap(root, overrides=overrides) as repo:
         static = repo.map(mode="static", tokens=512)
         static_edges = edges(repo)
         hybrid = repo.map(mode="hybrid", server_wait=60, tokens=512)

@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -512,3 +513,57 @@ def test_no_server_runs_a_repository_program(language: str, server: str, command
         result = repo.map(mode="hybrid", server_wait=20, tokens=1024)
     assert not marker.exists(), f"{server} ran a repository program: {marker.read_text()!r}"
     assert result.servers[language].state is ServerState.READY, result.servers
+
+
+def _hardhat_project(root: Path) -> Path:
+    """A Hardhat project that ships its own ``node_modules/hardhat``: loading it runs its code
+    (it writes a marker next to the project)."""
+    marker = root.parent / "PWNED"
+    files = {
+        "hardhat.config.js": f"require('fs').writeFileSync({json.dumps(str(marker))}, 'config');\n"
+        "module.exports = {{ solidity: '0.8.20' }};\n",
+        "package.json": '{"name": "hh", "devDependencies": {"hardhat": "2.22.0"}}\n',
+        "node_modules/hardhat/package.json": '{"name": "hardhat", "version": "2.22.0", '
+        '"main": "internal/lib/hardhat-lib.js"}\n',
+        "node_modules/hardhat/register.js": f"require('fs').writeFileSync({json.dumps(str(marker))}, 'register');\n",
+        "node_modules/hardhat/internal/lib/hardhat-lib.js": "module.exports = {};\n",
+        "contracts/A.sol": "// SPDX-License-Identifier: MIT\npragma solidity ^0.8.20;\nimport './B.sol';\n"
+        "contract A { function run() public { B b = new B(); b.go(); } }\n",
+        "contracts/B.sol": "// SPDX-License-Identifier: MIT\npragma solidity ^0.8.20;\n"
+        "contract B { function go() public {} }\n",
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    git(root, "init", "-q")
+    git(root, "add", "-A", "-f")
+    git(root, "commit", "-q", "-m", "hardhat")
+    return marker
+
+
+@pytest.mark.parametrize("allowed", [False, True])
+def test_a_server_that_would_run_the_repository_code_needs_the_user(tmp_path: Path, allowed: bool) -> None:
+    """The Solidity server loads a Hardhat project's own node_modules/hardhat: by default it is
+    never started (untrusted, said); a user who allows it gets it, and the repository's code runs
+    (which is why it is off)."""
+    from hybridmap import RepoMap, ServerState
+    from hybridmap.sources.lsp.session import find_command
+
+    if find_command("nomicfoundation-solidity-language-server") is None:
+        pytest.skip("the Solidity server is not installed (scripts/install-servers installs it)")
+    root = tmp_path / "repo"
+    root.mkdir()
+    marker = _hardhat_project(root)
+    overrides = {"cache_dir": str(tmp_path / "cache"), "allow_servers_running_repository_code": allowed}
+    with RepoMap(root, overrides=overrides) as repo:
+        result = repo.map(mode="hybrid", server_wait=20, tokens=256)
+    report = result.servers["solidity"]
+    if not allowed:
+        assert report.state is ServerState.UNTRUSTED and "allow_servers_running_repository_code" in report.detail
+        assert not marker.exists()
+    else:
+        assert report.state is not ServerState.UNTRUSTED
+        deadline = time.monotonic() + 20
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert marker.exists()  # the hazard the default keeps away

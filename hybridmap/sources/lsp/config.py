@@ -78,6 +78,10 @@ class ServerConfig:
     """A message (log, show, or an error diagnostic) matching one of these: the server is up but
     cannot load the project; it is reported ``degraded`` with that message."""
     degraded_hint: str = ""
+    runs_repository_code: bool = False
+    """The server executes code the repository ships (the Solidity server loads a Hardhat
+    project's ``node_modules/hardhat`` and config): started only when the user allows it
+    (``allow_servers_running_repository_code``), otherwise reported ``untrusted``."""
     source: Path | None = None
     trusted: bool = True
 
@@ -184,9 +188,17 @@ def parse_server(name: str, data: Mapping[str, Any], source: Path, trusted: bool
         open_settle=_seconds(data, "open-settle", 0.0, where) if "open-settle" in data else 0.0,
         degraded=degraded_patterns,
         degraded_hint=_text(data.get("degraded-hint", ""), "degraded-hint", where),
+        runs_repository_code=_flag(data, "runs-repository-code", where),
         source=source,
         trusted=trusted,
     )
+
+
+def _flag(data: Mapping[str, Any], key: str, where: str) -> bool:
+    value = data.get(key, False)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}.{key} must be true or false")
+    return value
 
 
 def servers_for_language(raw: Mapping[str, Any], source: Path, trusted: bool = True) -> tuple[ServerConfig, ...]:

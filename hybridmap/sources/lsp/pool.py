@@ -275,6 +275,9 @@ class ServerPool(_Reports):
                         f"{config.name}: untrusted (repository config; opt in with trust_repository_servers)"
                     )
                     continue
+                if config.runs_repository_code and not self._settings.allow_servers_running_repository_code:
+                    slot.skipped.append(f"{config.name}: {RUNS_REPOSITORY_CODE}")
+                    continue
                 if not self.root_patterns_ok(config, slot.root):
                     where = f"project root {slot.root}" if slot.root else "root"
                     slot.skipped.append(f"{config.name}: none of {list(config.required_root_patterns)} in {where}")
@@ -412,6 +415,12 @@ class ServerPool(_Reports):
             task.cancel()
         await asyncio.gather(*starting, return_exceptions=True)
         await asyncio.gather(*(s.aclose() for s in self.sessions()), *self._stopping, return_exceptions=True)
+
+
+#: Why a server that would execute the repository's code was not started (said on the map).
+RUNS_REPOSITORY_CODE = (
+    "untrusted: it would run code the repository ships; opt in with allow_servers_running_repository_code"
+)
 
 
 def _slot_report(slot: _Slot | None) -> ServerReport:
