@@ -229,7 +229,7 @@ def test_hybrid_resolves_name_collisions(language: str, tmp_path: Path) -> None:
     require(command)
     root = fixture_repo(tmp_path, fixture)
     overrides: dict[str, object] = {"cache_dir": str(tmp_path / "cache")}
-    if language == "solidity":  # our own fixture (no node_modules): the server may run in it
+    if language in ("solidity", "svelte"):  # our own fixture (no config to run): the server may run in it
         overrides["allow_servers_running_repository_code"] = True
     with RepoMap(root, overrides=overrides) as repo:
         static = repo.map(mode="static", tokens=512)

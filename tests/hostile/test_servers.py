@@ -567,3 +567,33 @@ def test_a_server_that_would_run_the_repository_code_needs_the_user(tmp_path: Pa
         while not marker.exists() and time.monotonic() < deadline:
             time.sleep(0.2)
         assert marker.exists()  # the hazard the default keeps away
+
+
+def test_svelte_config_is_never_run_by_default(tmp_path: Path) -> None:
+    """svelte-language-server imports svelte.config.js (checked: it ran at the first map): the
+    server is untrusted unless the user allows servers that run repository code."""
+    from hybridmap import RepoMap, ServerState
+    from hybridmap.sources.lsp.session import find_command
+
+    if find_command("svelteserver") is None:
+        pytest.skip("svelte-language-server is not installed (scripts/install-servers installs it)")
+    root = tmp_path / "repo"
+    marker = tmp_path / "PWNED"
+    files = {
+        "svelte.config.js": f"import fs from 'fs'; fs.writeFileSync({json.dumps(str(marker))}, 'ran');\n"
+        "export default {};\n",
+        "package.json": '{"name": "sv", "type": "module"}\n',
+        "src/App.svelte": '<script lang="ts">\n  import { load } from "./lib";\n  export let x = load();\n</script>\n',
+        "src/lib.ts": "export function load() { return 1; }\n",
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "svelte")
+    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+        result = repo.map(mode="hybrid", server_wait=15, tokens=256)
+    assert result.servers["svelte"].state is ServerState.UNTRUSTED
+    time.sleep(1)
+    assert not marker.exists()
