@@ -27,6 +27,7 @@ from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 
 from hybridmap import RepoMap
+from hybridmap.budget import budget_for
 from hybridmap.errors import ConfigError
 from hybridmap.settings import (
     REPOSITORY_TUNABLE,
@@ -39,6 +40,9 @@ from hybridmap.settings import (
 )
 
 from ..conftest import git
+
+#: The budget of a request with no chat file and no budget: map_tokens x no_chat_budget_multiplier.
+DEFAULT_BUDGET = budget_for(None, None, False, Settings())
 
 DEADLINE = 60.0
 SOURCE = (
@@ -131,7 +135,7 @@ def test_pagerank_limits_from_a_repository_cannot_hang_the_map(tmp_path: Path) -
 def test_a_repository_budget_that_would_crash_or_fail_the_map_is_left_out(tmp_path: Path, literal: str) -> None:
     root = hostile_repo(tmp_path / "repo", {**sources(5), "hybridmap.toml": f"map_tokens = {literal}\n"})
     data, seconds = run_map(root, tmp_path / "cache", tmp_path / "home")
-    assert data["budget"] == Settings().map_tokens and 0 < data["tokens"] <= data["budget"]
+    assert data["budget"] == DEFAULT_BUDGET and 0 < data["tokens"] <= data["budget"]
     notes = config_notes(data)
     assert len(notes) == 1 and "'map_tokens' must be an integer from 1 to 1_000_000" in notes[0], notes
     assert seconds < DEADLINE
@@ -234,7 +238,7 @@ def test_a_settings_file_is_read_only_when_it_is_a_small_regular_file(tmp_path: 
     with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}, start_servers=False) as repo:
         result = repo.map(mode="static")
     assert time.monotonic() - started < DEADLINE
-    assert result.budget == Settings().map_tokens  # nothing from the file applied
+    assert result.budget == DEFAULT_BUDGET  # nothing from the file applied
     notes = [d.message for d in result.diagnostics if d.kind == "repository_config"]
     assert len(notes) == 1 and why in notes[0] and "ignored" in notes[0], notes
 
@@ -266,6 +270,8 @@ def _in_range(name: str, value: Any) -> bool:
         )
     if rule.kind == "bool":
         return isinstance(value, bool)
+    if rule.kind == "choice":
+        return value in rule.choices
     if rule.kind == "names":
         return isinstance(value, tuple) and len(value) <= rule.high and all(isinstance(v, str) for v in value)
     if rule.kind == "patterns":  # gitignore-style globs (include, exclude)

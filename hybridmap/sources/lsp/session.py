@@ -51,6 +51,7 @@ from .launch import (
 from .process import ServerProcess, _set_pdeathsig, descendants, group_alive, processes_of, tree_rss_mb
 from .pygls_adapter import ContentModified, MsgId, RequestTimeout, translate
 from .readiness import Health, Readiness
+from .text_sync import TextSync
 from .wire import Channel
 
 # pygls (imported by the adapter) logs every quirk of a server; its records stay out of a host's
@@ -81,7 +82,7 @@ __all__ = [  # what other modules import from here; the definitions live in laun
 _NOT_INSTALLED = re.compile(r"unknown binary|is not installed|not installed for|command not found", re.I)
 
 
-class LspSession:
+class LspSession(TextSync):
     """The life of one server process: start, answer, track readiness, stop."""
 
     STDERR_LINES = 200
@@ -322,57 +323,9 @@ class LspSession:
             await asyncio.sleep(0.05 * 2**attempt)
         raise ServerError(f"{self.config.name}: {method}: no answer")  # pragma: no cover
 
-    async def _settle(self, params: Any) -> None:
-        """With ``open-settle``: a request on a file opened less than that ago waits the rest."""
-        document = getattr(params, "text_document", None)
-        opened = self._opened_at.get(getattr(document, "uri", ""))
-        if opened is not None:
-            rest = opened + self.config.open_settle - time.monotonic()
-            if rest > 0:
-                await asyncio.sleep(rest)
-
     def _notify(self, method: str, params: Any) -> None:
         if self._channel is not None and self.alive:
             self._channel.notify(method, params)
-
-    # --- documents --------------------------------------------------------------------
-
-    def did_open(self, uri: str, language_id: str, text: str) -> None:
-        if self._channel is None or not self.alive or uri in self._opened:
-            return
-        self._opened[uri] = 1
-        if self.config.open_settle:
-            self._opened_at[uri] = time.monotonic()
-        self._readiness.on_first_open()
-        item = T.TextDocumentItem(uri=uri, language_id=language_id, version=1, text=text)
-        self._notify(T.TEXT_DOCUMENT_DID_OPEN, T.DidOpenTextDocumentParams(text_document=item))
-
-    def did_change(self, uri: str, text: str) -> None:
-        """Replace an open document's text (used when a file changed between maps)."""
-        if self._channel is None or not self.alive or uri not in self._opened:
-            return
-        version = self._opened[uri] = self._opened[uri] + 1
-        params = T.DidChangeTextDocumentParams(
-            text_document=T.VersionedTextDocumentIdentifier(uri=uri, version=version),
-            content_changes=[T.TextDocumentContentChangeWholeDocument(text=text)],
-        )
-        self._notify(T.TEXT_DOCUMENT_DID_CHANGE, params)
-
-    def is_open(self, uri: str) -> bool:
-        return uri in self._opened
-
-    def did_close(self, uri: str) -> None:
-        if self._channel is None or not self.alive or uri not in self._opened:
-            return
-        del self._opened[uri]
-        self._opened_at.pop(uri, None)
-        params = T.DidCloseTextDocumentParams(text_document=T.TextDocumentIdentifier(uri=uri))
-        self._notify(T.TEXT_DOCUMENT_DID_CLOSE, params)
-
-    def did_change_watched_files(self, events: list[T.FileEvent]) -> None:
-        """Tell the server which files were created, changed or deleted on disk."""
-        if events:
-            self._notify(T.WORKSPACE_DID_CHANGE_WATCHED_FILES, T.DidChangeWatchedFilesParams(changes=events))
 
     # --- stop -------------------------------------------------------------------------
 

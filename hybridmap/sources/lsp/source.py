@@ -128,37 +128,10 @@ class LspSource:
             symbols,
             resolved,
             self.outline.details(),
-            diagnostics=self._resolved_nothing(snapshot.languages),
+            diagnostics=resolved_nothing(self.resolver, self.pool.sessions(), snapshot.languages),
             stats=self._stats(symbols, resolved),
             version=self.version,
         )
-
-    #: Answered (file, name) pairs, none reaching a repository file, before a language's hybrid
-    #: map is said to be its static map (one or two can honestly all be outside: stdlib names).
-    RESOLVED_NOTHING_MIN = 3
-
-    def _resolved_nothing(self, languages: Mapping[str, str]) -> tuple[Diagnostic, ...]:
-        """``hybrid_resolved_nothing`` for each language whose server answered at least
-        :attr:`RESOLVED_NOTHING_MIN` ambiguous names and resolved none to a repository file:
-        its part of the hybrid map is the static map, and the user should know."""
-        outcome = self.resolver.outcome(languages)
-        servers: dict[str, set[str]] = {}
-        for session in self.pool.sessions():
-            servers.setdefault(session.language, set()).add(session.config.name)
-        out = []
-        for language, (answered, found) in sorted(outcome.items()):
-            if found or answered < self.RESOLVED_NOTHING_MIN:
-                continue
-            names = ", ".join(sorted(servers.get(language, ()))) or "its server"
-            out.append(
-                Diagnostic(
-                    language,
-                    "hybrid_resolved_nothing",
-                    f"{names} was asked {answered} ambiguous name(s) and resolved none to a file in the "
-                    f"repository: the {language} part of this hybrid map is the static map",
-                )
-            )
-        return tuple(out)
 
     def _stats(self, symbols: Mapping[str, FileTags], resolved: Mapping[Any, Any]) -> dict[str, float]:
         return {
@@ -264,7 +237,6 @@ class LspSource:
             # Work starts for each server as it gets ready: one that is slow or never answers
             # (a Solidity server waiting on initialize) must not hold the others' jobs back.
             waiting = self.pool.readiness(languages, request.wait)
-            await self._plan_usable(snapshot, base, found, request)
             while waiting and deadline > time.monotonic():
                 done, waiting = await asyncio.wait(
                     waiting, timeout=deadline - time.monotonic(), return_when=asyncio.FIRST_COMPLETED
@@ -274,6 +246,7 @@ class LspSource:
                 await self._plan_usable(snapshot, base, found, request)
             for task in waiting:
                 task.cancel()
+            await self._plan_usable(snapshot, base, found, request)  # no-op when nothing moved
             await self._queue.wait_idle(deadline - time.monotonic())
         else:
             await self.pool.wait_started(languages)
@@ -302,28 +275,22 @@ class LspSource:
             key = (request.generation, sessions, request.focus)
             self._planned_languages = {language for language, _ in usable}
             if usable and key != self._plan_key:
-                jobs = await asyncio.to_thread(self._plan, snapshot, base, set(self._planned_languages), request)
+                jobs = await asyncio.to_thread(
+                    plan_jobs,
+                    snapshot,
+                    base,
+                    set(self._planned_languages),
+                    request,
+                    self.outline,
+                    self.resolver,
+                    self._settings,
+                )
                 self._queue.replace(jobs)
                 self._plan_key = key
 
     def _warm(self, session: LspSession, path: str | None) -> None:
         if path is not None:
             self.documents.ensure_open(session, path)
-
-    def _plan(self, snapshot: Snapshot, base: SourceView, languages: set[str], request: SourceRequest) -> list[Job]:
-        langs = snapshot.languages
-        in_scope = [p for p, lang in langs.items() if lang in languages and p in base.tags]
-        focus = [p for p in dict.fromkeys(request.focus) if langs.get(p) in languages and p in base.tags]
-        from .resolver import candidate_pairs
-
-        jobs = [Job("symbols", p) for p in focus if self.outline.needs_symbols(p)]
-        pairs = candidate_pairs(base.tags, langs, request.definers, languages, self.resolver.done(), self._settings)
-        jobs.extend(Job("definition", path, name, sites) for (path, name), sites in pairs)
-        focus_set = set(focus)
-        rest = [p for p in in_scope if p not in focus_set and self.outline.needs_symbols(p)]
-        limit = max(0, self._settings.lsp_symbol_files - len(focus))
-        jobs.extend(Job("symbols", p, critical=False) for p in rest[:limit])
-        return jobs
 
     def request_symbols(self, paths: Iterable[str]) -> int:
         """Queue symbols (at the front) for files that have none yet; returns how many."""
@@ -378,3 +345,60 @@ class LspSource:
 
 
 __all__ = ["LspSource"]
+
+
+#: Answered (file, name) pairs, none reaching a repository file, before a language's hybrid
+#: map is said to be its static map (one or two can honestly all be outside: stdlib names).
+RESOLVED_NOTHING_MIN = 3
+
+
+def resolved_nothing(
+    resolver: DefinitionResolver, sessions: Iterable[LspSession], languages: Mapping[str, str]
+) -> tuple[Diagnostic, ...]:
+    """``hybrid_resolved_nothing`` for each language whose server answered at least
+    :data:`RESOLVED_NOTHING_MIN` ambiguous names and resolved none to a repository file: its
+    part of the hybrid map is the static map, and the user should know."""
+    outcome = resolver.outcome(languages)
+    servers: dict[str, set[str]] = {}
+    for session in sessions:
+        servers.setdefault(session.language, set()).add(session.config.name)
+    out = []
+    for language, (answered, found) in sorted(outcome.items()):
+        if found or answered < RESOLVED_NOTHING_MIN:
+            continue
+        names = ", ".join(sorted(servers.get(language, ()))) or "its server"
+        out.append(
+            Diagnostic(
+                language,
+                "hybrid_resolved_nothing",
+                f"{names} was asked {answered} ambiguous name(s) and resolved none to a file in the "
+                f"repository: the {language} part of this hybrid map is the static map",
+            )
+        )
+    return tuple(out)
+
+
+def plan_jobs(
+    snapshot: Snapshot,
+    base: SourceView,
+    languages: set[str],
+    request: SourceRequest,
+    outline: OutlineFetcher,
+    resolver: DefinitionResolver,
+    settings: Settings,
+) -> list[Job]:
+    """The jobs for these languages: symbols of the focus files, definitions of the ambiguous
+    uses, then symbols of other files up to ``lsp_symbol_files``."""
+    langs = snapshot.languages
+    in_scope = [p for p, lang in langs.items() if lang in languages and p in base.tags]
+    focus = [p for p in dict.fromkeys(request.focus) if langs.get(p) in languages and p in base.tags]
+    from .resolver import candidate_pairs
+
+    jobs = [Job("symbols", p) for p in focus if outline.needs_symbols(p)]
+    pairs = candidate_pairs(base.tags, langs, request.definers, languages, resolver.done(), settings)
+    jobs.extend(Job("definition", path, name, sites) for (path, name), sites in pairs)
+    focus_set = set(focus)
+    rest = [p for p in in_scope if p not in focus_set and outline.needs_symbols(p)]
+    limit = max(0, settings.lsp_symbol_files - len(focus))
+    jobs.extend(Job("symbols", p, critical=False) for p in rest[:limit])
+    return jobs
