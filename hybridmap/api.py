@@ -491,7 +491,9 @@ class AsyncRepoMap(_RepoCore):
         watch is in place. Stopped by :meth:`unwatch` or :meth:`aclose`."""
         if self._closed:
             raise RequestError("this map is closed")
-        await self._live.watch(self.root, self.settings.watch_debounce_ms, self._on_files_changed)
+        await self._live.watch(
+            self.root, self.settings.watch_debounce_ms, self._on_files_changed, self._watched_directories
+        )
 
     async def unwatch(self) -> None:
         await self._live.unwatch()
@@ -514,11 +516,24 @@ class AsyncRepoMap(_RepoCore):
 
     async def _on_files_changed(self, paths: frozenset[str]) -> None:
         self._live.dirty |= paths
+        moved: frozenset[str] = frozenset()
         if self.settings.refresh != "manual" and not self._closed:
             async with self._lock:
                 snapshot = await self._refresh()
+                moved = self._changes.touched  # a new directory's files, not only what was watched
                 await self._tell_sources(snapshot)
-        self._live.hub.publish(LiveEvent("files_changed", tuple(sorted(paths))))
+        self._live.hub.publish(LiveEvent("files_changed", tuple(sorted(paths | moved))))
+
+    def _watched_directories(self) -> frozenset[str]:
+        """The directories of the listed files (and their parents): what the watch covers."""
+        out: set[str] = set()
+        snapshot = self._workspace.snapshot
+        for path in (*snapshot.files, *snapshot.special_files):
+            directory = path.rpartition("/")[0]
+            while directory and directory not in out:
+                out.add(directory)
+                directory = directory.rpartition("/")[0]
+        return frozenset(out)
 
 
 class _LiveState:
@@ -543,9 +558,15 @@ class _LiveState:
     def watching(self) -> bool:
         return self._watcher is not None and self._watcher.running
 
-    async def watch(self, root: Path, debounce_ms: int, on_batch: Callable[[frozenset[str]], Any]) -> None:
+    async def watch(
+        self,
+        root: Path,
+        debounce_ms: int,
+        on_batch: Callable[[frozenset[str]], Any],
+        directories: Callable[[], frozenset[str]],
+    ) -> None:
         if self._watcher is None or not self._watcher.running:
-            self._watcher = Watcher(root, debounce_ms, on_batch)
+            self._watcher = Watcher(root, debounce_ms, on_batch, directories)
             self._watcher.start()
         await self._watcher.ready.wait()
 

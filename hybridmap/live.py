@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import stat
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,12 +98,27 @@ class EventHub:
 
 
 class Watcher:
-    """Watches ``root``; after ``debounce_ms`` of quiet, awaits ``on_batch(paths)``."""
+    """Watches the repository's own directories; after ``debounce_ms`` of quiet, awaits
+    ``on_batch(paths)``.
 
-    def __init__(self, root: Path, debounce_ms: int, on_batch: Callable[[frozenset[str]], Awaitable[None]]) -> None:
+    Never recursively: ``directories()`` names the directories to watch (those of the listed
+    files, none reached through a symlink), each watched alone. A recursive watch follows
+    symlinked directories, and one symlink to ``/`` in a repository made it walk the whole file
+    system in the event loop (measured: the process hung). When a batch brings new directories
+    the watch is set up again with them.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        debounce_ms: int,
+        on_batch: Callable[[frozenset[str]], Awaitable[None]],
+        directories: Callable[[], frozenset[str]],
+    ) -> None:
         self._root = root
         self._debounce = debounce_ms / 1000
         self._on_batch = on_batch
+        self._directories = directories
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
         self.ready = asyncio.Event()
@@ -126,24 +142,49 @@ class Watcher:
                 await self._task
             self._task = None
 
+    def _real_directories(self) -> list[str]:
+        """The directories to watch, as absolute paths: real directories (not symlinks) only."""
+        out = []
+        for rel in sorted(self._directories() | {""}):
+            path = self._root / rel if rel else self._root
+            try:
+                if stat.S_ISDIR(os.lstat(path).st_mode):
+                    out.append(str(path))
+            except OSError:
+                continue  # gone since the listing: the next batch's refresh says so
+        return out
+
     async def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                watched = self._directories()
+                await self._watch(self._real_directories(), watched)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - inotify limits, a root removed: said by the map, watch stops
+            self.error = f"watching stopped: {type(exc).__name__}: {exc}"
+            log.warning("%s", self.error)
+
+    async def _watch(self, paths: list[str], watched: frozenset[str]) -> None:
+        """One watch of ``paths`` until a batch brings directories not in ``watched``."""
         from watchfiles import awatch  # imported here: one-shot maps never load it
 
         pending: set[str] = set()
         batches: asyncio.Queue[set[str]] = asyncio.Queue()
+        done_watching = asyncio.Event()
 
         async def read_events() -> None:
-            # step: watchfiles' own wait for a burst's next event (ms); our debounce comes after. The watch
-            # is in place once awatch first returns; a timeout (empty batch) says so when the tree
-            # is quiet, hence the short rust_timeout (one idle wake-up a second).
+            # step: watchfiles' own wait for a burst's next event (ms); our debounce comes after. The
+            # watch is in place once awatch first returns; a timeout (empty batch) says so when the
+            # tree is quiet, hence the short rust_timeout (one idle wake-up a second).
             async for changes in awatch(
-                self._root,
-                stop_event=self._stop,
+                *paths,
+                stop_event=done_watching,
                 step=20,
                 debounce=1_600,
                 rust_timeout=WATCH_IDLE_MS,
                 yield_on_timeout=True,
-                recursive=True,
+                recursive=False,
             ):
                 if not self.ready.is_set():
                     self.ready.set()
@@ -169,13 +210,11 @@ class Watcher:
                 if pending:
                     ready, pending = frozenset(pending), set()
                     await self._on_batch(ready)
+                    if self._directories() != watched:
+                        return  # new directories: watch again with them
             reader.result()  # re-raise what stopped it
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - inotify limits, a root removed: said by the map, watch stops
-            self.error = f"watching stopped: {type(exc).__name__}: {exc}"
-            log.warning("%s", self.error)
         finally:
+            done_watching.set()
             if get is not None:
                 get.cancel()
             reader.cancel()

@@ -377,3 +377,28 @@ def test_cli_watch_reprints_on_save_and_stops_on_ctrl_c(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
         proc.wait()
+
+
+@pytest.mark.asyncio
+async def test_watch_never_follows_a_symlink_out_of_the_repository(tmp_path: Path) -> None:
+    """A symlink to / in a repository: a recursive watch would walk the whole file system (it
+    hung the process). The watch covers the listed files' real directories only; it is in place
+    at once, sees edits, and a file under the symlink is never reported."""
+    root = _repo(tmp_path)
+    (root / "rootlink").symlink_to("/", target_is_directory=True)
+    write_files(root, {"pkg/inner.py": "def inner_entry():\n    pass\n"})
+    async with AsyncRepoMap(root, overrides=_overrides(tmp_path, watch_debounce_ms=100)) as repo:
+        await repo.map(mode="static", tokens=2_000)
+        events = repo.events()
+        await asyncio.wait_for(repo.watch(), 20)
+        (root / "pkg" / "inner.py").write_text("def inner_entry():\n    return 2\n")
+        write_files(root, {"pkg/sub/deeper.py": "def deeper_entry():\n    pass\n"})
+        event = await _next_event(events, "files_changed")
+        assert "pkg/inner.py" in event.paths
+        assert not any(p.startswith("rootlink") for p in event.paths)
+        result = await repo.map(mode="static", tokens=2_000)
+        assert "pkg/sub/deeper.py" in result.changes.new  # a new directory's file, by the re-read
+        # The new directory is watched from then on.
+        (root / "pkg" / "sub" / "deeper.py").write_text("def deeper_entry():\n    return 3\n")
+        again = await _next_event(events, "files_changed")
+        assert "pkg/sub/deeper.py" in again.paths
