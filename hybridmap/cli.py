@@ -17,6 +17,8 @@ import click
 
 from .api import RepoMap
 from .cache import Cache
+from .cli_options import cache_options as _cache_options
+from .cli_options import cache_overrides as _cache_overrides
 from .compare import DEFAULT_SERVER_WAIT, choose_layout, render_comparison
 from .errors import HybridMapError
 from .evaluate.command import eval_command
@@ -171,17 +173,6 @@ def _session_options(command: Any) -> Any:
     return command
 
 
-def _cache_options(command: Any) -> Any:
-    """--cache-dir, --no-cache."""
-    command = click.option("--no-cache", is_flag=True, help="Do not read or write the disk cache.")(command)
-    return click.option(
-        "--cache-dir",
-        type=click.Path(file_okay=False, path_type=str),
-        default=None,
-        help="Cache directory (default $XDG_CACHE_HOME/hybridmap).",
-    )(command)
-
-
 def _listing_options(command: Any) -> Any:
     """--include, --exclude: gitignore-style patterns choosing the files mapped."""
     command = click.option(
@@ -235,13 +226,6 @@ def _index_override(index_path: str | None) -> dict[str, Any]:
     if index_path is None:
         return {}
     return {"scip_index": index_path if index_path in ("", "auto") else os.path.abspath(index_path)}
-
-
-def _cache_overrides(cache_dir: str | None, no_cache: bool) -> dict[str, Any]:
-    overrides: dict[str, Any] = {"cache_dir": cache_dir}
-    if no_cache:
-        overrides["use_cache"] = False
-    return overrides
 
 
 def _one_shot(root: str, overrides: dict[str, Any], server_wait: float, ask: Callable[[RepoMap], T]) -> T:

@@ -11,33 +11,18 @@ from typing import Any
 
 import click
 
+from .cli_options import cache_options as _cache_options
+from .cli_options import cache_overrides as _cache_overrides
 from .sanitize import escape_path, json_dumps, safe_line
 
 ROOT = click.argument("root", default=".", type=click.Path(file_okay=False, path_type=str))
 FORMAT = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 
 
-def _cache(command: Any) -> Any:
-    command = click.option("--no-cache", is_flag=True, help="Do not read or write the disk cache.")(command)
-    return click.option(
-        "--cache-dir",
-        type=click.Path(file_okay=False, path_type=str),
-        default=None,
-        help="Cache directory (default $XDG_CACHE_HOME/hybridmap).",
-    )(command)
-
-
-def _overrides(cache_dir: str | None, no_cache: bool) -> dict[str, Any]:
-    overrides: dict[str, Any] = {"cache_dir": cache_dir}
-    if no_cache:
-        overrides["use_cache"] = False
-    return overrides
-
-
 def _ask(root: str, cache_dir: str | None, no_cache: bool, ask: Any) -> Any:
     from .cli import _one_shot  # the command group imports this module
 
-    return _one_shot(root, _overrides(cache_dir, no_cache), 0.0, ask)
+    return _one_shot(root, _cache_overrides(cache_dir, no_cache), 0.0, ask)
 
 
 @click.command("search")
@@ -47,7 +32,7 @@ def _ask(root: str, cache_dir: str | None, no_cache: bool, ask: Any) -> Any:
 @click.option("--kind", default=None, metavar="KIND", help="Only definitions of this kind (function, class, ...).")
 @click.option("--path", "path", default=None, metavar="PATH", help="Only in this file or under this directory.")
 @FORMAT
-@_cache
+@_cache_options
 def search_command(
     root: str,
     query: str,
@@ -141,7 +126,7 @@ def print_graph(root: str, overrides: dict[str, Any], request: Any, fmt: str) ->
     help="Seconds to wait for language servers (their states and resolved edges are counted).",
 )
 @FORMAT
-@_cache
+@_cache_options
 def stats_command(root: str, server_wait: float, fmt: str, cache_dir: str | None, no_cache: bool) -> None:
     """Files, lines and definitions per language, the graph's edges by provenance, server states,
     cache hits and timings of ROOT."""
@@ -149,7 +134,7 @@ def stats_command(root: str, server_wait: float, fmt: str, cache_dir: str | None
     from .export import render_stats
 
     document = _one_shot(
-        root, _overrides(cache_dir, no_cache), server_wait, lambda repo: repo.stats(server_wait=server_wait)
+        root, _cache_overrides(cache_dir, no_cache), server_wait, lambda repo: repo.stats(server_wait=server_wait)
     )
     if fmt == "json":
         click.echo(json_dumps(document))
@@ -163,7 +148,7 @@ def stats_command(root: str, server_wait: float, fmt: str, cache_dir: str | None
     "--tests/--no-tests", "with_tests", default=True, show_default=True, help="List test-only definitions too."
 )
 @FORMAT
-@_cache
+@_cache_options
 def dead_command(root: str, with_tests: bool, fmt: str, cache_dir: str | None, no_cache: bool) -> None:
     """Definitions in ROOT that nothing uses (dead) or only tests use (test-only), matched by name;
     exported API (package __init__ names, export, capitalised Go, pub, public) is left out."""
@@ -195,7 +180,7 @@ def dead_command(root: str, with_tests: bool, fmt: str, cache_dir: str | None, n
     help="Least similarity of two functions' syntax shapes (default: the clone_similarity setting, 0.8).",
 )
 @FORMAT
-@_cache
+@_cache_options
 def clones_command(root: str, similarity: float | None, fmt: str, cache_dir: str | None, no_cache: bool) -> None:
     """Groups of near-duplicate functions in ROOT (same or similar syntax shape: names, literals
     and comments do not count), largest groups first."""
