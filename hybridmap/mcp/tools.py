@@ -346,27 +346,6 @@ def record_activity(
     }
 
 
-def _normalized(text: str) -> str:
-    return text.replace("_", "").replace("-", "").lower()
-
-
-def _is_subsequence(needle: str, hay: str) -> bool:
-    it = iter(hay)
-    return all(c in it for c in needle)
-
-
-def match_score(query: str, name: str) -> int | None:
-    """0 exact, 1 prefix, 2 substring, 3 subsequence (case and ``_``/``-`` ignored), else None."""
-    n = _normalized(name)
-    if n == query:
-        return 0
-    if n.startswith(query):
-        return 1
-    if query in n:
-        return 2
-    return 3 if _is_subsequence(query, n) else None
-
-
 async def search_symbols(
     state: State, query: str, *, kind: str | None = None, path: str | None = None, limit: int = 20
 ) -> SearchResult:
