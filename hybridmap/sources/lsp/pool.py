@@ -390,12 +390,9 @@ class ServerPool(_Reports):
 
     async def wait_ready(self, languages: list[str], timeout: float) -> None:
         """Wait until each server of these languages is ready, failed or missing, or ``timeout``."""
-        deadline = time.monotonic() + timeout
-        for slot in self._language_slots(languages):
-            if not await _start_over(slot.starting, max(0.0, deadline - time.monotonic())):
-                continue
-            if slot.session is not None and not self._closed:
-                await slot.session.wait_ready(max(0.0, deadline - time.monotonic()))
+        waiting = self.readiness(languages, timeout)
+        if waiting:
+            await asyncio.wait(waiting)  # each is bounded by the same deadline
 
     def sessions(self) -> list[LspSession]:
         unique: dict[int, LspSession] = {}
