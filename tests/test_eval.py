@@ -637,6 +637,37 @@ def test_progress_bar_on_a_terminal_only(history: tuple[Path, dict[str, str]]) -
     assert "hybridmap eval [" not in stdout
 
 
+def test_variants_run_beside_the_defaults_on_the_same_tasks(history: tuple[Path, dict[str, str]]) -> None:
+    root, _ = history
+    proc = run_cli(
+        str(root),
+        *("--commits", "2", "--modes", "static", "--tokens", "1024", "--tasks", "co-edit", "--format", "json"),
+        *("--variant", "same:co_change_boost=1.0", "--variant", 'noapp:exclude=["app/**"]'),
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["systems"] == ["static", "static[same]", "static[noapp]"]
+    for commit in data["commits"]:
+        runs = commit["runs"]
+        # The default's value as a variant: the very same maps; leaving app/ out: none of it shown.
+        assert [m["files"] for m in runs["static[same]"]["maps"]] == [m["files"] for m in runs["static"]["maps"]]
+        assert all(m["files"] for m in runs["static"]["maps"])
+        assert all(not f.startswith("app/") for m in runs["static[noapp]"]["maps"] for f in m["files"])
+    rows = {row["system"]: row for row in data["summary"]}
+    assert rows["static[same]"]["recall"] == rows["static"]["recall"]
+    assert rows["static[noapp]"]["recall"] != rows["static"]["recall"]
+    for bad, says in (
+        ("co_change_boost=2", "must be NAME:key=value"),
+        ("x:nosuch=1", "unknown setting 'nosuch'"),
+        ("x:co_change_boost", "is not key=value"),
+        ("x:co_change_boost=-5", "co_change_boost"),
+    ):
+        proc = run_cli(str(root), "--variant", bad)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and says in proc.stderr, (bad, proc.stderr)
+    proc = run_cli(str(root), "--variant", "a:co_change_boost=1", "--variant", "a:co_change_boost=2")
+    assert proc.returncode == 2 and "--variant names must differ" in proc.stderr
+
+
 def test_eval_errors_are_one_line(tmp_path: Path, git_repo) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()

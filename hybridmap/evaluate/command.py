@@ -13,7 +13,7 @@ from ..exits import EXIT_INTERRUPTED, fail
 from ..sanitize import json_dumps, safe_block
 from .progress import ProgressBar
 from .report import render_markdown, to_json, to_markdown, with_summaries
-from .run import MODES, PEERS, EvalOptions, parse_budgets, parse_names, run_eval
+from .run import MODES, PEERS, EvalOptions, parse_budgets, parse_names, parse_variant, run_eval
 from .tasks import TASK_KINDS
 
 
@@ -50,6 +50,14 @@ from .tasks import TASK_KINDS
     metavar="KIND,...",
     help="Task kinds to ask: co-edit, message (words cut from the commit message), "
     "message-text (the message as written; each system reads it).",
+)
+@click.option(
+    "--variant",
+    "variants",
+    multiple=True,
+    metavar="NAME:KEY=VALUE,...",
+    help="Also run each mode with these settings (repeatable), reported as MODE[NAME]: a ranking "
+    "change measured beside the defaults on the same checkouts, e.g. --variant nocc:co_change_boost=0.",
 )
 @click.option("--peer", type=click.Choice(PEERS), default=None, help="Also run a peer on the same requests.")
 @click.option(
@@ -102,6 +110,7 @@ def eval_command(
     tokens: str,
     modes: str,
     task_kinds: str,
+    variants: tuple[str, ...],
     peer: str | None,
     aider_python: str | None,
     server_wait: float,
@@ -129,6 +138,7 @@ def eval_command(
             aider_python=aider_python,
             peer_timeout=peer_timeout,
             tasks=parse_names(task_kinds, TASK_KINDS, "--tasks"),  # type: ignore[arg-type]
+            variants=tuple(parse_variant(text) for text in variants),
         )
         report = run_eval(options, progress)
     except HybridMapError as exc:

@@ -11,18 +11,21 @@ and score the answers (:mod:`.metrics`). :mod:`.report` renders the result.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .. import __version__
 from ..cache import Cache
 from ..conversation import MessageIndex
-from ..errors import HybridMapError, RequestError
+from ..errors import ConfigError, HybridMapError, RequestError
 from ..languages import LanguageRegistry
 from ..model import Mode
-from ..settings import Settings, load_settings
+from ..settings import Settings, load_settings, settings_from_mapping
 from ..sources.base import SourceView
 from ..sources.static_index import TreeSitterSource
 from ..workspace import Workspace
@@ -39,6 +42,44 @@ from .worktree import ScratchWorktree
 ProgressCallback = Callable[[int, int, str], None]
 MODES: tuple[Mode, ...] = ("static", "hybrid")
 PEERS = ("aider",)
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """Settings overrides measured beside the defaults in the same run (``--variant``): each mode
+    asked is also run with them, as the system ``mode[name]``, on the same checkouts and tasks."""
+
+    name: str
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+
+    def system(self, mode: Mode) -> str:
+        return f"{mode}[{self.name}]"
+
+
+_VARIANT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,40}")
+
+
+def parse_variant(text: str) -> Variant:
+    """``NAME:key=value,key=value`` (values as TOML scalars: ``2.5``, ``true``, ``"text"``; a bare
+    word is a string), checked as settings now so a typo fails before the run, not after it."""
+    name, sep, body = text.partition(":")
+    if not sep or not _VARIANT_NAME.fullmatch(name):
+        raise RequestError(f"--variant must be NAME:key=value,... with a short NAME, got '{text}'")
+    overrides: dict[str, Any] = {}
+    for part in filter(None, (p.strip() for p in body.split(","))):
+        key, eq, raw = part.partition("=")
+        if not eq:
+            raise RequestError(f"--variant {name}: '{part}' is not key=value")
+        try:
+            value = tomllib.loads(f"v = {raw.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw.strip()
+        overrides[key.strip()] = value
+    try:
+        settings_from_mapping(overrides, f"--variant {name}")
+    except ConfigError as exc:
+        raise RequestError(str(exc)) from exc
+    return Variant(name, overrides)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +102,14 @@ class EvalOptions:
     """Where the scratch worktree's temporary directory is made (default: the system's)."""
     tasks: tuple[TaskKind, ...] = TASK_KINDS
     """The task kinds asked (``--tasks``)."""
+    variants: tuple[Variant, ...] = ()
+    """Settings variants run beside each mode's defaults (``--variant``)."""
+
+    @property
+    def systems(self) -> tuple[str, ...]:
+        """Every system of the run, in report order: each mode, then its variants, then the peer."""
+        own = tuple(name for mode in self.modes for name in (mode, *(v.system(mode) for v in self.variants)))
+        return own + ((self.peer,) if self.peer else ())
 
     def validate(self) -> None:
         if self.commits < 1:
@@ -81,6 +130,9 @@ class EvalOptions:
                 raise RequestError(f"unknown task kind '{kind}' (choose from {', '.join(TASK_KINDS)})")
         if self.server_wait < 0:
             raise RequestError(f"--server-wait must be >= 0, got {self.server_wait}")
+        names = [v.name for v in self.variants]
+        if len(set(names)) != len(names):
+            raise RequestError("--variant names must differ")
 
 
 def _source_revision() -> str:
@@ -115,12 +167,11 @@ def run_eval(options: EvalOptions, progress: ProgressCallback | None = None) -> 
         results = asyncio.run(
             _evaluate(options, repo, selection, worktree, registry, cache_dir, aider_python, versions, progress)
         )
-    systems = tuple(options.modes) + ((options.peer,) if options.peer else ())
     return EvalReport(
         str(options.root),
         selection,
         tuple(options.budgets),
-        systems,
+        options.systems,
         tuple(options.tasks),
         options.server_wait,
         versions,
@@ -172,18 +223,21 @@ async def _evaluate(
             requests = requests_for(tasks.tasks, options.budgets)
             runs: dict[str, SystemRun] = {}
             for mode in options.modes:
-                report(i, f"{short} {mode}")
-                try:
-                    runs[mode] = await run_hybridmap(
-                        root,
-                        mode,
-                        tasks.tasks,
-                        requests,
-                        server_wait=options.server_wait,
-                        cache_dir=cache_dir / "hybridmap",
-                    )
-                except HybridMapError as exc:
-                    runs[mode] = SystemRun(mode, (), 0.0, error=str(exc))
+                for system, overrides in ((mode, {}), *((v.system(mode), v.overrides) for v in options.variants)):
+                    report(i, f"{short} {system}")
+                    try:
+                        runs[system] = await run_hybridmap(
+                            root,
+                            mode,
+                            tasks.tasks,
+                            requests,
+                            server_wait=options.server_wait,
+                            cache_dir=cache_dir / "hybridmap",
+                            overrides=overrides,
+                            system=system,
+                        )
+                    except HybridMapError as exc:
+                        runs[system] = SystemRun(system, (), 0.0, error=str(exc))
             if aider_python is not None:
                 report(i, f"{short} aider")
                 runs["aider"] = await run_aider(

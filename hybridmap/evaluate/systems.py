@@ -14,9 +14,10 @@ resolution cut short by the wait finishes in the background meanwhile).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..api import AsyncRepoMap
 from ..model import MapRequest, MapResult, Mode, ServerJson
@@ -58,10 +59,21 @@ _KEPT_STATS = ("files_listed", "graph_files", "graph_edges")
 
 
 async def run_hybridmap(
-    root: Path, mode: Mode, tasks: Sequence[Task], requests: Sequence[Request], *, server_wait: float, cache_dir: Path
+    root: Path,
+    mode: Mode,
+    tasks: Sequence[Task],
+    requests: Sequence[Request],
+    *,
+    server_wait: float,
+    cache_dir: Path,
+    overrides: Mapping[str, Any] | None = None,
+    system: str = "",
 ) -> SystemRun:
+    """``mode``'s maps of one checkout, with the settings ``overrides`` (a ``--variant``'s) on top
+    of the user's; reported as ``system`` (default: the mode)."""
     hybrid = mode == "hybrid"
-    async with AsyncRepoMap(root, overrides={"cache_dir": str(cache_dir)}, start_servers=hybrid) as repo:
+    settings = {**(overrides or {}), "cache_dir": str(cache_dir)}
+    async with AsyncRepoMap(root, overrides=settings, start_servers=hybrid) as repo:
         t0 = time.perf_counter()
         first = await repo.map(
             MapRequest(
@@ -88,7 +100,7 @@ async def run_hybridmap(
             )
             outcomes.append(outcome_of(result, time.perf_counter() - start))
     return SystemRun(
-        system=mode,
+        system=system or mode,
         outcomes=tuple(outcomes),
         first_map_seconds=first_seconds,
         servers={language: report.to_json() for language, report in first.servers.items()},
