@@ -292,6 +292,35 @@ class RankSettings(IndexSettings):
     importers and tests): the reverse of ``chat_neighbor_boost``. PageRank follows references
     forward only, and the files that use the one being edited are often edited with it
     (docs/evaluation.md: co-edit recall up or equal on all corpora; 0 = off)."""
+    reference_name_personalization: float = 0.0
+    """Personalization of each file that uses a mentioned identifier (has an edge through it)
+    without defining it, once per identifier (0 = off)."""
+    reference_name_boost: float = 0.0
+    """Added to the rank multiplier of each file that uses a mentioned identifier without
+    defining it, once per identifier (0 = off)."""
+    reference_name_max_files: int = 50
+    """A mentioned identifier used by more files than this lifts none of them."""
+    definition_token_personalization: float = 0.0
+    """Personalization of each file defining a name that contains a mentioned word as parts
+    (``focus`` -> ``focus_next``, ``FocusChain``), once per word (0 = off)."""
+    definition_token_boost: float = 1.0
+    """Rank multiplier of a definition whose name contains a mentioned word as parts (1 = off)."""
+    definition_token_max_files: int = 20
+    """A mentioned word that is part of names defined in more files than this matches none."""
+    definition_token_min_chars: int = 3
+    """Parts of a mentioned word shorter than this are ignored by the definition-token match."""
+    directory_proximity_personalization: float = 0.0
+    """Personalization of files near a chat, edited or active file in the directory tree, times
+    ``directory_proximity_decay`` per step (0 = off)."""
+    directory_proximity_boost: float = 0.0
+    """Added to the rank multiplier of files near a chat, edited or active file in the directory
+    tree, times ``directory_proximity_decay`` per step (same directory: the whole boost; 0 = off)."""
+    directory_proximity_decay: float = 0.5
+    """What each directory step away from a chat file keeps of ``directory_proximity_boost``
+    (to the parent or into a subdirectory: one step; to a sibling directory: two)."""
+    directory_proximity_max_distance: int = 2
+    """How many directory steps from a chat file ``directory_proximity_boost`` reaches (0: the
+    chat file's own directory only)."""
     test_path_weight: float = 0.4
     """Rank multiplier for test files (``tests/``, ``test_*.py``, ``*_test.go``, ``*.spec.ts``...)."""
     fixture_path_weight: float = 0.4
@@ -731,6 +760,17 @@ RULES: Mapping[str, Rule] = {
     "chat_dependent_personalization": _WEIGHT,
     "chat_neighbor_boost": _WEIGHT,
     "chat_dependent_boost": _WEIGHT,
+    "reference_name_personalization": _WEIGHT,
+    "reference_name_boost": _WEIGHT,
+    "reference_name_max_files": _int(0, 10_000_000),
+    "definition_token_personalization": _WEIGHT,
+    "definition_token_boost": _WEIGHT,
+    "definition_token_max_files": _int(0, 10_000_000),
+    "definition_token_min_chars": _int(1, 100),
+    "directory_proximity_personalization": _WEIGHT,
+    "directory_proximity_boost": _WEIGHT,
+    "directory_proximity_decay": _SHARE,
+    "directory_proximity_max_distance": _int(0, 64),
     "test_path_weight": _WEIGHT,
     "fixture_path_weight": _WEIGHT,
     "vendor_path_weight": _WEIGHT,

@@ -32,11 +32,14 @@ from .chat_dependents import ChatDependents
 from .chat_files import ChatFiles
 from .chat_neighbors import ChatNeighbors
 from .co_change import CoChangePartners
+from .definition_tokens import DefinitionTokens
+from .directory_proximity import DirectoryProximity
 from .file_decay import FileDecay
 from .mentioned_files import MentionedFiles
 from .mentioned_idents import MentionedIdents
 from .path_kinds import PathKinds
 from .path_mentions import PathMentions
+from .reference_names import ReferenceNames
 from .session_files import SessionEvents
 
 #: The signals every map is ranked with, in the order each phase applies them. The order keeps
@@ -45,11 +48,14 @@ from .session_files import SessionEvents
 DEFAULT_SIGNALS: tuple[Signal, ...] = (
     ChatFiles(),
     MentionedFiles(),
+    DefinitionTokens(),
     MentionedIdents(),
+    ReferenceNames(),
     SessionEvents(),
     ChatNeighbors(),
     CoChangePartners(),
     ChatDependents(),
+    DirectoryProximity(),
     PathMentions(),
     PathKinds(),
     FileDecay(),
@@ -61,10 +67,13 @@ __all__ = [
     "ChatFiles",
     "ChatNeighbors",
     "CoChangePartners",
+    "DefinitionTokens",
+    "DirectoryProximity",
     "FileDecay",
     "MentionedFiles",
     "MentionedIdents",
     "PathKinds",
     "PathMentions",
+    "ReferenceNames",
     "SessionEvents",
 ]

@@ -1,0 +1,189 @@
+"""The task-aware boosts of issue 17: directory proximity, reference-name match, definition-token
+match. Each is checked twice: its arithmetic on tags built in memory (what moves, by how much,
+with which reason, and what stays put when it is off), and end to end on a real repository
+written to disk and mapped by :class:`hybridmap.RepoMap` in static mode.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hybridmap import RepoMap
+from hybridmap.graph import build_graph
+from hybridmap.model import FileTags, Span, Symbol
+from hybridmap.rank import rank
+from hybridmap.rank.signals.definition_tokens import NameParts
+from hybridmap.rank.signals.directory_proximity import DirectoryTree
+from hybridmap.settings import ConfigError, Settings, settings_from_mapping
+
+
+def _tags(defs: list[str], refs: list[str]) -> FileTags:
+    return FileTags(
+        tuple(Symbol(n, "function", Span(i, 0, i + 1, 0), i, 0, "") for i, n in enumerate(defs)), tuple(refs)
+    )
+
+
+def _rank(tags: dict[str, FileTags], settings: Settings, chat: list[str] = [], idents: list[str] = []):  # noqa: B006
+    graph = build_graph(tags, settings)
+    return rank(graph, tags, chat_files=chat, mentioned_files=[], mentioned_idents=idents, settings=settings)
+
+
+# --- directory proximity ----------------------------------------------------------------------
+
+
+def test_directory_tree_distances() -> None:
+    tree = DirectoryTree.of(("a/b/x.py", "a/b/y.py", "a/c/z.py", "a/b/d/w.py", "top.py", "e/f/g/v.py"))
+    assert tree.files_in["a/b"] == (0, 1) and tree.files_in[""] == (4,)
+    assert tree.within("a/b", 2) == {"a/b": 0, "a/b/d": 1, "a": 1, "a/c": 2, "": 2}
+    assert tree.within("a/b", 0) == {"a/b": 0}
+    # e/ and e/f hold no file directly but lead to e/f/g: the walk goes through them.
+    assert tree.within("", 3) == {"": 0, "a": 1, "e": 1, "a/b": 2, "a/c": 2, "e/f": 2, "a/b/d": 3, "e/f/g": 3}
+
+
+def _package_corpus() -> dict[str, FileTags]:
+    # pkg/pr/create.go and its sibling view.go share nothing by name; util/ is used by both.
+    return {
+        "pkg/pr/create.go": _tags(["createRun"], ["FormatTitle", "Client"]),
+        "pkg/pr/view.go": _tags(["viewRun"], ["FormatTitle"]),
+        "pkg/pr/shared/state.go": _tags(["State"], []),
+        "pkg/issue/list.go": _tags(["listRun"], ["FormatTitle", "Client"]),
+        "util/text.go": _tags(["FormatTitle"], []),
+        "api/client.go": _tags(["Client"], []),
+    }
+
+
+def test_directory_proximity_lifts_the_chat_files_neighbourhood() -> None:
+    tags = _package_corpus()
+    off = _rank(tags, Settings(), chat=["pkg/pr/create.go"])
+    on = _rank(tags, Settings(directory_proximity_boost=2.0, directory_proximity_decay=0.5), chat=["pkg/pr/create.go"])
+    ratio = {path: on.file_scores[path] / off.file_scores[path] for path in tags}
+    # Same directory: multiplier 1 -> 1 + 2; one step down (pkg/pr/shared): 1 + 2 * 0.5; the rest
+    # (pkg/issue is a sibling of pkg/pr's parent's child: 2 steps) 1 + 2 * 0.25.
+    assert ratio["pkg/pr/view.go"] == pytest.approx(3.0)
+    assert ratio["pkg/pr/shared/state.go"] == pytest.approx(2.0)
+    assert ratio["pkg/issue/list.go"] == pytest.approx(1.5)
+    assert ratio["util/text.go"] == pytest.approx(1.0) and ratio["api/client.go"] == pytest.approx(1.0)
+    assert "in a chat file's directory" in on.reasons["pkg/pr/view.go"]
+    assert "1 directories from a chat file" in on.reasons["pkg/pr/shared/state.go"]
+    assert "in a chat file's directory" not in off.reasons.get("pkg/pr/view.go", ())
+    # Personalization instead: rank itself flows from the neighbourhood (view.go before util/).
+    pers = _rank(tags, Settings(directory_proximity_personalization=5.0), chat=["pkg/pr/create.go"])
+    assert pers.file_scores["pkg/pr/view.go"] > off.file_scores["pkg/pr/view.go"] * 2
+    # No chat file, no neighbourhood.
+    assert _rank(tags, Settings(directory_proximity_boost=2.0)).file_scores == _rank(tags, Settings()).file_scores
+
+
+# --- reference-name match ---------------------------------------------------------------------
+
+
+def test_reference_names_lift_the_users_of_a_mentioned_identifier() -> None:
+    tags = {
+        "billing/total.py": _tags(["compute_total"], []),
+        "checkout/cart.py": _tags(["Cart"], ["compute_total"]),
+        "checkout/receipt.py": _tags(["Receipt"], ["format_money"]),
+        "money.py": _tags(["format_money"], []),
+    }
+    ask = {"idents": ["compute_total"]}
+    off = _rank(tags, Settings(), **ask)
+    on = _rank(tags, Settings(reference_name_personalization=3.0, reference_name_boost=1.0), **ask)
+    assert on.file_scores["checkout/cart.py"] > 2 * off.file_scores["checkout/cart.py"]
+    assert "uses mentioned 'compute_total'" in on.reasons["checkout/cart.py"]
+    # The definer is not its own user; a file that does not use the name is not lifted by it.
+    assert "uses mentioned 'compute_total'" not in on.reasons.get("billing/total.py", ())
+    assert "uses mentioned 'compute_total'" not in on.reasons.get("checkout/receipt.py", ())
+    # A name used by more files than reference_name_max_files lifts none of them.
+    capped = _rank(tags, Settings(reference_name_personalization=3.0, reference_name_max_files=0), **ask)
+    assert capped.file_scores == off.file_scores
+
+
+# --- definition-token match -------------------------------------------------------------------
+
+
+def test_name_parts_match_words_as_prefixes_of_parts() -> None:
+    index = NameParts.of(("compute_total", "ComputeTotal", "focus_next", "FocusChain", "tab_focus", "get", "x"))
+    assert index.matching("focus", 3) == {"focus_next", "FocusChain", "tab_focus"}
+    assert index.matching("tabFocus", 3) == {"tab_focus"}
+    assert index.matching("comp", 3) == {"compute_total", "ComputeTotal"}
+    assert index.matching("compute_total", 3) == {"ComputeTotal"}  # itself is the exact match's
+    assert index.matching("TOTAL_COMPUTE", 3) == {"compute_total", "ComputeTotal"}  # parts, any order
+    assert index.matching("ge", 3) == set()  # parts shorter than min_chars are ignored
+    assert index.matching("zzz", 3) == set()
+
+
+def test_definition_tokens_lift_names_containing_the_words() -> None:
+    tags = {
+        "widgets/keys.py": _tags(["focus_next", "render"], []),
+        "widgets/tabs.py": _tags(["Tabs", "draw"], ["render"]),
+        "app.py": _tags(["App"], ["focus_next", "Tabs", "draw"]),
+    }
+    ask = {"idents": ["focus"]}
+    off = _rank(tags, Settings(), **ask)
+    boosted = _rank(tags, Settings(definition_token_boost=4.0), **ask)
+    plain = {(item.path, item.symbol): item.score for item in off.items}
+    best = {(item.path, item.symbol): item.score for item in boosted.items}
+    # focus_next was keys.py's second definition (x file_symbol_decay); boosted, it is the first.
+    assert (off.items[0].path, off.items[0].symbol) == ("widgets/keys.py", 1)
+    assert (boosted.items[0].path, boosted.items[0].symbol) == ("widgets/keys.py", 0)
+    assert best[("widgets/keys.py", 0)] / plain[("widgets/keys.py", 0)] == pytest.approx(4.0 / 0.7)
+    assert best[("widgets/tabs.py", 0)] == plain[("widgets/tabs.py", 0)]
+    # Personalization: the teleport goes to the definer, whose share of the rank grows.
+    on = _rank(tags, Settings(definition_token_personalization=3.0), **ask)
+    before, after = (r.file_scores["widgets/keys.py"] / sum(r.file_scores.values()) for r in (off, on))
+    assert after > before
+    assert "defines a name containing 'focus'" in on.reasons["widgets/keys.py"]
+    assert "defines a name containing 'focus'" not in off.reasons.get("widgets/keys.py", ())
+    # A word that is part of names in too many files matches none.
+    capped = _rank(tags, Settings(definition_token_boost=4.0, definition_token_max_files=0), **ask)
+    assert capped.file_scores == off.file_scores
+
+
+def test_exact_mentions_stay_pinned_above_token_matches() -> None:
+    tags = {
+        "a.py": _tags(["focus", "focus_next", "focus_previous", "focus_chain"], []),
+        "b.py": _tags(["other"], ["focus_next", "focus_previous", "focus_chain", "focus_next"]),
+    }
+    on = _rank(tags, Settings(definition_token_boost=1000.0), idents=["focus"])
+    assert (on.items[0].path, on.items[0].symbol) == ("a.py", 0)
+
+
+def test_boost_settings_are_range_checked() -> None:
+    for key, bad in (
+        ("directory_proximity_boost", -1),
+        ("directory_proximity_decay", 1.5),
+        ("directory_proximity_max_distance", 65),
+        ("reference_name_max_files", -1),
+        ("definition_token_min_chars", 0),
+    ):
+        with pytest.raises(ConfigError, match=key):
+            settings_from_mapping({key: bad}, "test")
+
+
+# --- end to end -------------------------------------------------------------------------------
+
+
+def test_a_real_repository_map_follows_the_boosts(git_repo, tmp_path: Path) -> None:
+    files = {
+        "shop/cart.py": "from billing.total import compute_total\n\n\nclass Cart:\n"
+        "    def checkout(self):\n        return compute_total(self)\n",
+        "shop/wishlist.py": "class Wishlist:\n    def add(self, item):\n        return item\n",
+        "billing/total.py": "def compute_total(cart):\n    return 0\n\n\ndef compute_tax(cart):\n    return 1\n",
+        "billing/refund.py": "def refund(order):\n    return order\n",
+        "util/log.py": "def log(message):\n    print(message)\n",
+    }
+    root = git_repo(files)
+    cache = str(tmp_path / "cache")
+
+    def order(**overrides: object) -> list[str]:
+        with RepoMap(root, overrides={"cache_dir": cache, **overrides}, start_servers=False) as repo:
+            result = repo.map(mode="static", tokens=2048, chat_files=["shop/cart.py"], mentioned_idents=["compute"])
+        return [f.path for f in result.files]
+
+    plain = order()
+    near = order(directory_proximity_boost=10.0)
+    # The chat file's sibling, used by nothing and using nothing, climbs above billing/refund.py.
+    assert near.index("shop/wishlist.py") < near.index("billing/refund.py")
+    assert plain.index("shop/wishlist.py") > near.index("shop/wishlist.py") or plain == near[: len(plain)]
+    tokens = order(definition_token_boost=10.0, definition_token_personalization=5.0)
+    assert tokens[0] == "billing/total.py"
