@@ -1,15 +1,19 @@
 """Dead code: definitions nothing in the repository refers to (``hybridmap dead ROOT``).
 
 A definition is **dead** when no file uses its name (outside the definition itself), and
-**test-only** when only test files do. The answer is name-matched (``provenance: name-match``):
-a use of the name anywhere counts as a use of every definition of it, so a dead function that
-shares its name with a used one is missed, never the other way round (no false "dead" from an
-ambiguous name). It is conservative on what other code may use from outside the repository:
-exported API is left out and counted (``exported``): public names defined in a package's
-``__init__.py``, ``export``ed TypeScript/JavaScript, capitalised Go names, ``pub`` Rust and
-``public`` Java/C#/Kotlin/Scala/PHP/Swift definitions; so are entry points and hooks a framework
-calls by name (``main``, dunder methods, tests, ``setUp``...). Only functions, methods, classes
-and types are checked (variables and fields are too often read by reflection or a template).
+**test-only** when only test files do. This pass is name-matched (``evidence: name-matched``,
+``provenance: name-match``): a use of the name anywhere counts as a use of every definition of
+it, so a dead function that shares its name with a used one is missed; but only the uses our
+queries tag count (calls, imports, base classes, annotations, decorators), so a function only
+handed over as a value looks dead. In hybrid mode :mod:`.dead_servers` asks a language server
+for each candidate's references: ``evidence: resolved``, or the candidate is ``refuted``.
+
+It is conservative on what other code may use from outside the repository: exported API
+is left out and counted (``exported``): public names defined in a package's ``__init__.py``,
+``export``ed TypeScript/JavaScript, capitalised Go names, ``pub`` Rust and ``public``
+Java/C#/Kotlin/Scala/PHP/Swift definitions; so are entry points and hooks a framework calls by
+name (``main``, dunder methods, tests, ``setUp``...). Only functions, methods, classes and
+types are checked (variables and fields are too often read by reflection or a template).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TypedDict
 
-from .model import FileTags, Symbol
+from .model import Diagnostic, DiagnosticJson, FileTags, Symbol
 from .sanitize import escape_path, safe_line
 
 CHECKED_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait", "type", "macro"})
@@ -51,6 +55,7 @@ class DeadJson(TypedDict):
     kind: str
     line: int
     status: str
+    evidence: str
     provenance: str
     used_by: list[str]
 
@@ -61,6 +66,11 @@ class DeadCodeJson(TypedDict):
     test_only: int
     checked: int
     exported: int
+    resolved: int
+    name_matched: int
+    asked: int
+    refuted: list[DeadJson]
+    diagnostics: list[DiagnosticJson]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,10 +81,14 @@ class DeadDefinition:
     line: int
     """1-based line of the name."""
     status: str
-    """``dead`` (nothing uses the name) or ``test-only`` (only test files do)."""
+    """``dead`` (nothing uses the name) or ``test-only`` (only test files do); ``used`` for a
+    candidate a server refuted (:attr:`DeadCode.refuted`)."""
     used_by: tuple[str, ...] = ()
-    """For ``test-only``: the test files using it."""
+    """For ``test-only``: the test files using it; for ``used``: the files a server found using it."""
     provenance: str = "name-match"
+    """``name-match``, or ``lsp:<server>`` for a server's references."""
+    evidence: str = "name-matched"
+    """``name-matched`` (a guess from names) or ``resolved`` (a server's references confirmed it)."""
 
     def to_json(self) -> DeadJson:
         return {
@@ -83,7 +97,8 @@ class DeadDefinition:
             "kind": self.kind,
             "line": self.line,
             "status": self.status,
-            "provenance": self.provenance,
+            "evidence": self.evidence,
+            "provenance": safe_line(self.provenance),
             "used_by": [escape_path(p) for p in self.used_by],
         }
 
@@ -95,6 +110,12 @@ class DeadCode:
     """Definitions looked at (of :data:`CHECKED_KINDS`, neither exported nor an entry point)."""
     exported: int
     """Definitions left out as exported API."""
+    refuted: tuple[DeadDefinition, ...] = ()
+    """Name-matched candidates a server found used outside tests (status ``used``): not dead."""
+    asked: int = 0
+    """Candidates a server was asked about (hybrid mode)."""
+    diagnostics: tuple[Diagnostic, ...] = ()
+    """Why candidates stayed name-matched (a server failed, timed out, or a bound was reached)."""
 
     def to_json(self) -> DeadCodeJson:
         return {
@@ -103,6 +124,13 @@ class DeadCode:
             "test_only": sum(1 for d in self.definitions if d.status == "test-only"),
             "checked": self.checked,
             "exported": self.exported,
+            "resolved": sum(1 for d in self.definitions if d.evidence == "resolved"),
+            "name_matched": sum(1 for d in self.definitions if d.evidence != "resolved"),
+            "asked": self.asked,
+            "refuted": [d.to_json() for d in self.refuted],
+            "diagnostics": [
+                {"path": escape_path(d.path), "kind": d.kind, "message": safe_line(d.message)} for d in self.diagnostics
+            ],
         }
 
 

@@ -50,8 +50,23 @@ from typing import TypedDict
 from .model import FileTags, Symbol
 from .sanitize import escape_path, safe_line
 
-#: How a match was found, best first (the first element of the ranking key).
-HOW = ("exact", "start", "word", "prefix", "part", "substring", "words", "typo", "subsequence", "context", "scattered")
+#: How a match was found, best first (the first element of the ranking key). ``server``: a
+#: language server's ``workspace/symbol`` found it and none of the index's ways would
+#: (:mod:`.search_merge`).
+HOW = (
+    "exact",
+    "start",
+    "word",
+    "prefix",
+    "part",
+    "substring",
+    "words",
+    "typo",
+    "subsequence",
+    "context",
+    "scattered",
+    "server",
+)
 _TYPO = HOW.index("typo")
 SIGNATURE_CHARS = 240
 #: Names the typo pass measures (those sharing the most trigrams with the query first).
@@ -117,6 +132,18 @@ class SymbolMatchJson(TypedDict):
     signature: str
     container: str | None
     match: str
+    sources: list[str]
+
+
+class ServerAnswerJson(TypedDict):
+    server: str
+    root: str
+    outcome: str
+    hits: int
+    kept: int
+    dropped: int
+    seconds: float
+    detail: str
 
 
 class SymbolSearchJson(TypedDict):
@@ -124,6 +151,7 @@ class SymbolSearchJson(TypedDict):
     matches: list[SymbolMatchJson]
     total: int
     truncated: bool
+    servers: list[ServerAnswerJson]
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +167,9 @@ class SymbolMatch:
     container: str | None
     match: str
     """How it matched: one of :data:`HOW`."""
+    sources: tuple[str, ...] = ("index",)
+    """Which searches returned it: ``index`` (this module's), ``lsp:<server>`` (a language
+    server's ``workspace/symbol``, :mod:`.search_merge`), or both."""
 
     def to_json(self) -> SymbolMatchJson:
         signature = safe_line(self.signature)
@@ -151,6 +182,40 @@ class SymbolMatch:
             "signature": signature if len(signature) <= SIGNATURE_CHARS else signature[:SIGNATURE_CHARS] + "...",
             "container": None if self.container is None else safe_line(self.container),
             "match": self.match,
+            "sources": [safe_line(source) for source in self.sources],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ServerAnswer:
+    """What one language server did for one search (:mod:`.search_merge`)."""
+
+    server: str
+    """``lsp:<server name>``."""
+    root: str
+    """Its project root, relative to the repository root (``.``: the root itself)."""
+    outcome: str
+    """``answered``, ``timeout`` (not within ``search_server_timeout``) or ``error``."""
+    hits: int = 0
+    """Symbols in its answer."""
+    kept: int = 0
+    """Of those, definitions in files inside the root (``kind`` and ``path`` narrow them after)."""
+    dropped: int = 0
+    """Outside the root, not a ``file:`` URI, without a range, of a kind that is no definition,
+    in a file the listing excludes, or beyond ``search_server_max_hits``."""
+    seconds: float = 0.0
+    detail: str = ""
+
+    def to_json(self) -> ServerAnswerJson:
+        return {
+            "server": safe_line(self.server),
+            "root": escape_path(self.root),
+            "outcome": self.outcome,
+            "hits": self.hits,
+            "kept": self.kept,
+            "dropped": self.dropped,
+            "seconds": round(self.seconds, 4),
+            "detail": safe_line(self.detail),
         }
 
 
@@ -162,7 +227,9 @@ class SymbolSearch:
     matches: tuple[SymbolMatch, ...]
     total: int
     """Definitions matched by the passes that ran (the subsequence, typo and context passes run
-    only when the earlier ones found fewer than ``limit``)."""
+    only when the earlier ones found fewer than ``limit``), plus those only servers found."""
+    servers: tuple[ServerAnswer, ...] = ()
+    """The language servers asked (hybrid mode, ready servers only), in the order asked."""
 
     @property
     def truncated(self) -> bool:
@@ -174,6 +241,7 @@ class SymbolSearch:
             "matches": [m.to_json() for m in self.matches],
             "total": self.total,
             "truncated": self.truncated,
+            "servers": [answer.to_json() for answer in self.servers],
         }
 
 
@@ -293,6 +361,15 @@ class SymbolIndex:
             "insert into norm_fts (rowid, norm) select id, norm from names where id > coalesce(?, 0)",
             (db.execute("select max(rowid) from norm_fts").fetchone()[0],),
         )
+
+    def definitions(self, path: str, name: str) -> list[SymbolMatch]:
+        """The indexed definitions named ``name`` in ``path`` (``match`` empty: none was asked)."""
+        with self._lock:
+            rows = self._db.execute(
+                f"select {_COLUMNS} from symbols s where s.path = ? and s.name = ? order by s.line",  # noqa: S608
+                (path, name),
+            ).fetchall()
+        return [SymbolMatch(r[2], r[4], r[1], r[5], r[6], r[7], r[8], "") for r in rows]
 
     def __len__(self) -> int:
         with self._lock:
@@ -446,15 +523,32 @@ class _Passes:
             how = "context"
         if how is None:
             return
-        if how == "context":  # query words the name lacks
-            missing = sum(1 for w in self.words if not any(p.startswith(w) for p in _parts(name)))
-        elif how == "typo":  # a misspelt whole name before a misspelt start of a longer one
-            limit = typo_limit(self.q)
-            missing = int(edit_distance(self.q, norm, limit) > limit)
-        else:
-            missing = 0
-        key = (HOW.index(how), missing, abs(len(norm) - len(self.q)), bool(_TEST_PATH.search(path)), path, line)
+        key = rank_key(self.q, self.words, how, name, norm, path, line)
         self.found[ident] = (key, SymbolMatch(name, kind, path, line, end_line, signature, container, how))
+
+
+def rank_key(q: str, words: list[str], how: str, name: str, norm: str, path: str, line: int) -> _Key:
+    """A match's place in the ranking (``q``: the normalized query, ``words`` its parts; ``norm``
+    the normalized name): how it matched, query words the name lacks (context matches) or 1 for
+    a typo in the start of a longer name, length difference, in a test path, path, line."""
+    if how == "context":  # query words the name lacks
+        missing = sum(1 for w in words if not any(p.startswith(w) for p in _parts(name)))
+    elif how == "typo":  # a misspelt whole name before a misspelt start of a longer one
+        limit = typo_limit(q)
+        missing = int(edit_distance(q, norm, limit) > limit)
+    else:
+        missing = 0
+    return (HOW.index(how), missing, abs(len(norm) - len(q)), bool(_TEST_PATH.search(path)), path, line)
+
+
+def how_matched(q: str, words: list[str], name: str) -> str | None:
+    """How the index would say ``name`` matches the normalized query ``q`` (None: it would not)."""
+    return _how(q, words, name, "".join(_parts(name)) or name.lower())
+
+
+def name_norm(name: str) -> str:
+    """The form a name is indexed in (lowercase, no separators; the name lowercased if none)."""
+    return "".join(_parts(name)) or name.lower()
 
 
 _NAMES_MATCHING = "select norm from names where id in (select rowid from norm_fts where norm_fts match ?)"

@@ -172,6 +172,8 @@ def test_cli_search_json(git_repo: GitRepoFactory, tmp_path: Path) -> None:
             "signature": "def compute_total(items: list[int]) -> int:",
             "container": None,
             "match": "exact",
+            "sources": ["index"],
         }
     ]
     assert data["total"] == 2 and data["truncated"] is True  # the test's own function matches too
+    assert data["servers"] == []  # a one-shot call without --server-wait starts no server

@@ -51,6 +51,16 @@ client-calls           after ``initialized``, sends what only a client may send 
                        read; then behaves (the client's answers go to stderr)
 progress-ends          begins two ``$/progress`` reports after ``initialized``, reports on
                        them, and ends both when the first document is opened
+lookups                also offers workspaceSymbolProvider and referencesProvider, and answers
+                       them with hostile locations (:data:`HOSTILE_URIS`: outside the root,
+                       through a symlink ``escape`` in it, ``..``, other schemes, a virtualenv
+                       in the root) beside real ones: workspace/symbol with ``store/disk.py``'s
+                       ``load`` (line 4), ``unlisted/extra.py``'s ``far_away`` (line 1), a
+                       name with a bidi override on ``store/disk.py``'s line 1 and ``load``
+                       on ``app.py``'s import line; references with the
+                       asked position itself (the declaration) and the hostile locations only
+hang-lookups           offers workspaceSymbolProvider and referencesProvider and never answers
+                       workspace/symbol nor textDocument/references (the rest works)
 =====================  ===================================================================
 """
 
@@ -92,6 +102,19 @@ MODES = (
     "error-replies",
     "client-calls",
     "progress-ends",
+    "lookups",
+    "hang-lookups",
+)
+#: Locations a ``lookups`` server names that a client must never report (``{root}``: the
+#: workspace root it was given).
+HOSTILE_URIS = (
+    "file:///etc/passwd",
+    "file://{root}/../outside.py",
+    "file://{root}/escape/evil.py",
+    "file://{root}/.venv/lib/site.py",
+    "untitled:Untitled-1",
+    "https://example.invalid/x.py",
+    "file://{root}",
 )
 HUGE_BYTES = 40 * 2**20
 
@@ -123,7 +146,11 @@ def send(payload: dict[str, Any]) -> None:
 
 
 def location(uri: str) -> dict[str, Any]:
-    return {"uri": uri, "range": {"start": {"line": 3, "character": 4}, "end": {"line": 3, "character": 8}}}
+    return {"uri": uri, "range": span(3, 4, 3, 8)}
+
+
+def span(line: int, col: int, end_line: int, end_col: int) -> dict[str, Any]:
+    return {"start": {"line": line, "character": col}, "end": {"line": end_line, "character": end_col}}
 
 
 class Server:
@@ -244,21 +271,24 @@ class Server:
                 sys.exit(4)
             uri = msg["params"].get("rootUri") or ""
             self.root = unquote(urlparse(uri).path)
+            capabilities: dict[str, Any] = {
+                "definitionProvider": True,
+                "documentSymbolProvider": True,
+                "hoverProvider": True,
+                "positionEncoding": "utf-16",
+            }
+            if mode in ("lookups", "hang-lookups"):
+                capabilities.update(workspaceSymbolProvider=True, referencesProvider=True)
             send(
                 {
                     "jsonrpc": "2.0",
                     "id": msg_id,
-                    "result": {
-                        "capabilities": {
-                            "definitionProvider": True,
-                            "documentSymbolProvider": True,
-                            "hoverProvider": True,
-                            "positionEncoding": "utf-16",
-                        },
-                        "serverInfo": {"name": "fault", "version": mode},
-                    },
+                    "result": {"capabilities": capabilities, "serverInfo": {"name": "fault", "version": mode}},
                 }
             )
+        elif method in ("workspace/symbol", "textDocument/references") and mode in ("lookups", "hang-lookups"):
+            if mode == "lookups":
+                self.on_lookup(msg)
         elif method == "textDocument/definition" and mode == "error-replies":
             send({"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32603, "message": "fault: boom"}})
         elif method == "textDocument/documentSymbol" and mode == "error-replies":
@@ -283,6 +313,33 @@ class Server:
             send({"jsonrpc": "2.0", "id": msg_id, "result": None})
         else:
             send({"jsonrpc": "2.0", "id": msg_id, "result": None})
+
+    def hostile(self) -> list[dict[str, Any]]:
+        return [location(uri.format(root=self.root)) for uri in HOSTILE_URIS]
+
+    def on_lookup(self, msg: dict[str, Any]) -> None:
+        """``lookups``: real locations beside every hostile one."""
+        params = msg.get("params") or {}
+        if msg["method"] == "workspace/symbol":
+
+            def symbol(name: str, where: dict[str, Any], kind: int = 12) -> dict[str, Any]:
+                return {"name": name, "kind": kind, "location": where}
+
+            disk = f"file://{self.root}/store/disk.py"
+            found = [symbol("load", {"uri": disk, "range": span(3, 0, 5, 37)})]
+            extra = f"file://{self.root}/unlisted/extra.py"
+            found.append(symbol("far_away", {"uri": extra, "range": span(0, 0, 1, 12)}))
+            found.append(symbol("ev\u202eil", {"uri": disk, "range": span(0, 0, 0, 12)}))
+            # app.py's first line imports load: a binding, not a definition (tsgo lists such).
+            found.append(symbol("load", {"uri": f"file://{self.root}/app.py", "range": span(0, 23, 0, 27)}, 13))
+            found += [symbol("load", where) for where in self.hostile()]
+            send({"jsonrpc": "2.0", "id": msg["id"], "result": found})
+            return
+        asked = params.get("position") or {"line": 0, "character": 0}
+        uri = (params.get("textDocument") or {}).get("uri", "")
+        line, col = asked["line"], asked["character"]
+        found = [{"uri": uri, "range": span(line, col, line, col + 1)}, *self.hostile()]
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": found})
 
     def on_definition(self, msg: dict[str, Any]) -> None:
         mode, msg_id = self.mode, msg["id"]

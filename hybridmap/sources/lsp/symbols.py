@@ -72,6 +72,13 @@ _IMPORT_LINE = re.compile(
     rb"^\s*(?:import\b|from\s+\S+\s+import\b|export\s+(?:\*|\{[^}]*\}?)\s*from\b"
     rb"|#\s*include\b|use\s)|\brequire\s*\("
 )
+
+
+def is_import_line(line: bytes) -> bool:
+    """Does ``line`` import names rather than define them (``import {a as b}``, ``from x import y``)?"""
+    return bool(_IMPORT_LINE.search(line))
+
+
 #: ``(Runner).Run`` (gopls), ``Store::load`` (clangd), ``Runner.run`` (some servers): keep the last part.
 _QUALIFIED = re.compile(r"(?:^\(\*?[\w.]+\)\s*\.?\s*|^.*(?:::|\.))(?=[\w$]+$)")
 #: A type symbol whose whole range is ``struct NAME`` (or class, union, enum): an elaborated type
