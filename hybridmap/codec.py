@@ -10,11 +10,12 @@ it unusable, never run code. Exactly the values the cache's callers store are su
 
 Layout: ``MAGIC`` + format version byte + kind byte + body. A record's body is
 ``struct "<II"`` (lengths of ``ref_positions`` and ``ref_kinds``), those two byte strings, then
-compact JSON of flat lists: the symbols as 12 columns (names, kinds, span lines and columns...),
+compact JSON of flat lists: the symbols as 13 columns (names, kinds, span lines and columns...),
 so decoding checks each column's types and builds every record in C-level ``map`` calls instead of
 a Python loop per symbol. Text is UTF-8 with ``surrogatepass``; the resolution is JSON.
 Anything else (other magic, version or kind, bad JSON, a field of the wrong type or count, a
-reference kind out of range) raises :class:`CodecError`.
+reference kind out of range) raises :class:`CodecError`. Records written before a symbol's
+``doc`` column existed (12 columns) still decode, with ``doc`` empty.
 """
 
 from __future__ import annotations
@@ -34,8 +35,11 @@ FORMAT = 1
 _OUTCOME, _OUTCOME_EMPTY, _TAGS, _TEXT, _RESOLUTION = 1, 2, 3, 4, 5
 _HEADER = struct.Struct("<3sBB")
 _LENGTHS = struct.Struct("<II")
-#: The type of each of a symbol's 12 columns, in order (JSON gives exactly these back).
-_SYMBOL_TYPES = (str, str, int, int, int, int, int, int, str, int, str, str)
+#: The type of each of a symbol's 13 columns, in order (JSON gives exactly these back).
+_SYMBOL_TYPES = (str, str, int, int, int, int, int, int, str, int, str, str, str)
+#: Columns of records written before ``doc`` existed (server outlines are cached without the
+#: extraction's fingerprint, so such entries are still met).
+_OLD_COLUMNS = 12
 _NO_SYMBOLS: list[list[Any]] = [[] for _ in _SYMBOL_TYPES]
 _dumps = json.JSONEncoder(separators=(",", ":"), check_circular=False, allow_nan=False).encode
 _loads = json.loads
@@ -86,6 +90,7 @@ def _tags_body(tags: FileTags, problems: list[list[str]]) -> bytes:
             s.parent,
             str(s.provenance),
             s.detail,
+            s.doc,
         )
         for s in tags.symbols
     ]
@@ -179,11 +184,13 @@ def _symbols(decoded: object) -> tuple[Symbol, ...]:
     c = cast("list[list[Any]]", decoded)
     _check(
         type(c) is list
-        and len(c) == len(_SYMBOL_TYPES)
+        and len(c) in (_OLD_COLUMNS, len(_SYMBOL_TYPES))
         and all(type(column) is list for column in c)
         and len(set(map(len, c))) == 1,
         "symbol columns",
     )
+    if len(c) == _OLD_COLUMNS:
+        c = [*c, [""] * len(c[0])]
     for column, kind in zip(c, _SYMBOL_TYPES, strict=True):  # one C-level pass per column (bool is not int here)
         _check(set(map(type, column)) <= {kind}, "symbol field")
     # A file's symbols share a handful of provenances: each distinct one is checked once, not
@@ -202,6 +209,7 @@ def _symbols(decoded: object) -> tuple[Symbol, ...]:
             c[9],
             c[10],
             c[11],
+            c[12],
         )
     )
 

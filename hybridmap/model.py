@@ -135,6 +135,9 @@ class Symbol:
     detail: str = ""
     """The server's one-line description (``int (const char *)``, ``func(key string) []byte``,
     or the declaration from hover); empty when no server described it."""
+    doc: str = ""
+    """The first sentence of its documentation, raw: the docstring, or the comment block right
+    above it (:mod:`hybridmap.sources.doc_comments`); empty when it has none."""
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # Flat tuples pickle several times faster than nested slotted dataclasses.
@@ -153,12 +156,13 @@ class Symbol:
                 self.parent,
                 str(self.provenance),
                 self.detail,
+                self.doc,
             ),
         )
 
 
 def _symbol_from_tuple(t: tuple[Any, ...]) -> Symbol:
-    # Entries cached before ``detail`` existed have 11 fields: still valid, detail empty.
+    # Tuples written before ``detail`` (11 fields) or ``doc`` (12) existed: still valid, empty.
     return Symbol(
         t[0],
         t[1],
@@ -169,6 +173,7 @@ def _symbol_from_tuple(t: tuple[Any, ...]) -> Symbol:
         t[9],
         str(t[10]),
         t[11] if len(t) > 11 else "",
+        t[12] if len(t) > 12 else "",
     )
 
 
@@ -297,6 +302,7 @@ class SymbolJson(TypedDict):
     provenance: str
     rank: float
     public: bool | None
+    summary: str
 
 
 class FileJson(TypedDict):
@@ -411,6 +417,9 @@ class RankedSymbol:
 
     public: bool | None = None
     """Public by its language's convention (``+`` in the text); None: the language says nothing."""
+    summary: str = ""
+    """The one-line description shown after its signature in the text, as shown (sanitized and
+    cut); empty when none was shown (none known, no room left, or ``render_summaries`` off)."""
 
     def to_json(self) -> SymbolJson:
         return {
@@ -423,6 +432,7 @@ class RankedSymbol:
             "provenance": str(self.provenance),
             "rank": self.rank,
             "public": self.public,
+            "summary": self.summary,
         }
 
 

@@ -34,10 +34,11 @@ from typing import IO, Any
 from ..languages import CompiledLanguage, LanguageRegistry
 from ..model import REFERENCE_KIND_CODES, FileTags, Span, Symbol
 from ..settings import Settings
+from .doc_comments import DOCSTRING_GRAMMARS, doc_line
 
 #: Bumped when extraction gives other tags for the same bytes, options and queries
-#: (2: a macro's signature no longer takes the next line).
-EXTRACTOR_VERSION = 2
+#: (2: a macro's signature no longer takes the next line; 3: symbols carry their ``doc``).
+EXTRACTOR_VERSION = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,7 +341,8 @@ def _extract(
         )
     if compiled.identifier_query is not None and not clock.out():
         _backfill_references(compiled, root, options.match_limit, clock, defs, refs)
-    symbols = _symbols(defs, lines, options.max_signature_lines)
+    docstrings = compiled.language.grammar in DOCSTRING_GRAMMARS
+    symbols = _symbols(defs, source, lines, options.max_signature_lines, docstrings)
     return _file_tags(symbols, refs, len(lines), complete), tuple(problems)
 
 
@@ -387,8 +389,11 @@ def _backfill_references(
             refs[node.start_byte] = (node.text, line, col, 0)
 
 
-def _symbols(defs: _Defs, lines: list[bytes], max_signature_lines: int) -> list[Symbol]:
-    """Symbols in source order, each with the index of its innermost enclosing definition."""
+def _symbols(
+    defs: _Defs, source: bytes, lines: list[bytes], max_signature_lines: int, docstrings: bool
+) -> list[Symbol]:
+    """Symbols in source order, each with the index of its innermost enclosing definition and
+    its one-line documentation (:mod:`.doc_comments`)."""
     ordered = sorted(defs.items(), key=lambda item: (item[0][0], -item[0][1], item[0][2]))
     symbols: list[Symbol] = []
     stack: list[tuple[int, int]] = []  # (end_byte, index) of open enclosing definitions
@@ -409,6 +414,7 @@ def _symbols(defs: _Defs, lines: list[bytes], max_signature_lines: int) -> list[
                 name_col=name_col,
                 signature=_signature(lines, def_node, kind, name_node, max_signature_lines),
                 parent=parent,
+                doc=doc_line(source, lines, def_node, docstrings),
             )
         )
         stack.append((end_byte, len(symbols) - 1))
