@@ -16,18 +16,27 @@ count on random mixes of real code lines). The rendered map is such a text (the
 sanitizer escapes every other line break). So each line is counted once, the counts
 are kept in the disk cache by the line's hash, and a warm process that meets only
 known lines never loads the encoding. Any other text is counted whole.
+
+Summaries (:func:`add_summaries`) come after the packing and never change what it chose: the
+budget the chosen items left over is spent on one-line descriptions after the signatures of the
+best-ranked shown definitions, in rank order, while they fit. With a line-additive counter a
+summary's cost is the count of its line with the summary minus without, so each candidate costs
+two line counts instead of a render and a count of the whole text; the text with the summaries
+is then counted whole, and should that count exceed the budget (a text the sum rule does not
+cover) the summaries are chosen again, counting whole texts. The result's ``tokens`` is always the
+exact count of its ``text``, never over the budget.
 """
 
 from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .rank import RankItem
-from .render import Renderer
+from .render import Renderer, Summaries
 
 if TYPE_CHECKING:
     from .cache import Cache
@@ -119,6 +128,15 @@ class Packed:
     tokens: int
     items: tuple[RankItem, ...]
     renders: int
+    header: bool = True
+    """Whether the text starts with the ``Project files:`` line (left out when it alone would
+    not fit the budget)."""
+    summaries: Mapping[tuple[str, int], str] = field(default_factory=dict)
+    """(path, symbol index) -> the summary shown after that definition's signature."""
+
+
+#: The raw summary of (path, symbol index), "" for none; asked lazily, best-ranked first.
+SummaryOf = Callable[[str, int], str]
 
 
 def pack(items: Sequence[RankItem], renderer: Renderer, counter: Counter, budget: int, fill_attempts: int) -> Packed:
@@ -155,4 +173,68 @@ def pack(items: Sequence[RankItem], renderer: Renderer, counter: Counter, budget
             best_text, best_tokens = text, tokens
         else:
             misses += 1
-    return Packed(best_text, best_tokens, tuple(chosen), renders)
+    return Packed(best_text, best_tokens, tuple(chosen), renders, with_header)
+
+
+def add_summaries(
+    packed: Packed, renderer: Renderer, counter: Counter, budget: int, attempts: int, summary_of: SummaryOf
+) -> Packed:
+    """``packed`` with summaries where its leftover budget allows (module doc); same items.
+
+    Definitions are tried best-ranked first; a summary that does not fit is a miss, and the
+    search stops after ``attempts`` misses or when the budget is used up."""
+    if packed.tokens >= budget or not packed.items:
+        return packed
+    exact = counter.name not in LINE_ADDITIVE
+    chosen, renders = _choose_summaries(packed, renderer, counter, budget, attempts, summary_of, exact)
+    text = renderer.render(packed.items, packed.header, chosen)
+    tokens, renders = counter.count(text), packed.renders + renders + 1
+    if tokens > budget and not exact:  # the sum rule did not hold for this text
+        chosen, more = _choose_summaries(packed, renderer, counter, budget, attempts, summary_of, True)
+        text = renderer.render(packed.items, packed.header, chosen)
+        tokens, renders = counter.count(text), renders + more + 1
+    if not chosen or tokens > budget:
+        return Packed(packed.text, packed.tokens, packed.items, renders, packed.header)
+    return Packed(text, tokens, packed.items, renders, packed.header, chosen)
+
+
+def _choose_summaries(
+    packed: Packed,
+    renderer: Renderer,
+    counter: Counter,
+    budget: int,
+    attempts: int,
+    summary_of: SummaryOf,
+    exact: bool,
+) -> tuple[Summaries, int]:
+    """The summaries that fit, and the renders it took (``exact``: each trial text counted whole)."""
+    chosen: dict[tuple[str, int], str] = {}
+    lines: set[tuple[str, int]] = set()
+    tokens, misses, renders = packed.tokens, 0, 0
+    for item in packed.items:
+        if misses >= attempts or tokens >= budget:
+            break
+        if item.symbol < 0:
+            continue
+        line_no = renderer.summary_line(item.path, item.symbol)
+        if (item.path, line_no) in lines:
+            continue
+        summary = renderer.summary_text(summary_of(item.path, item.symbol))
+        if not summary:
+            continue
+        key = (item.path, item.symbol)
+        chosen[key] = summary
+        if exact:
+            renders += 1
+            trial = counter.count(renderer.render(packed.items, packed.header, chosen))
+        else:
+            line = dict(renderer.item_lines(item)).get(line_no, "")
+            with_it = renderer.with_summary(line, summary)
+            trial = tokens - counter.count(line + "\n") + counter.count(with_it + "\n")
+        if trial <= budget:
+            lines.add((item.path, line_no))
+            tokens = trial
+        else:
+            del chosen[key]
+            misses += 1
+    return chosen, renders

@@ -5,7 +5,9 @@ definitions, in file order, each preceded by the signature of its enclosing
 class/scope, with original indentation; ``⋮`` marks elided code between
 non-adjacent lines. Files chosen by name only are listed bare. Marks (:mod:`.marks`): ``+``
 before a public definition, ``[R:N]`` after a path N other files depend on, ``[NEW]`` after a
-file new since the session's previous map. Pure: the text
+file new since the session's previous map. A summary (:mod:`.summaries`) follows a shown
+definition's last signature line on the same line, after :data:`SUMMARY_SEPARATOR`, so it can
+never start a line of its own (a header, an elision mark). Pure: the text
 comes from the signatures stored in the tags, never from disk. Paths and lines
 come from the repository: they pass through :mod:`.sanitize`, so no control,
 bidi or invisible character reaches the text and a name cannot forge a header.
@@ -20,6 +22,13 @@ from .model import FileTags
 from .rank import RankItem
 from .sanitize import escape_path, safe_line
 from .settings import Settings
+
+#: Between a signature line and its summary: ``def area(self) -> float: # Area in m².`` One
+#: space before the ``#`` costs a token less than PEP 8's two (cl100k), and a comment reads as
+#: a comment in every language the map shows.
+SUMMARY_SEPARATOR = " # "
+#: (path, symbol index) -> the summary shown after that symbol's signature.
+Summaries = Mapping[tuple[str, int], str]
 
 
 class Renderer:
@@ -70,12 +79,34 @@ class Renderer:
             lines = self._lines[key] = tuple(sorted(out.items()))
         return lines
 
-    def render(self, items: Sequence[RankItem], with_header: bool = True) -> str:
+    def summary_line(self, path: str, index: int) -> int:
+        """The line a summary of ``path``'s symbol ``index`` follows: its signature's last line."""
+        symbol = self._tags[path].symbols[index]
+        return symbol.span.start_line + symbol.signature.count("\n")
+
+    def summary_text(self, raw: str) -> str:
+        """``raw`` as shown: one line (every run of white space one space), sanitized, cut at
+        ``summary_max_chars`` (an ellipsis ends a cut one); "" when nothing is left."""
+        text = safe_line(" ".join(raw.split()))
+        limit = self._settings.summary_max_chars
+        return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+    def with_summary(self, line: str, summary: str) -> str:
+        return f"{line}{SUMMARY_SEPARATOR}{summary}"
+
+    def render(self, items: Sequence[RankItem], with_header: bool = True, summaries: Summaries | None = None) -> str:
         blocks: dict[str, dict[int, str]] = {}
         for item in items:
             block = blocks.setdefault(item.path, {})
             for line_no, text in self.item_lines(item):
                 block[line_no] = text
+        summarized: set[tuple[str, int]] = set()  # one summary per line, the first given
+        for (path, index), summary in (summaries or {}).items():
+            block = blocks.get(path, {})
+            line_no = self.summary_line(path, index)
+            if line_no in block and (path, line_no) not in summarized:
+                summarized.add((path, line_no))
+                block[line_no] = self.with_summary(block[line_no], summary)
         mark = self._settings.elision_mark
         parts: list[str] = [self.header] if with_header and self.header else []
         for path, block in blocks.items():
