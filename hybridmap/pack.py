@@ -176,21 +176,29 @@ def pack(items: Sequence[RankItem], renderer: Renderer, counter: Counter, budget
     return Packed(best_text, best_tokens, tuple(chosen), renders, with_header)
 
 
+@dataclass(frozen=True, slots=True)
+class SummaryRules:
+    """How summaries are packed: cut at ``max_chars`` characters, tried until ``attempts`` misses."""
+
+    max_chars: int
+    attempts: int
+
+
 def add_summaries(
-    packed: Packed, renderer: Renderer, counter: Counter, budget: int, attempts: int, summary_of: SummaryOf
+    packed: Packed, renderer: Renderer, counter: Counter, budget: int, rules: SummaryRules, summary_of: SummaryOf
 ) -> Packed:
     """``packed`` with summaries where its leftover budget allows (module doc); same items.
 
     Definitions are tried best-ranked first; a summary that does not fit is a miss, and the
-    search stops after ``attempts`` misses or when the budget is used up."""
+    search stops after ``rules.attempts`` misses or when the budget is used up."""
     if packed.tokens >= budget or not packed.items:
         return packed
     exact = counter.name not in LINE_ADDITIVE
-    chosen, renders = _choose_summaries(packed, renderer, counter, budget, attempts, summary_of, exact)
+    chosen, renders = _choose_summaries(packed, renderer, counter, budget, rules, summary_of, exact)
     text = renderer.render(packed.items, packed.header, chosen)
     tokens, renders = counter.count(text), packed.renders + renders + 1
     if tokens > budget and not exact:  # the sum rule did not hold for this text
-        chosen, more = _choose_summaries(packed, renderer, counter, budget, attempts, summary_of, True)
+        chosen, more = _choose_summaries(packed, renderer, counter, budget, rules, summary_of, True)
         text = renderer.render(packed.items, packed.header, chosen)
         tokens, renders = counter.count(text), renders + more + 1
     if not chosen or tokens > budget:
@@ -203,7 +211,7 @@ def _choose_summaries(
     renderer: Renderer,
     counter: Counter,
     budget: int,
-    attempts: int,
+    rules: SummaryRules,
     summary_of: SummaryOf,
     exact: bool,
 ) -> tuple[Summaries, int]:
@@ -212,14 +220,14 @@ def _choose_summaries(
     lines: set[tuple[str, int]] = set()
     tokens, misses, renders = packed.tokens, 0, 0
     for item in packed.items:
-        if misses >= attempts or tokens >= budget:
+        if misses >= rules.attempts or tokens >= budget:
             break
         if item.symbol < 0:
             continue
         line_no = renderer.summary_line(item.path, item.symbol)
         if (item.path, line_no) in lines:
             continue
-        summary = renderer.summary_text(summary_of(item.path, item.symbol))
+        summary = renderer.summary_text(summary_of(item.path, item.symbol), rules.max_chars)
         if not summary:
             continue
         key = (item.path, item.symbol)

@@ -84,11 +84,11 @@ class Renderer:
         symbol = self._tags[path].symbols[index]
         return symbol.span.start_line + symbol.signature.count("\n")
 
-    def summary_text(self, raw: str) -> str:
+    @staticmethod
+    def summary_text(raw: str, limit: int) -> str:
         """``raw`` as shown: one line (every run of white space one space), sanitized, cut at
-        ``summary_max_chars`` (an ellipsis ends a cut one); "" when nothing is left."""
+        ``limit`` characters (``summary_max_chars``; an ellipsis ends a cut one); "" when empty."""
         text = safe_line(" ".join(raw.split()))
-        limit = self._settings.summary_max_chars
         return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
     def with_summary(self, line: str, summary: str) -> str:
