@@ -89,8 +89,9 @@ def test_chat_file_lifts_the_files_that_use_it() -> None:
     tags = _corpus()
     graph = build_graph(tags, Settings())
     ask = {"chat_files": ["store/disk.py"], "mentioned_files": [], "mentioned_idents": []}
-    off = rank(graph, tags, **ask, settings=Settings(chat_dependent_boost=0.0))
-    on = rank(graph, tags, **ask, settings=Settings())
+    near = Settings().replace(directory_proximity_boost=0.0)  # store/ and tests/ are near: measured apart
+    off = rank(graph, tags, **ask, settings=near.replace(chat_dependent_boost=0.0))
+    on = rank(graph, tags, **ask, settings=near)
     assert Settings().chat_dependent_boost == 1.0
     # The boost adds 1 to a user's path multiplier (entry point 1.5, test path 0.4).
     for user, multiplier in (("app.py", 1.5), ("tests/test_disk.py", 0.4)):

@@ -56,8 +56,9 @@ def _package_corpus() -> dict[str, FileTags]:
 
 def test_directory_proximity_lifts_the_chat_files_neighbourhood() -> None:
     tags = _package_corpus()
-    off = _rank(tags, Settings(), chat=["pkg/pr/create.go"])
+    off = _rank(tags, Settings(directory_proximity_boost=0.0), chat=["pkg/pr/create.go"])
     on = _rank(tags, Settings(directory_proximity_boost=2.0, directory_proximity_decay=0.5), chat=["pkg/pr/create.go"])
+    assert Settings().directory_proximity_boost == 2.0  # the default since docs/evaluation.md
     ratio = {path: on.file_scores[path] / off.file_scores[path] for path in tags}
     # Same directory: multiplier 1 -> 1 + 2; one step down (pkg/pr/shared): 1 + 2 * 0.5; the rest
     # (pkg/issue is a sibling of pkg/pr's parent's child: 2 steps) 1 + 2 * 0.25.
@@ -69,10 +70,31 @@ def test_directory_proximity_lifts_the_chat_files_neighbourhood() -> None:
     assert "1 directories from a chat file" in on.reasons["pkg/pr/shared/state.go"]
     assert "in a chat file's directory" not in off.reasons.get("pkg/pr/view.go", ())
     # Personalization instead: rank itself flows from the neighbourhood (view.go before util/).
-    pers = _rank(tags, Settings(directory_proximity_personalization=5.0), chat=["pkg/pr/create.go"])
+    pers = _rank(
+        tags,
+        Settings(directory_proximity_boost=0.0, directory_proximity_personalization=5.0),
+        chat=["pkg/pr/create.go"],
+    )
     assert pers.file_scores["pkg/pr/view.go"] > off.file_scores["pkg/pr/view.go"] * 2
     # No chat file, no neighbourhood.
-    assert _rank(tags, Settings(directory_proximity_boost=2.0)).file_scores == _rank(tags, Settings()).file_scores
+    plain = _rank(tags, Settings(directory_proximity_boost=0.0)).file_scores
+    assert _rank(tags, Settings(directory_proximity_boost=2.0)).file_scores == plain
+
+
+def test_a_crowded_directory_shares_the_proximity_boost() -> None:
+    tags = {f"widgets/w{i}.py": _tags([f"Widget{i}"], []) for i in range(20)}
+    tags["widgets/chat.py"] = _tags(["Chat"], [])
+    tags["app/main.py"] = _tags(["main"], [])
+    ask = {"chat": ["widgets/chat.py"]}
+    off = _rank(tags, Settings(directory_proximity_boost=0.0), **ask)
+    shared = _rank(tags, Settings(directory_proximity_boost=2.0, directory_proximity_crowd=7), **ask)
+    whole = _rank(tags, Settings(directory_proximity_boost=2.0, directory_proximity_crowd=0), **ask)
+    # 21 files in widgets/: each gets 7/21 of the boost; unshared, all of it.
+    assert shared.file_scores["widgets/w3.py"] / off.file_scores["widgets/w3.py"] == pytest.approx(1 + 2 * 7 / 21)
+    assert whole.file_scores["widgets/w3.py"] / off.file_scores["widgets/w3.py"] == pytest.approx(3.0)
+    # app/ is two steps away (up to the root, down to app/) and holds one file: 2 x 0.5 ** 2 added
+    # to its entry-point multiplier 1.5.
+    assert shared.file_scores["app/main.py"] / off.file_scores["app/main.py"] == pytest.approx((1.5 + 0.5) / 1.5)
 
 
 # --- reference-name match ---------------------------------------------------------------------
@@ -86,15 +108,18 @@ def test_reference_names_lift_the_users_of_a_mentioned_identifier() -> None:
         "money.py": _tags(["format_money"], []),
     }
     ask = {"idents": ["compute_total"]}
-    off = _rank(tags, Settings(), **ask)
+    off = _rank(tags, Settings(reference_name_boost=0.0), **ask)
     on = _rank(tags, Settings(reference_name_personalization=3.0, reference_name_boost=1.0), **ask)
+    assert Settings().reference_name_boost == 1.0
     assert on.file_scores["checkout/cart.py"] > 2 * off.file_scores["checkout/cart.py"]
     assert "uses mentioned 'compute_total'" in on.reasons["checkout/cart.py"]
     # The definer is not its own user; a file that does not use the name is not lifted by it.
     assert "uses mentioned 'compute_total'" not in on.reasons.get("billing/total.py", ())
     assert "uses mentioned 'compute_total'" not in on.reasons.get("checkout/receipt.py", ())
     # A name used by more files than reference_name_max_files lifts none of them.
-    capped = _rank(tags, Settings(reference_name_personalization=3.0, reference_name_max_files=0), **ask)
+    capped = _rank(
+        tags, Settings(reference_name_personalization=3.0, reference_name_boost=1.0, reference_name_max_files=0), **ask
+    )
     assert capped.file_scores == off.file_scores
 
 
@@ -119,8 +144,9 @@ def test_definition_tokens_lift_names_containing_the_words() -> None:
         "app.py": _tags(["App"], ["focus_next", "Tabs", "draw"]),
     }
     ask = {"idents": ["focus"]}
-    off = _rank(tags, Settings(), **ask)
-    boosted = _rank(tags, Settings(definition_token_boost=4.0), **ask)
+    nothing = {"definition_token_boost": 1.0, "definition_token_personalization": 0.0}
+    off = _rank(tags, Settings(**nothing), **ask)
+    boosted = _rank(tags, Settings(**{**nothing, "definition_token_boost": 4.0}), **ask)
     plain = {(item.path, item.symbol): item.score for item in off.items}
     best = {(item.path, item.symbol): item.score for item in boosted.items}
     # focus_next was keys.py's second definition (x file_symbol_decay); boosted, it is the first.
@@ -129,13 +155,14 @@ def test_definition_tokens_lift_names_containing_the_words() -> None:
     assert best[("widgets/keys.py", 0)] / plain[("widgets/keys.py", 0)] == pytest.approx(4.0 / 0.7)
     assert best[("widgets/tabs.py", 0)] == plain[("widgets/tabs.py", 0)]
     # Personalization: the teleport goes to the definer, whose share of the rank grows.
-    on = _rank(tags, Settings(definition_token_personalization=3.0), **ask)
+    on = _rank(tags, Settings(**{**nothing, "definition_token_personalization": 3.0}), **ask)
     before, after = (r.file_scores["widgets/keys.py"] / sum(r.file_scores.values()) for r in (off, on))
     assert after > before
     assert "defines a name containing 'focus'" in on.reasons["widgets/keys.py"]
     assert "defines a name containing 'focus'" not in off.reasons.get("widgets/keys.py", ())
     # A word that is part of names in too many files matches none.
     capped = _rank(tags, Settings(definition_token_boost=4.0, definition_token_max_files=0), **ask)
+    assert (Settings().definition_token_boost, Settings().definition_token_personalization) == (3.0, 1.0)
     assert capped.file_scores == off.file_scores
 
 
@@ -170,20 +197,24 @@ def test_a_real_repository_map_follows_the_boosts(git_repo, tmp_path: Path) -> N
         "shop/wishlist.py": "class Wishlist:\n    def add(self, item):\n        return item\n",
         "billing/total.py": "def compute_total(cart):\n    return 0\n\n\ndef compute_tax(cart):\n    return 1\n",
         "billing/refund.py": "def refund(order):\n    return order\n",
-        "util/log.py": "def log(message):\n    print(message)\n",
+        "util/log.py": "from text.render import render_line\n\n\ndef log(message):\n    print(render_line(message))\n",
+        "text/render.py": "def render_line(text):\n    return text\n",
     }
     root = git_repo(files)
     cache = str(tmp_path / "cache")
 
-    def order(**overrides: object) -> list[str]:
+    def mapped(chat: str = "shop/cart.py", **overrides: object) -> dict[str, tuple[str, ...]]:
         with RepoMap(root, overrides={"cache_dir": cache, **overrides}, start_servers=False) as repo:
-            result = repo.map(mode="static", tokens=2048, chat_files=["shop/cart.py"], mentioned_idents=["compute"])
-        return [f.path for f in result.files]
+            result = repo.map(mode="static", tokens=2048, chat_files=[chat], mentioned_idents=["compute"])
+        return {f.path: f.why for f in result.files}
 
-    plain = order()
-    near = order(directory_proximity_boost=10.0)
+    plain = list(mapped(directory_proximity_boost=0.0))
+    near = list(mapped(directory_proximity_boost=10.0))
     # The chat file's sibling, used by nothing and using nothing, climbs above billing/refund.py.
     assert near.index("shop/wishlist.py") < near.index("billing/refund.py")
     assert plain.index("shop/wishlist.py") > near.index("shop/wishlist.py") or plain == near[: len(plain)]
-    tokens = order(definition_token_boost=10.0, definition_token_personalization=5.0)
-    assert tokens[0] == "billing/total.py"
+    # "compute" names no definition: only the definition-token match links it to billing/total.py.
+    without = mapped("util/log.py", definition_token_boost=1.0, definition_token_personalization=0.0)
+    with_defaults = mapped("util/log.py")
+    assert "defines a name containing 'compute'" in with_defaults["billing/total.py"]
+    assert not any("compute" in why for whys in without.values() for why in whys), without

@@ -82,7 +82,8 @@ class DirectoryProximity(Signal):
     or active file gets ``directory_proximity_personalization`` and ``directory_proximity_boost``
     (added to its multiplier), each times ``directory_proximity_decay ** steps`` and
     :func:`~hybridmap.paths.boost_scale`: its nearest such file counts, once. Same directory: 0
-    steps; the parent or a subdirectory: 1; a sibling: 2."""
+    steps; the parent or a subdirectory: 1; a sibling: 2. A directory holding more than
+    ``directory_proximity_crowd`` files shares it: each gets crowd / files of it."""
 
     name: ClassVar[str] = "directory_proximity"
 
@@ -100,8 +101,12 @@ class DirectoryProximity(Signal):
             for directory, steps in tree.within(start, settings.directory_proximity_max_distance).items():
                 if steps < nearest.get(directory, steps + 1):
                     nearest[directory] = steps
+        crowd = settings.directory_proximity_crowd
         for directory, steps in nearest.items():
             share = settings.directory_proximity_decay**steps
+            held = len(tree.files_in.get(directory, ()))
+            if crowd and held > crowd:  # one of 80 widgets says less than one of 3 files of a package
+                share *= crowd / held
             why = "in a chat file's directory" if steps == 0 else f"{steps} directories from a chat file"
             for fi in tree.files_in.get(directory, ()):
                 if fi not in anchors:
