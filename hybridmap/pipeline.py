@@ -35,13 +35,14 @@ from .model import (
     ServerState,
     SourceSummary,
 )
-from .pack import pack
+from .pack import Packed, SummaryRules, add_summaries, pack
 from .policies import PolicyMemo, apply_policies
 from .rank import Ranking, rank
 from .render import Renderer
 from .session import SessionFiles
 from .settings import Settings
 from .sources.base import SourceView
+from .summaries import SummarySource
 from .tokens import Counter
 from .workspace import Snapshot
 
@@ -83,10 +84,16 @@ class MapBuilder:
     """Builds maps for one repository, keeping the graph and merge memo between calls."""
 
     def __init__(
-        self, settings: Settings, counter: Counter, conventions: Mapping[str, str | None] | None = None
+        self,
+        settings: Settings,
+        counter: Counter,
+        conventions: Mapping[str, str | None] | None = None,
+        summaries: SummarySource | None = None,
     ) -> None:
         self._settings = settings
         self._counter = counter
+        self._summaries = summaries if summaries is not None else SummarySource()
+        """Where summaries come from (the default: docstrings and hovers)."""
         self._conventions = conventions or {}
         """Language -> its visibility convention (``+`` marks)."""
         self._dependents: tuple[RepoGraph | None, dict[str, Dependents]] = (None, {})
@@ -119,6 +126,7 @@ class MapBuilder:
         t1 = time.perf_counter()
         graph = self._graph_for(inputs, merged)
         t2 = time.perf_counter()
+        visibility = Visibility(self._conventions, languages)
         # The packer can use at most one item per token plus fill_attempts misses.
         ranking = rank(
             graph,
@@ -130,30 +138,35 @@ class MapBuilder:
             limit=request.budget + self._settings.fill_attempts + 1,
             session=request.session,
             co_change=inputs.co_change,
+            visibility=visibility,
         )
         t3 = time.perf_counter()
         reach = self._dependents_of(graph)
-        visibility = Visibility(self._conventions, languages)
         renderer = Renderer(
             tags, self._settings, inputs.snapshot.special_files, frozenset(request.changes.new), visibility, reach
         )
-        packed = pack(ranking.items, renderer, self._counter, request.budget, self._settings.fill_attempts)
+        packed = pack(
+            ranking.items, renderer, self._counter, self._items_budget(request.budget), self._settings.fill_attempts
+        )
+        packed, summary_notes, summary_stats = self._summarized(packed, renderer, tags, request.budget)
         self._counter.flush()
         t4 = time.perf_counter()
         timings.update({"graph": t2 - t1, "rank": t3 - t2, "pack": t4 - t3})
-        diagnostics = self._diagnostics(inputs, request, tags, bool(packed.items))
+        diagnostics = self._diagnostics(inputs, request, tags, bool(packed.items)) + summary_notes
         result = MapResult(
             text=packed.text,
             tokens=packed.tokens,
             budget=request.budget,
-            files=ranked_files(packed.items, tags, ranking.file_scores, ranking.reasons, languages, reach, visibility),
+            files=ranked_files(
+                packed.items, tags, ranking.file_scores, ranking.reasons, languages, reach, visibility, packed.summaries
+            ),
             servers=dict(inputs.servers),
             edges=graph.edge_counts_by_provenance(),
             diagnostics=tuple(diagnostics),
             timings=timings,
             mode=request.mode,
             tokenizer=self._counter.name,
-            stats=_stats(inputs, graph, ranking, packed.renders, merged),
+            stats={**_stats(inputs, graph, ranking, packed.renders, merged), **summary_stats},
             sources=_sources(inputs),
             changes=request.changes,
             mentions=tuple(dict.fromkeys([*request.mentioned_files, *files, *idents])),
@@ -164,6 +177,24 @@ class MapBuilder:
             if item.symbol >= 0 and not (sym := tags[item.path].symbols[item.symbol]).detail
         ]
         return result, undescribed
+
+    def _items_budget(self, budget: int) -> int:
+        """The budget the items are packed into: all of it, less ``summary_budget_share``."""
+        if not self._settings.render_summaries:
+            return budget
+        return budget - int(budget * self._settings.summary_budget_share)
+
+    def _summarized(
+        self, packed: Packed, renderer: Renderer, tags: Mapping[str, FileTags], budget: int
+    ) -> tuple[Packed, list[Diagnostic], dict[str, float]]:
+        """``packed`` with summaries in its leftover budget (same items), what went wrong, counts."""
+        if not self._settings.render_summaries:
+            return packed, [], {}
+        summaries = self._summaries.begin(tags)
+        rules = SummaryRules(self._settings.summary_max_chars, self._settings.fill_attempts)
+        packed = add_summaries(packed, renderer, self._counter, budget, rules, summaries)
+        summaries.flush()
+        return packed, summaries.diagnostics, {**summaries.stats, "summaries_shown": float(len(packed.summaries))}
 
     def _dependents_of(self, graph: RepoGraph) -> dict[str, Dependents]:
         if self._dependents[0] is not graph:
@@ -289,6 +320,7 @@ def ranked_files(
     languages: Mapping[str, str],
     reach: Mapping[str, Dependents] | None = None,
     visibility: Visibility | None = None,
+    summaries: Mapping[tuple[str, int], str] | None = None,
 ) -> tuple[RankedFile, ...]:
     """Files in the order of their best item (``items`` is best first), ranked by its score: the
     file's PageRank alone would not be monotonic (a file's best definition, not the file, ranks it)."""
@@ -310,6 +342,7 @@ def ranked_files(
                         symbols[it.symbol],
                         it.score,
                         visibility.public(path, symbols, it.symbol) if visibility is not None else None,
+                        (summaries or {}).get((path, it.symbol), ""),
                     )
                     for it in shown
                 ),
@@ -324,7 +357,7 @@ def ranked_files(
 _NO_DEPENDENTS = Dependents(0, 0)
 
 
-def ranked_symbol(symbol: Any, score: float, public: bool | None = None) -> RankedSymbol:
+def ranked_symbol(symbol: Any, score: float, public: bool | None = None, summary: str = "") -> RankedSymbol:
     span = symbol.span
     # A span ending at column 0 ends with the previous line's newline.
     end = span.end_line if span.end_col > 0 or span.end_line == span.start_line else span.end_line - 1
@@ -339,6 +372,7 @@ def ranked_symbol(symbol: Any, score: float, public: bool | None = None) -> Rank
         col=symbol.name_col,
         end_line=max(end, symbol.name_line) + 1,
         public=public,
+        summary=summary,
     )
 
 

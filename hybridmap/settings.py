@@ -314,6 +314,10 @@ class RankSettings(IndexSettings):
     """A mentioned word that is part of names defined in more files than this matches none."""
     definition_token_min_chars: int = 3
     """Parts of a mentioned word shorter than this are ignored by the definition-token match."""
+    private_definition_weight: float = 1.0
+    """Score multiplier of a definition private by its language's convention (``visibility`` in
+    the language's TOML: Go's lowercase names, Python's ``_names``, TypeScript without
+    ``export``...), outside the chat files' directories (1 = off)."""
     directory_proximity_personalization: float = 0.0
     """Personalization of files near a chat, edited or active file in the directory tree, times
     ``directory_proximity_decay`` per step (0 = off)."""
@@ -380,6 +384,23 @@ class RankSettings(IndexSettings):
     rich 0.465 -> 0.387 and pflag 0.863 -> 0.827, also from 10 dependents on."""
     dependents_mark_min: int = 2
     """``[R:N]`` only from this many dependents on (one dependent says little, and costs tokens)."""
+    render_summaries: bool = True
+    """A one-line description after a shown definition's signature (``def area(self) -> float: #
+    Area in m².``): its docstring or the comment above it, else the server's hover, or a caller's
+    summarizer (``hybridmap/summaries.py``). Only the budget left once the items are packed is
+    spent, best-ranked definitions first, so the map shows exactly the same files and definitions
+    with or without (tested; co-edit recall and MRR unchanged, docs/evaluation.md): on by
+    default, since those tokens were unused. The JSON's ``summary`` says what was shown."""
+    summary_max_chars: int = 80
+    """A summary is cut to this many characters (an ellipsis ends a cut one): a long one would
+    take the leftover budget that several short ones could share."""
+    summary_budget_share: float = 0.0
+    """Share of the budget kept for summaries: the items are packed into the rest (the map of
+    the smaller budget), then summaries fill up to the whole budget. 0 (default): summaries get
+    only what packing left over, which is little once a repository's skeleton exceeds the
+    budget (the fill uses it to the last few tokens), so they show mostly on small
+    repositories and large budgets; a share trades files for descriptions (co-edit recall at
+    0.1: docs/evaluation.md, "Summaries")."""
     special_files_first: bool = True
     """List README, manifests, AGENTS.md and CI config names at the top of the map."""
 
@@ -521,6 +542,21 @@ class Settings(SourceSettings):
     functions of the same shape)."""
     clone_min_lines: int = 6
     """``hybridmap clones``: functions shorter than this many lines are not compared."""
+    search_server_timeout: float = 2.0
+    """``hybridmap search`` in hybrid mode: seconds the language servers' ``workspace/symbol``
+    answers are waited for (every ready server is asked side by side, while the index answers);
+    a server that has not answered by then, or fails, is left out of that answer (its entry in
+    the answer's ``servers`` says ``timeout`` or ``error``) and the index's matches stand (0 =
+    never ask a server)."""
+    search_server_max_hits: int = 500
+    """The most hits taken from one server's ``workspace/symbol`` answer (a short query can
+    list thousands), in the server's order; the rest are counted as dropped."""
+    dead_server_checks: int = 500
+    """``hybridmap dead`` in hybrid mode: at most this many name-matched candidates get a
+    ``textDocument/references`` question (in file order); the rest stay name-matched."""
+    dead_server_timeout: float = 30.0
+    """``hybridmap dead``: seconds the whole references pass may take (each question is also
+    bounded by its server's own timeout); candidates not answered by then stay name-matched."""
 
     # --- SCIP index -------------------------------------------------------------
     scip_index: str = ""
@@ -709,6 +745,10 @@ RULES: Mapping[str, Rule] = {
     "agents_md_max_bytes": _int(0, 1 << 20, protective=True),
     "clone_similarity": _float(0.1, 1.0),
     "clone_min_lines": _int(1, 100_000),
+    "search_server_timeout": _float(0.0, 600.0, protective=True),
+    "search_server_max_hits": _int(0, 100_000, protective=True),
+    "dead_server_checks": _int(0, 1_000_000, protective=True),
+    "dead_server_timeout": _float(0.0, 3_600.0, protective=True),
     "co_change_personalization": _WEIGHT,
     "co_change_boost": _WEIGHT,
     "co_change_scale": _float(0.001, 1e6),
@@ -780,6 +820,7 @@ RULES: Mapping[str, Rule] = {
     "definition_token_boost": _WEIGHT,
     "definition_token_max_files": _int(0, 10_000_000),
     "definition_token_min_chars": _int(1, 100),
+    "private_definition_weight": _WEIGHT,
     "directory_proximity_personalization": _WEIGHT,
     "directory_proximity_boost": _WEIGHT,
     "directory_proximity_decay": _SHARE,
@@ -799,6 +840,9 @@ RULES: Mapping[str, Rule] = {
     "render_public_marks": _BOOL,
     "render_dependents_marks": _BOOL,
     "dependents_mark_min": _int(1, 1_000_000),
+    "render_summaries": _BOOL,
+    "summary_max_chars": _int(10, 1_000),  # 1,000: the doc text kept per symbol (DOC_STORE_CHARS)
+    "summary_budget_share": _float(0.0, 0.5),
     "fill_attempts": _int(0, 100_000, protective=True),
     "trust_repository_servers": Rule("bool", protective=True),
     "allow_servers_running_repository_code": Rule("bool", protective=True),
@@ -874,6 +918,8 @@ REPOSITORY_TUNABLE = frozenset(
             "render_public_marks",
             "render_dependents_marks",
             "dependents_mark_min",
+            "render_summaries",
+            "summary_max_chars",
             "path_weighted_teleport",
             "name_match_linkage",
             "prototype_yields_to_definition",

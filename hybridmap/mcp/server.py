@@ -342,10 +342,15 @@ def _register_lookup_tools(server: MCPServer[Any], state: State) -> None:
             str | None, Field(max_length=4096, description=("Only under this file or directory, relative to the root."))
         ] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="Most matches returned.")] = 20,
+        server_wait: Wait = 0.0,
     ) -> Annotated[CallToolResult, SearchResult]:
         """Find definitions by name across the repository (a full-text index: any case or style,
-        typos allowed), best first: name, kind, file, lines, signature."""
-        found = await _call("search_symbols", tools.search_symbols(state, query, kind=kind, path=path, limit=limit))
+        typos allowed), best first: name, kind, file, lines, signature; the ready language
+        servers' workspace symbols merged in (each match says its sources: index, lsp:<server>)."""
+        found = await _call(
+            "search_symbols",
+            tools.search_symbols(state, query, kind=kind, path=path, limit=limit, server_wait=server_wait),
+        )
         return _result(json_dumps(found, indent=1), found)
 
     @server.tool(title="Symbol info", annotations=_annotations("Symbol info"))
@@ -427,11 +432,14 @@ def _register_code_health_tools(server: MCPServer[Any], state: State) -> None:
             str | None, Field(max_length=4096, description="Only under this file or directory, relative to the root.")
         ] = None,
         limit: Annotated[int, Field(ge=1, le=1000, description="Most definitions returned.")] = 100,
+        server_wait: Wait = 0.0,
     ) -> Annotated[CallToolResult, DeadCodeResult]:
         """Functions, methods, classes and types nothing in the repository uses (dead) or only tests
-        use (test-only), matched by name (a use of the name anywhere counts); exported API (package
-        __init__ names, export, capitalised Go, pub, public) and entry points are left out."""
-        found = await _call("dead_code", tools.dead_code(state, path=path, limit=limit))
+        use (test-only), matched by name (a use of the name anywhere counts), then checked by a
+        ready language server's references: each says its evidence (resolved or name-matched), and
+        candidates a server found used are listed as refuted; exported API (package __init__
+        names, export, capitalised Go, pub, public) and entry points are left out."""
+        found = await _call("dead_code", tools.dead_code(state, path=path, limit=limit, server_wait=server_wait))
         return _result(json_dumps(found, indent=1), found)
 
     @server.tool(title="Find clones", annotations=_annotations("Find clones"))

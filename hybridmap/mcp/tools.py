@@ -26,6 +26,7 @@ from typing_extensions import (
 
 from ..api import AsyncRepoMap
 from ..compare import Edge
+from ..dead_code import DeadJson
 from ..graph import RepoGraph
 from ..model import FileTags, MapRequest, MapResult, Mode, ServerReport, Symbol
 from ..sanitize import escape_path, safe_block, safe_line
@@ -97,10 +98,27 @@ class SymbolEntry(TypedDict):
     container: str | None
 
 
+class SearchEntry(SymbolEntry):
+    sources: list[str]
+    """``index`` (the symbol index), ``lsp:<server>`` (its workspace/symbol), or both."""
+
+
+class SearchServer(TypedDict):
+    server: str
+    root: str
+    outcome: str
+    """``answered``, ``timeout`` or ``error`` (then the index's matches stand alone)."""
+    hits: int
+    kept: int
+    seconds: float
+    detail: str
+
+
 class SearchResult(TypedDict):
-    matches: list[SymbolEntry]
+    matches: list[SearchEntry]
     total: int
     truncated: bool
+    servers: list[SearchServer]
 
 
 class Reference(TypedDict):
@@ -347,14 +365,21 @@ def record_activity(
 
 
 async def search_symbols(
-    state: State, query: str, *, kind: str | None = None, path: str | None = None, limit: int = 20
+    state: State,
+    query: str,
+    *,
+    kind: str | None = None,
+    path: str | None = None,
+    limit: int = 20,
+    server_wait: float = 0.0,
 ) -> SearchResult:
-    """The repository's symbol index (:mod:`hybridmap.search`): any case or style, typos allowed."""
+    """The repository's symbol index (:mod:`hybridmap.search`): any case or style, typos allowed;
+    the ready language servers' workspace/symbol hits merged in (:mod:`hybridmap.search_servers`)."""
     if not normalized(query):
         raise ToolFailure("query must contain a letter or digit")
     prefix = None if path in (None, "", ".") else relative_path(state.repo.root, path, "path")
-    found = await state.repo.search_symbols(query, limit=limit, kind=kind or None, path=prefix)
-    matches: list[SymbolEntry] = []
+    found = await state.repo.search_symbols(query, limit=limit, kind=kind or None, path=prefix, server_wait=server_wait)
+    matches: list[SearchEntry] = []
     for match in found.matches:
         shown = match.to_json()
         matches.append(
@@ -366,9 +391,24 @@ async def search_symbols(
                 "end_line": shown["end_line"],
                 "signature": shown["signature"],
                 "container": shown["container"],
+                "sources": shown["sources"],
             }
         )
-    return {"matches": matches, "total": found.total, "truncated": found.truncated}
+    servers: list[SearchServer] = []
+    for answer in found.servers:
+        said = answer.to_json()
+        servers.append(
+            {
+                "server": said["server"],
+                "root": said["root"],
+                "outcome": said["outcome"],
+                "hits": said["hits"],
+                "kept": said["kept"],
+                "seconds": said["seconds"],
+                "detail": said["detail"],
+            }
+        )
+    return {"matches": matches, "total": found.total, "truncated": found.truncated, "servers": servers}
 
 
 class FileEntry(TypedDict):
@@ -431,6 +471,8 @@ class DeadEntry(TypedDict):
     kind: str
     line: int
     status: str
+    evidence: str
+    """``resolved`` (a language server's references confirmed it) or ``name-matched`` (a guess)."""
     provenance: str
     used_by: list[str]
 
@@ -441,33 +483,49 @@ class DeadCodeResult(TypedDict):
     test_only: int
     checked: int
     exported: int
+    resolved: int
+    name_matched: int
+    refuted: list[DeadEntry]
+    """Name-matched candidates a server found used outside tests: not dead."""
+    notes: list[str]
     truncated: bool
 
 
-async def dead_code(state: State, *, path: str | None = None, limit: int = 100) -> DeadCodeResult:
-    """Unused definitions (:mod:`hybridmap.dead_code`), optionally under ``path``."""
-    prefix = None if path in (None, "", ".") else relative_path(state.repo.root, path, "path")
-    found = (await state.repo.dead_code()).to_json()
-    shown = [
-        d for d in found["definitions"] if prefix is None or d["path"] == prefix or d["path"].startswith(prefix + "/")
-    ]
+def _dead_entry(d: DeadJson) -> DeadEntry:
     return {
-        "definitions": [
-            {
-                "path": d["path"],
-                "name": d["name"],
-                "kind": d["kind"],
-                "line": d["line"],
-                "status": d["status"],
-                "provenance": d["provenance"],
-                "used_by": d["used_by"],
-            }
-            for d in shown[:limit]
-        ],
+        "path": d["path"],
+        "name": d["name"],
+        "kind": d["kind"],
+        "line": d["line"],
+        "status": d["status"],
+        "evidence": d["evidence"],
+        "provenance": d["provenance"],
+        "used_by": d["used_by"],
+    }
+
+
+async def dead_code(
+    state: State, *, path: str | None = None, limit: int = 100, server_wait: float = 0.0
+) -> DeadCodeResult:
+    """Unused definitions (:mod:`hybridmap.dead_code`), optionally under ``path``; checked by the
+    ready language servers' references (:mod:`hybridmap.dead_servers`)."""
+    prefix = None if path in (None, "", ".") else relative_path(state.repo.root, path, "path")
+    found = (await state.repo.dead_code(server_wait=server_wait)).to_json()
+
+    def under(d: DeadJson) -> bool:
+        return prefix is None or d["path"] == prefix or d["path"].startswith(prefix + "/")
+
+    shown = [d for d in found["definitions"] if under(d)]
+    return {
+        "definitions": [_dead_entry(d) for d in shown[:limit]],
         "dead": found["dead"],
         "test_only": found["test_only"],
         "checked": found["checked"],
         "exported": found["exported"],
+        "resolved": found["resolved"],
+        "name_matched": found["name_matched"],
+        "refuted": [_dead_entry(d) for d in found["refuted"] if under(d)][:limit],
+        "notes": [n["message"] for n in found["diagnostics"]],
         "truncated": len(shown) > limit,
     }
 
