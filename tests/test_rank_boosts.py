@@ -218,3 +218,46 @@ def test_a_real_repository_map_follows_the_boosts(git_repo, tmp_path: Path) -> N
     with_defaults = mapped("util/log.py")
     assert "defines a name containing 'compute'" in with_defaults["billing/total.py"]
     assert not any("compute" in why for whys in without.values() for why in whys), without
+
+
+# --- private definitions ----------------------------------------------------------------------
+
+
+def test_private_definitions_weigh_less_outside_their_directory() -> None:
+    from hybridmap.marks import Visibility
+
+    tags = {
+        "store/store.go": _tags(["PublicThing", "privateThing"], []),
+        "store/cache.go": _tags(["cacheEntry"], ["privateThing"]),
+        "cmd/main.go": _tags(["main"], ["PublicThing", "privateThing"]),
+    }
+    visibility = Visibility({"go": "capitalized"}, dict.fromkeys(tags, "go"))
+
+    def scores(weight: float, chat: list[str]) -> dict[tuple[str, int], float]:
+        settings = Settings(private_definition_weight=weight)
+        graph = build_graph(tags, settings)
+        ranking = rank(
+            graph,
+            tags,
+            chat_files=chat,
+            mentioned_files=[],
+            mentioned_idents=[],
+            settings=settings,
+            visibility=visibility,
+        )
+        return {(item.path, item.symbol): item.score for item in ranking.items}
+
+    off, on = scores(1.0, ["cmd/main.go"]), scores(0.25, ["cmd/main.go"])
+    # privateThing was store.go's best definition; x 0.25 it is its second, so file_symbol_decay
+    # (0.7) applies to it and no longer to PublicThing.
+    assert on[("store/store.go", 1)] / off[("store/store.go", 1)] == pytest.approx(0.25 * 0.7)
+    assert on[("store/store.go", 0)] / off[("store/store.go", 0)] == pytest.approx(1 / 0.7)
+    assert on[("store/cache.go", 0)] < off[("store/cache.go", 0)]
+    # Editing a file of the same package: its private names are the package's own, not lowered.
+    same_off, same_on = scores(1.0, ["store/cache.go"]), scores(0.25, ["store/cache.go"])
+    assert same_on[("store/store.go", 1)] == pytest.approx(same_off[("store/store.go", 1)])
+    # Without a visibility (a caller of rank() that knows no conventions), nothing changes.
+    settings = Settings(private_definition_weight=0.25)
+    graph = build_graph(tags, settings)
+    plain = rank(graph, tags, chat_files=["cmd/main.go"], mentioned_files=[], mentioned_idents=[], settings=settings)
+    assert {(i.path, i.symbol): i.score for i in plain.items} == off

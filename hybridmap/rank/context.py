@@ -29,6 +29,7 @@ import numpy as np
 
 from ..cochange import CoChange
 from ..graph import RepoGraph
+from ..marks import Visibility
 from ..model import FileTags
 from ..settings import Settings
 
@@ -54,6 +55,8 @@ class RankContext:
     """The file open in the agent's editor (zero or one)."""
     co_change: CoChange | None = None
     """Files changed together in the git history (None: not asked for, or no history)."""
+    visibility: Visibility | None = None
+    """Each definition's visibility by its language's convention (None: not known)."""
 
     @property
     def n(self) -> int:

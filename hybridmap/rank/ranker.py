@@ -23,6 +23,7 @@ import numpy as np
 
 from ..cochange import CoChange
 from ..graph import RepoGraph
+from ..marks import Visibility
 from ..model import FileTags
 from ..session import SessionFiles
 from ..settings import Settings
@@ -66,6 +67,7 @@ def rank(
     signals: Sequence[Signal] = DEFAULT_SIGNALS,
     session: SessionFiles | None = None,
     co_change: CoChange | None = None,
+    visibility: Visibility | None = None,
 ) -> Ranking:
     """Rank every file and definition for one request; return the best ``limit`` items."""
     index = graph.index
@@ -85,6 +87,7 @@ def rank(
         read=ids(session.read),
         active=ids(session.active),
         co_change=co_change,
+        visibility=visibility,
     )
     reasons: Reasons = {}
     weights = graph.edge_weight.copy()

@@ -39,6 +39,7 @@ from .mentioned_files import MentionedFiles
 from .mentioned_idents import MentionedIdents
 from .path_kinds import PathKinds
 from .path_mentions import PathMentions
+from .private_definitions import PrivateDefinitions
 from .reference_names import ReferenceNames
 from .session_files import SessionEvents
 
@@ -58,6 +59,7 @@ DEFAULT_SIGNALS: tuple[Signal, ...] = (
     DirectoryProximity(),
     PathMentions(),
     PathKinds(),
+    PrivateDefinitions(),
     FileDecay(),
 )
 
@@ -74,6 +76,7 @@ __all__ = [
     "MentionedIdents",
     "PathKinds",
     "PathMentions",
+    "PrivateDefinitions",
     "ReferenceNames",
     "SessionEvents",
 ]
