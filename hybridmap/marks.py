@@ -19,7 +19,7 @@ import numpy as np
 
 from .graph import RepoGraph
 from .model import Symbol
-from .visibility import is_public
+from .visibility import is_public, is_static
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +49,16 @@ class Visibility:
     def conventions(self) -> Mapping[str, str | None]:
         """Language -> its convention: the same object for every map of one pipeline."""
         return self._conventions
+
+    def private(self, path: str, symbols: Sequence[Symbol], index: int) -> bool:
+        """Whether another file has less use for the definition: not public by its language's
+        convention, except that in C and C++ (``header``) only a ``static`` definition is private
+        (a function defined in a ``.c`` file is what some header declares)."""
+        language = self._languages.get(path)
+        convention = self._conventions.get(language) if language is not None else None
+        if convention == "header":
+            return is_static(symbols[index])
+        return is_public(convention, symbols, index, path) is False
 
     def public(self, path: str, symbols: Sequence[Symbol], index: int) -> bool | None:
         language = self._languages.get(path)

@@ -88,6 +88,11 @@ def _header(symbol: Symbol, path: str, parents: Sequence[Symbol]) -> bool:
     return path.lower().endswith(_HEADER_SUFFIXES) and not _STATIC.match(_first_line(symbol))
 
 
+def is_static(symbol: Symbol) -> bool:
+    """A C/C++ definition declared ``static`` (file-local)."""
+    return bool(_STATIC.match(_first_line(symbol)))
+
+
 _RULES: dict[str, Callable[[Symbol, str, Sequence[Symbol]], bool]] = {
     "underscore": _underscore,
     "capitalized": _capitalized,

@@ -261,3 +261,21 @@ def test_private_definitions_weigh_less_outside_their_directory() -> None:
     graph = build_graph(tags, settings)
     plain = rank(graph, tags, chat_files=["cmd/main.go"], mentioned_files=[], mentioned_idents=[], settings=settings)
     assert {(i.path, i.symbol): i.score for i in plain.items} == off
+
+
+def test_in_c_only_static_definitions_count_as_private_for_ranking() -> None:
+    from hybridmap.marks import Visibility
+
+    def sym(signature: str) -> Symbol:
+        return Symbol(signature.split("(")[0].split()[-1], "function", Span(0, 0, 1, 0), 0, 0, signature)
+
+    source = (sym("int jv_parse(const char *text)"), sym("static int skip_space(const char *p)"))
+    visibility = Visibility({"c": "header"}, {"src/jv.c": "c", "src/jv.h": "c"})
+    # The marks' convention: a .c file's definitions are not public (the header declares them)...
+    assert visibility.public("src/jv.c", source, 0) is False
+    # ...but another file calls jv_parse: for ranking only the static one is private.
+    assert visibility.private("src/jv.c", source, 0) is False
+    assert visibility.private("src/jv.c", source, 1) is True
+    go = Visibility({"go": "capitalized"}, {"a.go": "go"})
+    names = (sym("func Parse(s string)"), sym("func parse(s string)"))
+    assert (go.private("a.go", names, 0), go.private("a.go", names, 1)) == (False, True)

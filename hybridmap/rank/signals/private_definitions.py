@@ -2,8 +2,8 @@
 
 A definition the language's convention keeps private (:mod:`hybridmap.visibility`: a leading
 underscore in Python, a lowercase first letter in Go, no ``export`` in TypeScript, no ``pub`` in
-Rust, ``private``/no ``public`` in Java and C#, ``defp`` in Elixir, a definition outside a C/C++
-header...) is something another file cannot call, so a map for editing another file has less
+Rust, ``private``/no ``public`` in Java and C#, ``defp`` in Elixir, ``static`` in C and C++...)
+is something another file cannot call, so a map for editing another file has less
 use for it. Aider weighs ``_private`` names 0.1 on the graph's edges (``private_ident_weight``);
 this applies every language's convention to the definitions' scores.
 """
@@ -37,7 +37,7 @@ def private_mask(ctx: RankContext) -> np.ndarray:
         for k, (fi, local) in enumerate(zip(graph.symbol_file.tolist(), graph.symbol_local.tolist(), strict=True)):
             path = files[fi]
             file_tags = tags.get(path)
-            if file_tags is not None and visibility.public(path, file_tags.symbols, local) is False:
+            if file_tags is not None and visibility.private(path, file_tags.symbols, local):
                 mask[k] = True
     _PRIVATE[graph] = (key, mask)
     return mask
