@@ -20,10 +20,11 @@ Each contribution may carry a human-readable ``why`` that ends up in the file's 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import weakref
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import ClassVar
+from typing import ClassVar, Generic, TypeVar
 
 import numpy as np
 
@@ -32,6 +33,23 @@ from ..graph import RepoGraph
 from ..marks import Visibility
 from ..model import FileTags
 from ..settings import Settings
+
+T = TypeVar("T")
+
+
+class PerGraph(Generic[T]):
+    """What a signal derives from a graph alone (its directory tree, its names by part...):
+    built on first use, kept while the graph lives (a weak key: dropped with it)."""
+
+    def __init__(self, build: Callable[[RepoGraph], T]) -> None:
+        self._build = build
+        self._held: weakref.WeakKeyDictionary[RepoGraph, T] = weakref.WeakKeyDictionary()
+
+    def __call__(self, graph: RepoGraph) -> T:
+        value = self._held.get(graph)
+        if value is None:
+            value = self._held[graph] = self._build(graph)
+        return value
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ from .session_files import SessionEvents
 DEFAULT_SIGNALS: tuple[Signal, ...] = (
     ChatFiles(),
     MentionedFiles(),
+    PrivateDefinitions(),
     DefinitionTokens(),
     MentionedIdents(),
     ReferenceNames(),
@@ -59,7 +60,6 @@ DEFAULT_SIGNALS: tuple[Signal, ...] = (
     DirectoryProximity(),
     PathMentions(),
     PathKinds(),
-    PrivateDefinitions(),
     FileDecay(),
 )
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from ...graph import RepoGraph
 from ...search import name_parts
-from ..context import Mass, RankContext, Signal
+from ..context import Mass, PerGraph, RankContext, Signal
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,18 +62,14 @@ class NameParts:
         return found
 
 
-_PARTS: weakref.WeakKeyDictionary[RepoGraph, NameParts] = weakref.WeakKeyDictionary()
 Matches = dict[str, tuple[str, frozenset[int]]]
 """name -> (the mentioned word it matched, the files defining it)."""
 #: Per graph, the last request's matches (personalization and boosts both ask for them).
 _MATCHES: weakref.WeakKeyDictionary[RepoGraph, tuple[object, Matches]] = weakref.WeakKeyDictionary()
 
 
-def name_index(graph: RepoGraph) -> NameParts:
-    index = _PARTS.get(graph)
-    if index is None:
-        index = _PARTS[graph] = NameParts.of(tuple(graph.definers))
-    return index
+#: The graph's defined names by part, once per graph.
+name_index: PerGraph[NameParts] = PerGraph(lambda graph: NameParts.of(tuple(graph.definers)))
 
 
 @dataclass(frozen=True)

@@ -8,14 +8,12 @@ a map ranked by the graph alone: on 700 files the graph gives many files the sam
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...graph import RepoGraph
 from ...paths import boost_scale
-from ..context import FileFactor, Mass, RankContext, Signal
+from ..context import FileFactor, Mass, PerGraph, RankContext, Signal
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,15 +63,8 @@ class DirectoryTree:
         return seen
 
 
-#: One directory tree per graph (dropped with it): a request reads it, never changes it.
-_TREES: weakref.WeakKeyDictionary[RepoGraph, DirectoryTree] = weakref.WeakKeyDictionary()
-
-
-def directory_tree(graph: RepoGraph) -> DirectoryTree:
-    tree = _TREES.get(graph)
-    if tree is None:
-        tree = _TREES[graph] = DirectoryTree.of(tuple(graph.files))
-    return tree
+#: One directory tree per graph: a request reads it, never changes it.
+directory_tree: PerGraph[DirectoryTree] = PerGraph(lambda graph: DirectoryTree.of(tuple(graph.files)))
 
 
 @dataclass(frozen=True)

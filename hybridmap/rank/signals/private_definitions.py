@@ -47,7 +47,8 @@ def private_mask(ctx: RankContext) -> np.ndarray:
 class PrivateDefinitions(Signal):
     """The score of a definition private by its language's convention is multiplied by
     ``private_definition_weight``, unless it is in a chat file's directory (a package's own
-    files use its private names)."""
+    files use its private names). It runs before the mentions' boosts, so a private definition
+    the user named is still pinned first."""
 
     name: ClassVar[str] = "private_definitions"
 
