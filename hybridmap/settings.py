@@ -285,8 +285,12 @@ class RankSettings(IndexSettings):
     """Commits shared with a chat file that make one unit of the co-change weights."""
     co_change_cap: float = 3.0
     """The most units of co-change weight one partnership gives."""
-    chat_neighbor_boost: float = 1.0
-    """Added to the rank multiplier of files that a chat file references directly."""
+    chat_neighbor_boost: float = 0.0
+    """Added to the rank multiplier of files that a chat file references directly (SoulForge's
+    graph-neighbour +1.0; 0 = off). Off since issue 17: at 1, with the other defaults, co-edit
+    MRR@1024 was lower on five of nine corpora (hono 0.334 -> 0.265, slim 0.339 -> 0.300) and
+    higher on four (jq 0.160 -> 0.190, textual 0.236 -> 0.252); first-five recall lower on five,
+    higher on one (docs/evaluation.md, "Graph neighbour")."""
     chat_dependent_boost: float = 1.0
     """Added to the rank multiplier of files that reference a chat file directly (its callers,
     importers and tests): the reverse of ``chat_neighbor_boost``. PageRank follows references

@@ -81,7 +81,13 @@ def test_chat_file_pulls_its_dependencies_up() -> None:
     assert chat.file_scores["app.py"] > plain.file_scores["app.py"]
     assert all(item.path != "cli.py" for item in chat.items)  # chat files are not repeated
     assert chat.items[0].path == "app.py"
-    assert "referenced by a chat file" in chat.reasons["app.py"]
+    assert "referenced by a chat file" not in chat.reasons.get("app.py", ())  # off by default
+    # The graph-neighbour boost (off since docs/evaluation.md, "Graph neighbour"): + 1 on app.py's
+    # multiplier, 1.5 (entry point) + 2 (in the chat file's directory).
+    near = Settings(chat_neighbor_boost=1.0)
+    boosted = rank(graph, tags, chat_files=["cli.py"], mentioned_files=[], mentioned_idents=[], settings=near)
+    assert boosted.file_scores["app.py"] == pytest.approx(chat.file_scores["app.py"] * 4.5 / 3.5)
+    assert "referenced by a chat file" in boosted.reasons["app.py"]
 
 
 def test_chat_file_lifts_the_files_that_use_it() -> None:
