@@ -279,3 +279,26 @@ def test_in_c_only_static_definitions_count_as_private_for_ranking() -> None:
     go = Visibility({"go": "capitalized"}, {"a.go": "go"})
     names = (sym("func Parse(s string)"), sym("func parse(s string)"))
     assert (go.private("a.go", names, 0), go.private("a.go", names, 1)) == (False, True)
+
+
+def test_the_private_mask_after_an_edit_equals_a_fresh_one() -> None:
+    from hybridmap.marks import Visibility
+    from hybridmap.rank.context import RankContext
+    from hybridmap.rank.signals import private_definitions
+
+    tags = {f"pkg{i}/f{i}.go": _tags([f"Public{i}", f"private{i}"], [f"Public{(i + 1) % 5}"]) for i in range(5)}
+    visibility = Visibility({"go": "capitalized"}, dict.fromkeys(tags, "go"))
+
+    def mask(current: dict[str, FileTags]) -> list[bool]:
+        graph = build_graph(current, Settings())
+        ctx = RankContext(graph, current, Settings(), (), (), (), visibility=visibility)
+        return private_definitions.private_mask(ctx).tolist()
+
+    first = mask(tags)
+    assert first == [False, True] * 5
+    # An edit: pkg2's file now defines a third, private name first; the others are the same objects.
+    edited = {**tags, "pkg2/f2.go": _tags(["helper", "Public2", "private2"], ["Public3"])}
+    incremental = mask(edited)
+    private_definitions._LAST_FLAGS.clear()  # nothing remembered: every file read again
+    assert incremental == mask(edited)
+    assert incremental.count(True) == 6
