@@ -9,6 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from hybridmap import RepoMap
 from hybridmap.graph import build_graph
@@ -302,3 +305,15 @@ def test_the_private_mask_after_an_edit_equals_a_fresh_one() -> None:
     private_definitions._LAST_FLAGS.clear()  # nothing remembered: every file read again
     assert incremental == mask(edited)
     assert incremental.count(True) == 6
+
+
+_NAMES = ("compute_total", "ComputeTotal", "focus_next", "FocusChain", "tab_focus", "get", "HTTPServer", "x", "parse2")
+
+
+@given(before=st.frozensets(st.sampled_from(_NAMES)), after=st.frozensets(st.sampled_from(_NAMES)))
+@hypothesis_settings(max_examples=200, deadline=None)
+def test_an_updated_name_index_equals_a_fresh_one(before: frozenset[str], after: frozenset[str]) -> None:
+    fresh, updated = NameParts.of(tuple(after)), NameParts.of(tuple(before)).updated(after)
+    assert (updated.parts, dict(updated.names_of), updated.names) == (fresh.parts, dict(fresh.names_of), fresh.names)
+    for word in ("focus", "comp", "http", "tab focus", "parse"):
+        assert updated.matching(word, 3) == fresh.matching(word, 3)
