@@ -6,7 +6,8 @@ word matches a defined name when each of the word's parts (:func:`hybridmap.sear
 camel humps, snake and kebab parts, the same split the symbol search indexes) begins one of the
 name's parts: Mistral Vibe's definition-token match, SoulForge's full-text boost. The search
 index itself (:mod:`hybridmap.search`) is not built for a map: on the standard library it takes
-1.2-2.4 s, where this prefix index over the graph's defined names takes tens of milliseconds.
+1.2-2.4 s, where this prefix index over the graph's 43,000 defined names takes 90-190 ms once,
+only when a request names something, and is then updated from one graph to the next.
 """
 
 from __future__ import annotations
