@@ -106,8 +106,9 @@ class IndexSettings:
         ".pytest_cache",
         ".ruff_cache",
     )
-    """Directory names never entered by the non-git walk (git repositories use
-    ``git ls-files`` and their own ignore rules instead)."""
+    """Directory names never entered by the non-git walk; in a git repository, untracked files
+    under them are not listed either (an unignored ``.venv/`` would bring a whole interpreter's
+    site-packages), while files git tracks there still are."""
     max_files: int = 100_000
     """Map at most this many listed files (a diagnostic says so). Past it, files are kept by
     kind, not by where they sort: project files, then sources in a known language, then sources

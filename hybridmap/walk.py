@@ -120,6 +120,9 @@ class PathFilter:
         self._include = pathspec.GitIgnoreSpec.from_lines(settings.include) if settings.include else None
         self._exclude = pathspec.GitIgnoreSpec.from_lines(settings.exclude) if settings.exclude else None
         self._build_dirs = settings.untracked_build_dirs
+        # An untracked .venv/ or node_modules/ nobody listed in .gitignore: git's listing has it
+        # (``--others``), the walk never enters it; neither lists it.
+        self._skipped_names = frozenset(settings.walk_exclude_dirs)
         # Answers per directory: a listing asks about the same few thousand directories for a
         # million files (measured: 38 s of a 1M-path walk went to these checks before).
         self._build_names: dict[str, bool] = {}
@@ -139,7 +142,7 @@ class PathFilter:
             return False
         known = self._build_parents.get(directory)
         if known is None:
-            known = any(self.is_build_dir(part) for part in directory.split("/"))
+            known = any(part in self._skipped_names or self.is_build_dir(part) for part in directory.split("/"))
             self._build_parents[directory] = known
         return known
 

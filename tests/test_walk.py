@@ -189,3 +189,22 @@ def test_max_files_shares_fairly_among_directories_of_the_same_kind(git_repo) ->
     assert {f"proj/src/mod{i}.py" for i in range(5)} <= kept
     assert {f"proj/tools/t{i}.py" for i in range(12)} <= kept
     assert sum(rel.startswith("proj/aaa_gen/") for rel in kept) == 13
+
+
+def test_untracked_files_under_excluded_directories_are_not_listed(git_repo) -> None:
+    # No .gitignore: git's --others lists the virtualenv and the dependencies; the map must not.
+    root = git_repo({"app.py": "x = 1\n", "node_modules/kept/index.js": "module.exports = 1\n"})
+    write_files(
+        root,
+        {
+            ".venv/lib/python3.11/site-packages/six.py": "def f():\n    pass\n",
+            "node_modules/left/index.js": "module.exports = 2\n",
+            "web/__pycache__/m.py": "y = 2\n",
+            "notes/todo.py": "z = 3\n",
+        },
+    )
+    listed = set(list_files(root, Settings()).paths)
+    assert listed == {"app.py", "node_modules/kept/index.js", "notes/todo.py"}  # tracked ones stay
+    # The setting decides: without it, git's listing is taken as it is.
+    everything = set(list_files(root, Settings().replace(walk_exclude_dirs=())).paths)
+    assert ".venv/lib/python3.11/site-packages/six.py" in everything and "node_modules/left/index.js" in everything
