@@ -207,7 +207,6 @@ def listing_chunks(root: Path, settings: Settings, chunk: int = CHUNK) -> Iterat
 
 def _walk_chunks(root: Path, settings: Settings, chunk: int) -> Iterator[list[str]]:
     keep = walk.PathFilter(settings)
-    excluded = set(settings.walk_exclude_dirs)
     Specs = tuple[tuple[str, pathspec.PathSpec[pathspec.Pattern]], ...]
     stack: list[tuple[str, Specs]] = [("", ())]
     out: list[str] = []
@@ -228,7 +227,7 @@ def _walk_chunks(root: Path, settings: Settings, chunk: int) -> Iterator[list[st
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             kind = walk._entry_kind(entry)
             if kind == "dir":
-                if entry.name not in excluded and not keep.prunes(entry.name) and not walk._ignored(specs, rel, True):
+                if not keep.prunes(entry.name) and not walk._ignored(specs, rel, True):
                     subdirs.append(rel)
             elif kind == "file" and not walk._ignored(specs, rel, False) and keep.keep(rel, tracked=False):
                 out.append(rel)

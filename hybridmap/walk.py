@@ -142,7 +142,7 @@ class PathFilter:
             return False
         known = self._build_parents.get(directory)
         if known is None:
-            known = any(part in self._skipped_names or self.is_build_dir(part) for part in directory.split("/"))
+            known = any(self.excluded_name(part) or self.is_build_dir(part) for part in directory.split("/"))
             self._build_parents[directory] = known
         return known
 
@@ -153,9 +153,15 @@ class PathFilter:
             self._build_names[name] = known
         return known
 
+    def excluded_name(self, name: str) -> bool:
+        """A directory name of ``walk_exclude_dirs``: the walk never enters it, and git's listing
+        keeps only what git tracks under it."""
+        return name in self._skipped_names
+
     def prunes(self, name: str) -> bool:
-        """Whether the walk may skip a directory of this name unseen (no include can bring it back)."""
-        return self._include is None and self.is_build_dir(name)
+        """Whether the walk may skip a directory of this name unseen: ``walk_exclude_dirs`` always,
+        build output when no include could bring it back."""
+        return self.excluded_name(name) or (self._include is None and self.is_build_dir(name))
 
 
 #: The longest path a listing record may hold (PATH_MAX and its NUL), for the byte bound of a listing.
@@ -250,7 +256,6 @@ def _entry_kind(entry: os.DirEntry[str]) -> str:
 def _walk(root: Path, settings: Settings, keep: PathFilter) -> tuple[list[str], list[Diagnostic]]:
     out: list[str] = []
     diagnostics: list[Diagnostic] = []
-    excluded = set(settings.walk_exclude_dirs)
     # Depth-first with an explicit stack, not os.walk: os.walk recurses, and a tree
     # about 1000 directories deep would raise RecursionError. Each pending directory
     # carries the ignore specs of its ancestors: (dir prefix relative to root, spec).
@@ -274,7 +279,7 @@ def _walk(root: Path, settings: Settings, keep: PathFilter) -> tuple[list[str], 
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             kind = _entry_kind(entry)
             if kind == "dir":
-                if entry.name not in excluded and not keep.prunes(entry.name) and not _ignored(specs, rel, True):
+                if not keep.prunes(entry.name) and not _ignored(specs, rel, True):
                     subdirs.append(rel)
             elif kind == "file" and not _ignored(specs, rel, False) and keep.keep(rel, tracked=False):
                 out.append(rel)

@@ -19,6 +19,7 @@ import numpy as np
 from ...graph import RepoGraph
 from ...model import FileTags
 from ..context import RankContext, Signal
+from .directory_proximity import directory_tree
 
 #: Per graph, which symbols are private (computed once: conventions do not change with requests).
 _PRIVATE: weakref.WeakKeyDictionary[RepoGraph, tuple[object, np.ndarray]] = weakref.WeakKeyDictionary()
@@ -79,9 +80,10 @@ class PrivateDefinitions(Signal):
             return scores
         mask = private_mask(ctx)
         if ctx.chat:
-            graph = ctx.graph
-            near = {graph.files[fi].rpartition("/")[0] for fi in ctx.chat}
-            own = np.fromiter((f.rpartition("/")[0] in near for f in graph.files), dtype=bool, count=ctx.n)
+            graph, tree = ctx.graph, directory_tree(ctx.graph)
+            own = np.zeros(ctx.n, dtype=bool)
+            for directory in {graph.files[fi].rpartition("/")[0] for fi in ctx.chat}:
+                own[list(tree.files_in.get(directory, ()))] = True
             mask = mask & ~own[graph.symbol_file]
         scores[mask] *= weight
         return scores
