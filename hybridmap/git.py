@@ -23,7 +23,10 @@ embedded bare repository (a directory with ``HEAD``, ``objects/``, ``refs/`` and
 tree git reports must contain the root, and a git directory outside that work tree
 must point back at it (a linked worktree or a submodule), so that neither
 ``core.worktree`` nor a ``.git`` file naming another repository can make us list
-files from elsewhere. ``docs/security.md`` lists each defence with its test.
+files from elsewhere. :func:`locate_submodule` applies the same rules, more strictly, to a
+checked-out submodule, which the walk lists as a repository of its own (``ls-files`` never
+recurses: ``--recurse-submodules`` cannot list untracked files). ``docs/security.md`` lists each
+defence with its test.
 
 :func:`log_name_only` reads history for ranking signals (files changed together) the same way:
 asked only about a root :func:`locate` accepts, paths relative to it, output bounded
@@ -44,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .boundaries import absolute_path_entries, inside
+from .sandbox import Policy, confined, system_policy
 
 #: Configuration that names a command, pages, writes, or trusts what it should not,
 #: overridden on every call. Each is read by some command we run (ls-files and rev-parse
@@ -159,6 +163,22 @@ def git_config_environment() -> dict[str, str]:
     return out
 
 
+def git_sandbox(executable: str, cwd: Path, writable: Sequence[Path] = ()) -> Policy:
+    """The sandbox every git call runs in: it may read anything (discovery walks up from the
+    root; the user's git configuration is read), run only the system's programs and its own,
+    write only ``writable`` (nothing, but for the eval's scratch worktree), and connect nowhere.
+    So a hook, fsmonitor, filter, pager or transport the overrides above missed cannot run a
+    program the repository ships, write into it, or reach the network."""
+    real = Path(os.path.realpath(executable))
+    return system_policy().extended(
+        execute=[str(real), str(real.parent.parent / "libexec" / "git-core")],
+        read=["/"],
+        write=[str(p) for p in writable],
+        # The repository is never written, unless it is one of our own scratch checkouts.
+        protected=[] if any(inside(p.resolve(), cwd.resolve()) for p in writable) else [str(cwd)],
+    )
+
+
 def hardened_args(extra_config: Sequence[str] = ()) -> list[str]:
     args: list[str] = []
     for item in (*HARDENED_CONFIG, *extra_config):
@@ -167,27 +187,35 @@ def hardened_args(extra_config: Sequence[str] = ()) -> list[str]:
 
 
 def run_git(
-    cwd: Path, *args: str, timeout: float = 60.0, input_bytes: bytes | None = None, extra_config: Sequence[str] = ()
+    cwd: Path,
+    *args: str,
+    timeout: float = 60.0,
+    input_bytes: bytes | None = None,
+    extra_config: Sequence[str] = (),
+    writable: Sequence[Path] = (),
 ) -> GitResult:
-    """Run ``git ARGS`` in ``cwd`` with every defence above; never raises for git's own failure."""
+    """Run ``git ARGS`` in ``cwd`` with every defence above, in :func:`git_sandbox` (writing
+    only ``writable``); never raises for git's own failure."""
     executable = git_executable()
     if executable is None:
         raise GitUnavailable("git is not installed")
     try:
-        proc = subprocess.run(
-            [executable, *hardened_args(extra_config), *args],
-            cwd=cwd,
-            input=input_bytes,
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-            env=git_environment(),
-            stdin=None if input_bytes is not None else subprocess.DEVNULL,
-        )
+        with confined(git_sandbox(executable, cwd, writable)) as start:
+            proc = subprocess.run(
+                [executable, *hardened_args(extra_config), *args],
+                cwd=cwd,
+                input=input_bytes,
+                capture_output=True,
+                timeout=timeout,
+                check=False,
+                env=git_environment(),
+                stdin=None if input_bytes is not None else subprocess.DEVNULL,
+                preexec_fn=start.preexec,
+            )
     except subprocess.TimeoutExpired as exc:
         raise GitUnavailable(f"'git {' '.join(args[:2])}' took longer than {timeout:g} s") from exc
-    except OSError as exc:
-        raise GitUnavailable(f"git could not be run ({exc.strerror or type(exc).__name__})") from exc
+    except (OSError, subprocess.SubprocessError) as exc:  # SubprocessError: the sandbox was refused
+        raise GitUnavailable(f"git could not be run ({getattr(exc, 'strerror', None) or exc})") from exc
     return GitResult(proc.returncode, proc.stdout, proc.stderr)
 
 
@@ -297,6 +325,28 @@ def locate(root: Path, timeout: float = 60.0) -> Location | Refusal:
     return Location(top, git_dir, root.relative_to(top).as_posix() if root != top else "")
 
 
+def locate_submodule(work_tree: Path, superproject: Location, timeout: float = 60.0) -> Location | Refusal:
+    """The repository of a checked-out submodule at ``work_tree`` (resolved, a directory the
+    superproject's index holds as a gitlink), if it is safe to ask git about it.
+
+    :func:`locate`'s rules, and stricter, since a submodule's ``.git`` comes with the repository:
+    the work tree git reports must be ``work_tree`` itself (not the superproject's, which discovery
+    finds when the ``.git`` names no repository, nor one that ``core.worktree`` moves), and the git
+    directory must lie inside it (a nested clone) or under the superproject's own ``modules/``
+    (where ``git submodule`` keeps it, its ``core.worktree`` pointing back). A ``.git`` file naming
+    any other directory is refused, even one that points back; so is a ``modules/`` that is a
+    symbolic link (``modules`` is compared unresolved).
+    """
+    where = locate(work_tree, timeout)
+    if isinstance(where, Refusal):
+        return Refusal(where.reason)
+    if where.top != work_tree:
+        return Refusal("git does not take the directory for the submodule's own work tree")
+    if not inside(work_tree, where.git_dir) and superproject.git_dir / "modules" not in where.git_dir.parents:
+        return Refusal("its .git names a git directory outside the superproject's .git/modules")
+    return where
+
+
 def run_git_bounded(
     cwd: Path,
     *args: str,
@@ -316,16 +366,18 @@ def run_git_bounded(
     deadline = time.monotonic() + timeout
     with tempfile.TemporaryFile() as errors:  # a file, not a pipe: a full pipe would stall git
         try:
-            proc = subprocess.Popen(  # our git, hardened arguments and environment, no shell
-                [executable, *hardened_args(extra_config), *args],
-                cwd=cwd,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=errors,
-                env=git_environment(),
-            )
-        except OSError as exc:
-            raise GitUnavailable(f"git could not be run ({exc.strerror or type(exc).__name__})") from exc
+            with confined(git_sandbox(executable, cwd)) as start:
+                proc = subprocess.Popen(  # our git, hardened arguments and environment, no shell
+                    [executable, *hardened_args(extra_config), *args],
+                    cwd=cwd,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=errors,
+                    env=git_environment(),
+                    preexec_fn=start.preexec,
+                )
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise GitUnavailable(f"git could not be run ({getattr(exc, 'strerror', None) or exc})") from exc
         try:
             stdout, truncated = _read_bounded(proc, max_output, deadline, max_records)
         except TimeoutError as exc:

@@ -36,7 +36,10 @@ from .errors import HybridMapError
 from .git import git_config_environment
 from .languages import LanguageRegistry
 from .model import FileStatus
+from .sandbox import Policy, confined
+from .sandbox.landlock import Support
 from .settings import Settings
+from .sources.lsp.confinement import kernel_support, tool_policy
 from .sources.scip.index import ScipIndex
 from .sources.scip.loaded import default_index_path, write_sidecar
 from .sources.scip.wire import WireError
@@ -160,6 +163,12 @@ def build_index(
         (work / "bin").mkdir()
         os.symlink(node, work / "bin" / "node")  # the only program on the indexers' PATH
         env = indexer_environment(work / "bin", environ)
+        for name in ("HOME", "TMPDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+            env[name] = str(work)  # whatever it writes "at home" lands in the scratch directory
+        policy = tool_policy(resolved, work, os.environ if environ is None else environ)
+        kernel = kernel_support(settings)
+        if not kernel.abi and not settings.allow_unsandboxed_servers:
+            raise IndexerError(f"no OS sandbox here ({kernel.reason}); opt in with allow_unsandboxed_servers")
         for indexer, files in jobs:
             if not files:
                 continue
@@ -168,7 +177,7 @@ def build_index(
                 skipped.append(f"{indexer} not installed ({len(files)} files; scripts/install-servers installs it)")
                 continue
             begun = time.perf_counter()
-            data = _run(indexer, [node, os.path.realpath(command)], resolved, work, env, timeout)
+            data = _run(indexer, [node, os.path.realpath(command)], resolved, work, env, timeout, (policy, kernel))
             parts.append(data)
             runs.append(IndexerRun(indexer, len(files), _count_documents(indexer, data), time.perf_counter() - begun))
     if not runs:
@@ -224,22 +233,31 @@ def _json_string(value: str) -> str:
     return json.dumps(value)
 
 
-def _run(indexer: str, program: list[str], root: Path, work: Path, env: dict[str, str], timeout: float) -> bytes:
-    """Run one indexer in ``root``; the index it wrote. Killed (its whole process group) at
-    ``timeout``; IndexerError with the last lines of its output when it fails."""
-    from .sources.lsp.process import _set_pdeathsig
-
+def _run(
+    indexer: str,
+    program: list[str],
+    root: Path,
+    work: Path,
+    env: dict[str, str],
+    timeout: float,
+    sandbox: tuple[Policy, Support],
+) -> bytes:
+    """Run one indexer in ``root``, in the sandbox; the index it wrote. Killed (its whole
+    process group) at ``timeout``; IndexerError with the last lines of its output when it fails."""
     output = work / f"{indexer}.scip"
-    process = subprocess.Popen(  # our own indexer, found as documented; no shell
-        [*program, *_arguments(indexer, root, work)],
-        cwd=root,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        preexec_fn=_set_pdeathsig,  # dies with us, as the language servers do
-    )
+    policy, kernel = sandbox
+    arguments = _arguments(indexer, root, work)
+    with confined(policy, die_with_parent=True, kernel=kernel) as start:  # dies with us, as servers do
+        process = subprocess.Popen(  # our own indexer, found as documented; no shell
+            [*program, *arguments],
+            cwd=root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=start.preexec,
+        )
     try:
         stdout, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

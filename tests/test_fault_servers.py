@@ -13,6 +13,7 @@ The elapsed times of one run are in ``docs/reliability.md`` (run this file with
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -190,8 +191,22 @@ timeout = {timeout}
 ready = "{ready}"
 ready-timeout = {ready_timeout}
 environment = {{ {env} }}
+[language-server.fault.sandbox]
+write = {json.dumps(output_files(args))}
 """)
     return user
+
+
+def output_files(args: list[str] | tuple[str, ...]) -> list[str]:
+    """The files a fault server writes (``--pid-file``, ``--log``, ``--env-file``), created now:
+    a user may widen the sandbox of a server they configure, here by these files alone (a
+    directory holding the repository cannot be granted without the repository)."""
+    out: list[str] = []
+    for flag, value in itertools.pairwise(args):
+        if flag in ("--pid-file", "--log", "--env-file"):
+            Path(value).touch()
+            out.append(value)
+    return out
 
 
 def user_registry(

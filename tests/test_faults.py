@@ -20,6 +20,7 @@ from hybridmap.git import git_config_environment
 from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
 from hybridmap.sources.lsp.session import ENV_ALLOWLIST, INSTALL_DIRS, TOKEN_VARIABLE
 
+from .test_fault_servers import output_files
 from .test_lsp import fixture_repo
 
 FAULT_SERVER = Path(__file__).resolve().parent / "servers" / "fault_server.py"
@@ -42,6 +43,8 @@ args = {args}
 timeout = {timeout}
 ready-timeout = 5
 environment = {{ {environment} }}
+[language-server.fault.sandbox]
+write = {json.dumps(output_files(extra_args))}
 """
     (user / "python.toml").write_text(f"""
 [language]
@@ -92,12 +95,14 @@ def test_restart_waits_for_the_backoff_after_a_failure_mid_session(tmp_path: Pat
 
 
 def repository_server(root: Path, marker: Path, name: str = "evil") -> None:
-    """The repository ships a server config whose command would create ``marker``."""
+    """The repository ships a server config whose command would create ``marker`` (which the
+    sandbox refuses even once it is allowed to run) and says ``evil-ran`` on stderr."""
     configs = root / ".hybridmap" / "lsp_configs"
     configs.mkdir(parents=True, exist_ok=True)
     (configs / "python.toml").write_text(
         f'[language]\nname = "python"\nlanguage-servers = ["{name}"]\n\n'
-        f'[language-server.{name}]\ncommand = "sh"\nargs = ["-c", "touch {marker}; exit 1"]\n'
+        f'[language-server.{name}]\ncommand = "sh"\n'
+        f'args = ["-c", "touch {marker}; echo evil-ran >&2; sleep 0.2; exit 1"]\n'
     )
 
 
@@ -120,7 +125,8 @@ def test_repository_server_never_runs_without_opt_in(tmp_path: Path) -> None:
         root, registry=registry, overrides={"cache_dir": str(tmp_path / "c"), "trust_repository_servers": True}
     ) as repo:
         result = repo.map(mode="hybrid", server_wait=3, tokens=256)
-    assert marker.exists()  # opted in: it ran
+    assert "evil-ran" in result.servers["python"].detail  # opted in: it ran (sandboxed: no marker)
+    assert not marker.exists()
     assert result.servers["python"].state is ServerState.FAILED  # (and exited with code 1)
     assert "def load" in result.text
 
@@ -176,8 +182,8 @@ def test_user_config_file_opts_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("XDG_CONFIG_HOME", str(config_home))
     registry = registry_with_fault_server(tmp_path, None)
     with RepoMap(root, registry=registry, overrides={"cache_dir": str(tmp_path / "c")}) as repo:
-        repo.map(mode="hybrid", server_wait=3, tokens=256)
-    assert marker.exists()
+        result = repo.map(mode="hybrid", server_wait=3, tokens=256)
+    assert "evil-ran" in result.servers["python"].detail
 
 
 # --- environment ----------------------------------------------------------------------------
@@ -198,7 +204,13 @@ def test_server_environment_is_the_allowlist_plus_its_config(tmp_path: Path, mon
     seen = json.loads(env_file.read_text())
     assert "HYBRIDMAP_TEST_SECRET" not in seen and "AWS_SECRET_ACCESS_KEY" not in seen
     assert seen["HYBRIDMAP_TEST_EXTRA"] == "from-config"
-    assert seen["LANG"] == "C.UTF-8" and seen["HOME"] == os.environ["HOME"]
+    assert seen["LANG"] == "C.UTF-8"
+    # Its home, temporary and XDG directories are its scratch directory (the sandbox's one place
+    # to write), never the user's.
+    scratch = Path(seen["HOME"]).parent
+    assert scratch.parent == tmp_path / "c" / "servers" and scratch.name.startswith("fault-")
+    for name in ("TMPDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+        assert Path(seen[name]).parent == scratch, name
     # PATH: our install directories first, then the user's absolute PATH entries, in order.
     path = seen["PATH"].split(os.pathsep)
     assert path[: len(INSTALL_DIRS)] == [str(d) for d in INSTALL_DIRS]
@@ -207,7 +219,7 @@ def test_server_environment_is_the_allowlist_plus_its_config(tmp_path: Path, mon
     git_overrides = git_config_environment()
     assert {k: seen[k] for k in git_overrides} == git_overrides
     assert seen[TOKEN_VARIABLE]
-    allowed = set(ENV_ALLOWLIST) | {"HYBRIDMAP_TEST_EXTRA", TOKEN_VARIABLE} | set(git_overrides)
+    allowed = set(ENV_ALLOWLIST) | {"HYBRIDMAP_TEST_EXTRA", TOKEN_VARIABLE, "XDG_STATE_HOME"} | set(git_overrides)
     assert set(seen) <= allowed, set(seen) - allowed
 
 

@@ -506,21 +506,21 @@ def test_edit_invalidates_server_answers_and_edges_follow(tmp_path: Path) -> Non
 
 def test_repository_server_config_needs_opt_in(tmp_path: Path) -> None:
     root = fixture_repo(tmp_path, "python")
-    marker = tmp_path / "marker"
     (root / ".hybridmap" / "lsp_configs").mkdir(parents=True)
+    # It says it ran on stderr (the sandbox would refuse it a marker file outside its scratch).
     (root / ".hybridmap" / "lsp_configs" / "python.toml").write_text(
         '[language]\nname = "python"\nlanguage-servers = ["evil"]\n\n'
-        f'[language-server.evil]\ncommand = "sh"\nargs = ["-c", "touch {marker}; exit 1"]\n'
+        '[language-server.evil]\ncommand = "sh"\nargs = ["-c", "echo evil-ran >&2; sleep 0.2; exit 1"]\n'
     )
     with RepoMap(root, overrides={"cache_dir": str(tmp_path / "c")}) as repo:
         result = repo.map(mode="hybrid", server_wait=3, tokens=256)
-    assert not marker.exists()
     # The untrusted candidate is skipped; the built-in ones still serve the map.
     assert result.servers["python"].server != "evil"
+    assert "evil-ran" not in str(result.servers["python"])
     with RepoMap(root, overrides={"cache_dir": str(tmp_path / "c"), "trust_repository_servers": True}) as repo:
         result = repo.map(mode="hybrid", server_wait=3, tokens=256)
-    assert marker.exists()
     assert result.servers["python"].state is ServerState.FAILED
+    assert "evil-ran" in result.servers["python"].detail
     assert "def load" in result.text  # the map still comes back
 
 

@@ -19,9 +19,11 @@ from pygls.exceptions import JsonRpcException
 
 from hybridmap.errors import ServerError
 from hybridmap.model import ServerState
-from hybridmap.sources.lsp.config import ServerConfig
+from hybridmap.sources.lsp.config import SandboxNeeds, ServerConfig
 from hybridmap.sources.lsp.pygls_adapter import ContentModified, RequestTimeout, translate
 from hybridmap.sources.lsp.session import LspSession
+
+from .test_fault_servers import output_files
 
 FAULT_SERVER = Path(__file__).resolve().parent / "servers" / "fault_server.py"
 
@@ -39,6 +41,7 @@ async def session_for(
         timeout=2.0,
         ready=ready,
         ready_timeout=ready_timeout,
+        sandbox=SandboxNeeds(write=tuple(output_files(extra))),
     )
     session = LspSession(config, "python", tmp_path)
     try:

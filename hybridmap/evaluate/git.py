@@ -45,9 +45,16 @@ class Repository:
     """``-c`` items every call on this repository adds (a bare repository the user named)."""
 
     def git(
-        self, *args: str, check: bool = True, timeout: float = HISTORY_TIMEOUT, extra_config: tuple[str, ...] = ()
+        self,
+        *args: str,
+        check: bool = True,
+        timeout: float = HISTORY_TIMEOUT,
+        extra_config: tuple[str, ...] = (),
+        writable: tuple[Path, ...] = (),
     ) -> str:
-        return run_git(self.top, *args, check=check, timeout=timeout, extra_config=(*self.config, *extra_config))
+        return run_git(
+            self.top, *args, check=check, timeout=timeout, extra_config=(*self.config, *extra_config), writable=writable
+        )
 
 
 def run_git(
@@ -57,7 +64,9 @@ def run_git(
     timeout: float = HISTORY_TIMEOUT,
     input_text: str | None = None,
     extra_config: tuple[str, ...] = (),
+    writable: tuple[Path, ...] = (),
 ) -> str:
+    """``git ARGS`` in ``cwd``; ``writable``: what it may write (the sandbox allows nothing else)."""
     try:
         result = run_hardened(
             cwd,
@@ -65,6 +74,7 @@ def run_git(
             timeout=timeout,
             extra_config=(*STABLE_HISTORY_CONFIG, *extra_config),
             input_bytes=None if input_text is None else input_text.encode(),
+            writable=writable,
         )
     except GitUnavailable as exc:
         raise GitError(f"{exc} (git is needed to read the history)") from exc

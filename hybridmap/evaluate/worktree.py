@@ -42,6 +42,15 @@ class ScratchWorktree:
         self._created = False
         self._previous_sigterm: Any = None
         self._no_filters: tuple[str, ...] | None = None
+        self._writable: tuple[Path, ...] = ()
+
+    def _may_write(self) -> tuple[Path, ...]:
+        """What git may write (its sandbox allows nothing else): the scratch directory, and the
+        repository's git directory, where a linked worktree keeps its HEAD and index."""
+        if not self._writable and self.directory is not None:
+            common = self._repo.git("rev-parse", "--path-format=absolute", "--git-common-dir", check=False).strip()
+            self._writable = (self.directory, *([Path(common)] if common else []))
+        return self._writable
 
     def __enter__(self) -> ScratchWorktree:
         self.directory = Path(tempfile.mkdtemp(prefix="hybridmap-eval-", dir=self._temp_parent))
@@ -73,12 +82,17 @@ class ScratchWorktree:
                 sha,
                 timeout=600,
                 extra_config=self._no_filters,
+                writable=self._may_write(),
             )
         else:
             run_git(
-                self.path, "checkout", "--detach", "--force", "--quiet", sha, timeout=600, extra_config=self._no_filters
+                self.path,
+                *("checkout", "--detach", "--force", "--quiet", sha),
+                timeout=600,
+                extra_config=self._no_filters,
+                writable=self._may_write(),
             )
-            run_git(self.path, "clean", "-ffdq", timeout=600)
+            run_git(self.path, "clean", "-ffdq", timeout=600, writable=self._may_write())
         return self.path / self._repo.prefix if self._repo.prefix else self.path
 
     def remove(self) -> None:
@@ -92,8 +106,11 @@ class ScratchWorktree:
         )
         try:
             if self._created and self.path is not None:
-                self._repo.git("worktree", "remove", "--force", "--force", str(self.path), check=False)
-                self._repo.git("worktree", "prune", check=False)
+                writable = self._may_write()
+                self._repo.git(
+                    "worktree", "remove", "--force", "--force", str(self.path), check=False, writable=writable
+                )
+                self._repo.git("worktree", "prune", check=False, writable=writable)
                 self._created = False
             if self.directory is not None:
                 shutil.rmtree(self.directory, ignore_errors=True)

@@ -33,6 +33,7 @@ from typing import IO, Any
 
 from ..languages import CompiledLanguage, LanguageRegistry
 from ..model import REFERENCE_KIND_CODES, FileTags, Span, Symbol
+from ..sandbox import Policy, base_policy, confined
 from ..settings import Settings
 from .doc_comments import DOCSTRING_GRAMMARS, doc_line
 
@@ -50,6 +51,7 @@ class ParseOptions:
     timeout_seconds: float = 0.0
     """0 = unbounded."""
     syntax_error_lines: int = 20
+    max_definitions: int = 20_000
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ParseOptions:
@@ -59,7 +61,11 @@ class ParseOptions:
         if deadline > 0:
             timeout = min(timeout, deadline) if timeout > 0 else deadline
         return cls(
-            settings.max_signature_lines, settings.query_match_limit, timeout, settings.syntax_error_report_lines
+            settings.max_signature_lines,
+            settings.query_match_limit,
+            timeout,
+            settings.syntax_error_report_lines,
+            settings.max_definitions_per_file,
         )
 
     @property
@@ -67,7 +73,7 @@ class ParseOptions:
         # EXTRACTOR_VERSION: what the same options extract changed (cached tags are stale).
         return (
             f"x{EXTRACTOR_VERSION}-sig{self.max_signature_lines}-ml{self.match_limit}"
-            f"-to{self.timeout_seconds:g}-se{self.syntax_error_lines}"
+            f"-to{self.timeout_seconds:g}-se{self.syntax_error_lines}-md{self.max_definitions}"
         )
 
 
@@ -75,7 +81,7 @@ class ParseOptions:
 class ParseOutcome:
     """One file's parse: its tags (None when it gave none) and what went wrong, as
     (diagnostic kind, message) pairs: ``partial_parse``, ``parse_timeout``,
-    ``syntax_error``, ``parse_error``."""
+    ``syntax_error``, ``too_many_definitions``, ``parse_error``."""
 
     tags: FileTags | None
     problems: tuple[tuple[str, str], ...] = ()
@@ -341,6 +347,16 @@ def _extract(
         )
     if compiled.identifier_query is not None and not clock.out():
         _backfill_references(compiled, root, options.match_limit, clock, defs, refs)
+    if len(defs) > options.max_definitions:
+        total, complete = len(defs), False
+        defs, cut_line = _first_definitions(defs, options.max_definitions)
+        problems.append(
+            (
+                "too_many_definitions",
+                f"{total} definitions > max_definitions_per_file={options.max_definitions}: the first "
+                f"{options.max_definitions} are mapped, those starting from line {cut_line + 1} on are not",
+            )
+        )
     docstrings = compiled.language.grammar in DOCSTRING_GRAMMARS
     symbols = _symbols(defs, source, lines, options.max_signature_lines, docstrings)
     return _file_tags(symbols, refs, len(lines), complete), tuple(problems)
@@ -389,12 +405,28 @@ def _backfill_references(
             refs[node.start_byte] = (node.text, line, col, 0)
 
 
+def _source_order(item: tuple[tuple[int, int, int], Any]) -> tuple[int, int, int]:
+    """Definitions by start, an enclosing one before those it holds (the order of :func:`_symbols`)."""
+    (start, end, name_start), _ = item
+    return (start, -end, name_start)
+
+
+def _first_definitions(defs: _Defs, keep: int) -> tuple[_Defs, int]:
+    """The first ``keep`` definitions in source order, and the 0-based line where the first one
+    left out starts. A generated file can hold a definition per line (90,000 in a file under
+    ``max_file_bytes``): each one kept costs its signature, its doc line, the cache, the graph and
+    the ranking, so past the cap they are dropped before any of that."""
+    ordered = sorted(defs.items(), key=_source_order)
+    first_out = ordered[keep][1][2]  # its definition node
+    return dict(ordered[:keep]), first_out.start_point[0]
+
+
 def _symbols(
     defs: _Defs, source: bytes, lines: list[bytes], max_signature_lines: int, docstrings: bool
 ) -> list[Symbol]:
     """Symbols in source order, each with the index of its innermost enclosing definition and
     its one-line documentation (:mod:`.doc_comments`)."""
-    ordered = sorted(defs.items(), key=lambda item: (item[0][0], -item[0][1], item[0][2]))
+    ordered = sorted(defs.items(), key=_source_order)
     symbols: list[Symbol] = []
     stack: list[tuple[int, int]] = []  # (end_byte, index) of open enclosing definitions
     for (_start, end_byte, _name_start), (name, kind, def_node, name_node) in ordered:
@@ -515,6 +547,14 @@ def worker_command() -> tuple[list[str], str]:
     return [sys.executable, "-I", "-c", boot, *path], here
 
 
+def worker_sandbox(argv: Sequence[str], config_dirs: Sequence[str], query_dirs: Sequence[str]) -> Policy:
+    """A parse worker's sandbox: it reads our interpreter, its import path and the grammar and
+    query directories, and nothing of the repository (the files come on stdin); it writes,
+    runs and connects to nothing. A grammar bug that a hostile file triggers stays inside."""
+    imports = [p for p in argv[3:] if os.path.isabs(p)]
+    return base_policy({}).extended(read=[*imports, *config_dirs, *query_dirs])
+
+
 def parse_many(
     jobs: Sequence[tuple[str, str, bytes]],
     registry: LanguageRegistry,
@@ -563,6 +603,7 @@ def _parse_in_workers(
     results: queue.Queue[Any] = queue.Queue()
     procs: list[subprocess.Popen[bytes]] = []
     argv, cwd = worker_command()
+    policy = worker_sandbox(argv, config_dirs, query_dirs)
     # A file started just before the deadline may run its whole limit past it (see parse_serial).
     hard_stop = deadline + options.timeout_seconds + WORKER_DEADLINE_GRACE
     try:
@@ -578,10 +619,16 @@ def _parse_in_workers(
                 protocol=pickle.HIGHEST_PROTOCOL,
             )
             try:
-                proc = subprocess.Popen(
-                    argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-                )
-            except OSError:
+                with confined(policy) as start:
+                    proc = subprocess.Popen(
+                        argv,
+                        cwd=cwd,
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.DEVNULL,
+                        preexec_fn=start.preexec,
+                    )
+            except (OSError, subprocess.SubprocessError):
                 continue
             procs.append(proc)
             threading.Thread(target=_read_frames, args=(proc.stdout, results), daemon=True).start()

@@ -519,13 +519,17 @@ def _hardhat_project(root: Path) -> Path:
     """A Hardhat project that ships its own ``node_modules/hardhat``: loading it runs its code
     (it writes a marker next to the project)."""
     marker = root.parent / "PWNED"
+    # Each writes the marker and, where the sandbox lets it (its own HOME), a second one.
+    write = (
+        f"for (const p of [{json.dumps(str(marker))}, require('path').join(process.env.HOME, 'PWNED')]) "
+        "{ try { require('fs').writeFileSync(p, 'ran'); } catch (e) {} }\n"
+    )
     files = {
-        "hardhat.config.js": f"require('fs').writeFileSync({json.dumps(str(marker))}, 'config');\n"
-        "module.exports = {{ solidity: '0.8.20' }};\n",
+        "hardhat.config.js": write + "module.exports = {{ solidity: '0.8.20' }};\n",
         "package.json": '{"name": "hh", "devDependencies": {"hardhat": "2.22.0"}}\n',
         "node_modules/hardhat/package.json": '{"name": "hardhat", "version": "2.22.0", '
         '"main": "internal/lib/hardhat-lib.js"}\n',
-        "node_modules/hardhat/register.js": f"require('fs').writeFileSync({json.dumps(str(marker))}, 'register');\n",
+        "node_modules/hardhat/register.js": write,
         "node_modules/hardhat/internal/lib/hardhat-lib.js": "module.exports = {};\n",
         "contracts/A.sol": "// SPDX-License-Identifier: MIT\npragma solidity ^0.8.20;\nimport './B.sol';\n"
         "contract A { function run() public { B b = new B(); b.go(); } }\n",
@@ -563,10 +567,14 @@ def test_a_server_that_would_run_the_repository_code_needs_the_user(tmp_path: Pa
         assert not marker.exists()
     else:
         assert report.state is not ServerState.UNTRUSTED
+        # The hazard the default keeps away: the repository's code runs. The sandbox keeps it
+        # to the server's scratch directory: the marker beside the project is never written.
+        contained = tmp_path / "cache" / "servers"
         deadline = time.monotonic() + 20
-        while not marker.exists() and time.monotonic() < deadline:
+        while not list(contained.glob("*/home/PWNED")) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert marker.exists()  # the hazard the default keeps away
+        assert list(contained.glob("*/home/PWNED")), "the repository's code did not run"
+        assert not marker.exists()
 
 
 def test_svelte_config_is_never_run_by_default(tmp_path: Path) -> None:

@@ -61,15 +61,21 @@ lookups                also offers workspaceSymbolProvider and referencesProvide
                        asked position itself (the declaration) and the hostile locations only
 hang-lookups           offers workspaceSymbolProvider and referencesProvider and never answers
                        workspace/symbol nor textDocument/references (the rest works)
+escape                 ``ok``, after trying (at ``initialize``) what its sandbox must refuse:
+                       run the repository's ``tools/evil.sh``, write into the repository and
+                       into ``--probe-home``, connect to ``--probe-port`` on 127.0.0.1; what
+                       happened to each is its ``serverInfo.version``
 =====================  ===================================================================
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 from typing import Any
@@ -104,6 +110,7 @@ MODES = (
     "progress-ends",
     "lookups",
     "hang-lookups",
+    "escape",
 )
 #: Locations a ``lookups`` server names that a client must never report (``{root}``: the
 #: workspace root it was given).
@@ -164,6 +171,7 @@ class Server:
         self.client_replied = False
         self.asked: set[str] = set()  # content-modified: requests already refused once
         self.opened = False  # progress-ends: a document was opened
+        self.probe: dict[str, str] = {}  # escape: where to try to write and connect
 
     def note(self, text: str) -> None:
         if self.log:
@@ -279,11 +287,12 @@ class Server:
             }
             if mode in ("lookups", "hang-lookups"):
                 capabilities.update(workspaceSymbolProvider=True, referencesProvider=True)
+            version = escape(self.root, self.probe) if mode == "escape" else mode
             send(
                 {
                     "jsonrpc": "2.0",
                     "id": msg_id,
-                    "result": {"capabilities": capabilities, "serverInfo": {"name": "fault", "version": mode}},
+                    "result": {"capabilities": capabilities, "serverInfo": {"name": "fault", "version": version}},
                 }
             )
         elif method in ("workspace/symbol", "textDocument/references") and mode in ("lookups", "hang-lookups"):
@@ -394,6 +403,40 @@ class Server:
         write(frame(reply))
 
 
+def escape(root: str, probe: dict[str, str]) -> str:
+    """``escape`` mode: try what a sandboxed server must not be able to do, and say what
+    happened to each (``name=ok`` or ``name=<errno name>``): run the repository's
+    ``tools/evil.sh``, write into the repository, write into ``probe["home"]`` (the user's
+    home), connect to ``probe["port"]`` on 127.0.0.1."""
+
+    def attempt(name: str, action: Any) -> str:
+        try:
+            action()
+        except OSError as exc:
+            return f"{name}={errno.errorcode.get(exc.errno or 0, exc.errno)}"
+        return f"{name}=ok"
+
+    def run() -> None:
+        subprocess.run([os.path.join(root, "tools", "evil.sh")], check=False, timeout=10)
+
+    def write(path: str) -> None:
+        with open(path, "w") as fh:
+            fh.write("written by the server\n")
+
+    def connect() -> None:
+        with socket.create_connection(("127.0.0.1", int(probe["port"])), timeout=5) as conn:
+            conn.sendall(b"exfiltrated")
+
+    return " ".join(
+        [
+            attempt("exec", run),
+            attempt("write_repo", lambda: write(os.path.join(root, "written-by-server"))),
+            attempt("write_home", lambda: write(probe["home"])),
+            attempt("connect", connect),
+        ]
+    )
+
+
 def daemonize(pid_file: str | None) -> None:
     """Double fork + setsid, as daemons do: the grandchild leaves our session, our process
     group and our ancestry (its parent exits, so it is reparented to init or a subreaper)."""
@@ -423,6 +466,8 @@ def main() -> None:
     parser.add_argument("--pid-file")
     parser.add_argument("--log")
     parser.add_argument("--env-file")
+    parser.add_argument("--probe-home", default="", help="escape: a file to try to write in the user's home")
+    parser.add_argument("--probe-port", default="0", help="escape: a port on 127.0.0.1 to try to connect to")
     args = parser.parse_args()
     pids = [os.getpid()]
     if args.mode == "spawn-child" or args.child:
@@ -447,7 +492,9 @@ def main() -> None:
         sys.stderr.flush()
     if args.mode == "stdout-noise":
         write(b"Starting fault server (a banner some wrappers print)\n")
-    Server(args.mode, args.log).run()
+    server = Server(args.mode, args.log)
+    server.probe = {"home": args.probe_home, "port": args.probe_port}
+    server.run()
 
 
 if __name__ == "__main__":

@@ -26,6 +26,13 @@ In ``lsp_configs/<lang>.toml`` (Helix shape)::
                                     # one means "up, but cannot load the project" (state degraded)
     degraded-hint = ""              # what the user can do about it, added to the server's words
 
+    [language-server.ty.sandbox]    # what the OS sandbox lets it do beyond the base policy
+    execute = []                    # more directories it may run programs from ("{rust-sysroot}")
+    read = []                       # more directories it may read ("{go-mod-cache}")
+    write = []                      # more it may write (its own scratch directory always)
+    toolchain = ""                  # "rust": run the toolchain's own binaries, pinned by us
+    safe-without-sandbox = false    # may start where the kernel has no sandbox (reads only)
+
 Trust: built-in and user configs are trusted. A repository's own
 ``.hybridmap/lsp_configs/*.toml`` may only name a command that runs when the
 user opted in (``trust_repository_servers``); otherwise the server is reported
@@ -59,6 +66,26 @@ MAX_TEXT = 4096
 """Characters: the longest string field (a pattern, a regex, an install hint)."""
 
 
+#: Toolchains a server config may ask us to resolve and pin (``sandbox.toolchain``).
+TOOLCHAINS = ("", "rust")
+#: Paths one ``sandbox`` list may hold.
+MAX_SANDBOX_PATHS = 32
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxNeeds:
+    """A server's additions to the sandbox policy, as its config says them (placeholders kept:
+    :mod:`.confinement` resolves them at start)."""
+
+    execute: tuple[str, ...] = ()
+    read: tuple[str, ...] = ()
+    write: tuple[str, ...] = ()
+    toolchain: str = ""
+    safe_without_sandbox: bool = False
+    """Verified to run no program and write nothing the repository chose: may start on a
+    kernel without Landlock (other servers then need ``allow_unsandboxed_servers``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ServerConfig:
     name: str
@@ -82,6 +109,8 @@ class ServerConfig:
     """The server executes code the repository ships (the Solidity server loads a Hardhat
     project's ``node_modules/hardhat`` and config): started only when the user allows it
     (``allow_servers_running_repository_code``), otherwise reported ``untrusted``."""
+    sandbox: SandboxNeeds = field(default_factory=lambda: SandboxNeeds())
+    """What the OS sandbox grants it beyond the base policy (``hybridmap/sandbox/policy.toml``)."""
     source: Path | None = None
     trusted: bool = True
 
@@ -189,8 +218,31 @@ def parse_server(name: str, data: Mapping[str, Any], source: Path, trusted: bool
         degraded=degraded_patterns,
         degraded_hint=_text(data.get("degraded-hint", ""), "degraded-hint", where),
         runs_repository_code=_flag(data, "runs-repository-code", where),
+        sandbox=_sandbox(data.get("sandbox"), f"{where}.sandbox", source),
         source=source,
         trusted=trusted,
+    )
+
+
+def _sandbox(value: Any, where: str, source: Path) -> SandboxNeeds:
+    table = _table(value, "sandbox", source)
+    unknown = set(table) - {"execute", "read", "write", "toolchain", "safe-without-sandbox"}
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}")
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in ("execute", "read", "write"):
+        paths = table.get(key, [])
+        if not isinstance(paths, list) or len(paths) > MAX_SANDBOX_PATHS:
+            raise ConfigError(f"{where}.{key} must be a list of at most {MAX_SANDBOX_PATHS} paths")
+        lists[key] = tuple(_text(p, key, where) for p in paths)
+        for path in lists[key]:
+            if not (path.startswith(("/", "{")) and "\0" not in path):
+                raise ConfigError(f"{where}.{key}: {path!r} is not an absolute path or a {{place}}")
+    toolchain = table.get("toolchain", "")
+    if toolchain not in TOOLCHAINS:
+        raise ConfigError(f"{where}.toolchain must be one of {[t for t in TOOLCHAINS if t]}")
+    return SandboxNeeds(
+        lists["execute"], lists["read"], lists["write"], toolchain, _flag(table, "safe-without-sandbox", where)
     )
 
 

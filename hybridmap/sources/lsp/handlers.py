@@ -17,6 +17,7 @@ from typing import Any
 from lsprotocol import types as T
 
 from .config import ServerConfig
+from .launch import expand_install_dir
 
 Handler = Callable[[Any], Any]
 
@@ -68,7 +69,7 @@ class ClientHandlers:
 
     def setting(self, section: str | None) -> Any:
         """The config's ``settings`` at a dotted ``section`` (all of them for none), else None."""
-        value: Any = dict(self._config.settings)
+        value: Any = expand_install_dir(dict(self._config.settings))
         if not section:
             return value
         for part in section.split("."):

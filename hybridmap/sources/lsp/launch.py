@@ -47,6 +47,8 @@ ENV_ALLOWLIST = (
 
 
 _PROJECT_DIR = Path(__file__).resolve().parents[3]
+#: The directory holding the ``hybridmap`` package: a checkout, or site-packages.
+PROJECT_DIR = _PROJECT_DIR
 #: True when hybridmap runs from a source tree (a checkout, an editable install, a benchmark's
 #: extracted commit), whose scripts/install-servers fills .venv and .servers beside the package;
 #: False for an installed wheel, whose package sits in site-packages.
@@ -90,8 +92,10 @@ INSTALL_DIRS = (
 
 
 def expand_install_dir(value: Any) -> Any:
+    """``{servers}`` (our install directory) and ``{python}`` (our interpreter: a server told
+    which Python to use never looks for the repository's ``.venv/bin/python``) in a config."""
     if isinstance(value, str):
-        return value.replace("{servers}", str(SERVERS_DIR))
+        return value.replace("{servers}", str(SERVERS_DIR)).replace("{python}", sys.executable)
     if isinstance(value, dict):
         return {k: expand_install_dir(v) for k, v in value.items()}
     if isinstance(value, list):

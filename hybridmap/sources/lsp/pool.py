@@ -31,6 +31,7 @@ from ...languages import LanguageRegistry
 from ...model import Diagnostic, ServerReport, ServerState
 from ...settings import Settings
 from .config import ServerConfig, merge_candidates, root_markers, root_pattern_problem, servers_for_language
+from .confinement import kernel_support, unsandboxed_refusal
 from .roots import ProjectRoots, RootMarkers, groups
 
 if TYPE_CHECKING:
@@ -278,6 +279,10 @@ class ServerPool(_Reports):
                 if config.runs_repository_code and not self._settings.allow_servers_running_repository_code:
                     slot.skipped.append(f"{config.name}: {RUNS_REPOSITORY_CODE}")
                     continue
+                refusal = unsandboxed_refusal(config, self._settings, kernel_support(self._settings))
+                if refusal:
+                    slot.skipped.append(f"{config.name}: {refusal}")
+                    continue
                 if not self.root_patterns_ok(config, slot.root):
                     where = f"project root {slot.root}" if slot.root else "root"
                     slot.skipped.append(f"{config.name}: none of {list(config.required_root_patterns)} in {where}")
@@ -307,6 +312,7 @@ class ServerPool(_Reports):
                     environ=self._environ,
                     memory_limit_mb=self._settings.server_memory_limit_mb,
                     settings=self._settings,
+                    repository=self._root,
                 )
                 slot.session, slot.chosen, slot.note = session, config, ""
                 await session.start()

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import ctypes
 import os
 import signal
 import time
@@ -22,15 +21,13 @@ from typing import Any
 
 import psutil
 
+from ...sandbox import Policy, confined
+from ...sandbox.landlock import Support
 from .launch import TOKEN_VARIABLE
 
 
-def _set_pdeathsig() -> None:  # runs in the child between fork and exec
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except Exception:  # noqa: BLE001, S110 - between fork and exec nothing can be reported; the server starts anyway
-        pass
+class SandboxRefused(OSError):
+    """The sandbox a process must run in cannot be had here."""
 
 
 class ServerProcess:
@@ -59,24 +56,40 @@ class ServerProcess:
     def running(self) -> bool:
         return self.process is not None and self.process.returncode is None
 
-    async def spawn(self, executable: str, args: Sequence[str], cwd: str, env: Mapping[str, str]) -> None:
-        """Start the server (raises OSError: not executable, exec format error...)."""
-        _LIVE.add(self)  # from here on something may run: killed at exit even without close
-        process = await asyncio.create_subprocess_exec(
-            executable,
-            *args,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=cwd,
-            env=dict(env),
-            start_new_session=True,
-            preexec_fn=_set_pdeathsig,
-        )
+    async def spawn(
+        self,
+        executable: str,
+        args: Sequence[str],
+        cwd: str,
+        env: Mapping[str, str],
+        policy: Policy,
+        *,
+        kernel: Support | None = None,
+        require_sandbox: bool = True,
+    ) -> str:
+        """Start the server inside ``policy`` (raises OSError: not executable, exec format
+        error...; :class:`SandboxRefused` when the sandbox is required and cannot be had).
+        Returns how it is confined (``landlock ABI N``, or why it is not)."""
+        with confined(policy, die_with_parent=True, kernel=kernel) as start:
+            if require_sandbox and not start.enforced:
+                raise SandboxRefused(f"no OS sandbox: {start.reason}")
+            _LIVE.add(self)  # from here on something may run: killed at exit even without close
+            process = await asyncio.create_subprocess_exec(
+                executable,
+                *args,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=cwd,
+                env=dict(env),
+                start_new_session=True,
+                preexec_fn=start.preexec,
+            )
         self.process = process
         if process.stdin is None or process.stdout is None or process.stderr is None:  # all asked as PIPE
             raise RuntimeError("the server process has no stdin/stdout/stderr pipe")
         self.add_task(asyncio.create_task(self._drain_stderr(process.stderr)), reads_output=True)
+        return start.label
 
     @property
     def stdout(self) -> asyncio.StreamReader:

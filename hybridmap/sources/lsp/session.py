@@ -35,6 +35,7 @@ from ...logs import guard_library_logging
 from ...model import ServerState
 from ...settings import Settings
 from .config import ServerConfig
+from .confinement import confinement, kernel_support, scratch_for
 from .handlers import ClientHandlers
 from .launch import (
     ENV_ALLOWLIST,
@@ -48,7 +49,7 @@ from .launch import (
     server_environment,
     user_servers_dir,
 )
-from .process import ServerProcess, _set_pdeathsig, descendants, group_alive, processes_of, tree_rss_mb
+from .process import SandboxRefused, ServerProcess, descendants, group_alive, processes_of, tree_rss_mb
 from .pygls_adapter import ContentModified, MsgId, RequestTimeout, translate
 from .readiness import Health, Readiness
 from .text_sync import TextSync
@@ -65,7 +66,6 @@ __all__ = [  # what other modules import from here; the definitions live in laun
     "SERVERS_DIR",
     "TOKEN_VARIABLE",
     "LspSession",
-    "_set_pdeathsig",
     "command_problem",
     "descendants",
     "expand_install_dir",
@@ -97,10 +97,15 @@ class LspSession(TextSync):
         environ: Mapping[str, str] | None = None,
         memory_limit_mb: float = 0.0,
         settings: Settings | None = None,
+        repository: Path | None = None,
     ) -> None:
         self.config = config
         self.language = language
         self.root = root
+        self.repository = root if repository is None else repository
+        """The whole repository (``root`` is the server's project root inside it): read-only to it."""
+        self.sandbox = ""
+        """How the process is confined: ``landlock ABI N``, or why it is not ('' before start)."""
         self.version = ""
         self.position_encoding = "utf-16"
         self.capabilities: Any = None
@@ -228,9 +233,30 @@ class LspSession(TextSync):
         if executable is None:
             self._readiness.missing(command_problem(self.config.command) + hint)
             return
+        environ = os.environ if self._environ is None else self._environ
+        scratch = scratch_for(self._settings.resolved_cache_dir(environ), self.config.name, self.repository)
+        confine = confinement(self.config, executable, self.repository, scratch, environ)
+        if confine.problem:
+            self._readiness.missing(confine.problem + hint)
+            return
         env = server_environment(self.config, self._environ, token=self._process.token)
+        env.update(confine.environment)
+        kernel = kernel_support(self._settings)
         try:
-            await self._process.spawn(executable, self.config.args, str(self.root), env)
+            self.sandbox = await self._process.spawn(
+                confine.program,
+                self.config.args,
+                str(self.root),
+                env,
+                confine.policy,
+                kernel=kernel,
+                require_sandbox=not (
+                    self.config.sandbox.safe_without_sandbox or self._settings.allow_unsandboxed_servers
+                ),
+            )
+        except SandboxRefused as exc:
+            self._readiness.fail(str(exc))
+            return
         except OSError as exc:  # not executable, exec format error...
             self._readiness.fail(f"cannot start '{executable}': {exc.strerror or exc}")
             return
@@ -358,7 +384,10 @@ class LspSession(TextSync):
 
 def initialize_params(config: ServerConfig, root: Path) -> T.InitializeParams:
     return T.InitializeParams(
-        process_id=os.getpid(),
+        # No process id: servers that watch their client check it with kill(pid, 0), which the
+        # sandbox's signal scope refuses (EPERM, read as "the client died": they exit). They
+        # die with us anyway (PR_SET_PDEATHSIG, and the token sweep for what they start).
+        process_id=None,
         root_uri=root.as_uri(),
         root_path=str(root),
         workspace_folders=[T.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
