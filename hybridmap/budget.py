@@ -1,10 +1,12 @@
-"""How many tokens a map may use when the request does not say.
+"""How many tokens a map may use when the request does not say, and never more than the user allows.
 
-An explicit budget always wins. Otherwise the conversation's length decides (SoulForge's
+An explicit budget wins over the defaults. Otherwise the conversation's length decides (SoulForge's
 curve: a long conversation leaves less room, so the map shrinks in steps), or ``map_tokens``
 when the length is not given; and a request with no chat file gets its budget multiplied
 (Aider's ``map_mul_no_files``: with nothing being edited, the map is all the model has),
-capped. Every number is a setting (``docs/configuration.md``, "budget").
+capped. Whatever the result, it is at most ``max_tokens_ceiling``: the MCP tools' ``tokens`` is
+the model's choice, and the budget settings may come from the repository. Every number is a
+setting (``docs/configuration.md``, "budget").
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ def conversation_budget(conversation_tokens: int, settings: Settings) -> int:
     return settings.conversation_budget_start
 
 
-def budget_for(explicit: int | None, conversation_tokens: int | None, has_chat: bool, settings: Settings) -> int:
-    """The request's budget (see the module docstring); never below what the curve gives."""
+def requested_budget(explicit: int | None, conversation_tokens: int | None, has_chat: bool, settings: Settings) -> int:
+    """The request's budget before the ceiling (see the module docstring); never below what the
+    curve gives."""
     if explicit is not None:
         return explicit
     budget = settings.map_tokens if conversation_tokens is None else conversation_budget(conversation_tokens, settings)
@@ -30,3 +33,18 @@ def budget_for(explicit: int | None, conversation_tokens: int | None, has_chat: 
         raised = min(int(budget * settings.no_chat_budget_multiplier), settings.no_chat_budget_max)
         budget = max(budget, raised)
     return budget
+
+
+def budget_for(explicit: int | None, conversation_tokens: int | None, has_chat: bool, settings: Settings) -> int:
+    """The request's budget: :func:`requested_budget`, at most ``max_tokens_ceiling``."""
+    return min(requested_budget(explicit, conversation_tokens, has_chat, settings), settings.max_tokens_ceiling)
+
+
+def ceiling_note(requested: int, settings: Settings) -> str:
+    """What to tell the caller when ``requested`` was above the ceiling ("" when it was not)."""
+    if requested <= settings.max_tokens_ceiling:
+        return ""
+    return (
+        f"a budget of {requested:_} tokens was asked for; maps get at most max_tokens_ceiling="
+        f"{settings.max_tokens_ceiling:_} (raise it in your config, with --max-tokens-ceiling or the API's overrides)"
+    )

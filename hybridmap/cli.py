@@ -119,7 +119,8 @@ def _echo_diagnostics(diagnostics: Sequence[Diagnostic]) -> None:
 
 
 def _request_options(command: Any) -> Any:
-    """ROOT, --chat, --mention, --tokens: the request, as ``map`` and ``compare`` take it."""
+    """ROOT, --chat, --mention, --tokens, --max-tokens-ceiling: the request, as ``map`` and ``compare``
+    take it."""
     for decorator in reversed(
         (
             click.argument("root", default=".", type=click.Path(file_okay=False, path_type=str)),
@@ -133,7 +134,20 @@ def _request_options(command: Any) -> Any:
             click.option(
                 "--mention", "mention", multiple=True, metavar="WORD", help="A file name or identifier the user wrote."
             ),
-            click.option("--tokens", type=click.IntRange(min=1), default=None, help="Token budget (default 1024)."),
+            click.option(
+                "--tokens",
+                type=click.IntRange(min=1),
+                default=None,
+                help="Token budget (default 1024, at most the ceiling).",
+            ),
+            click.option(
+                "--max-tokens-ceiling",
+                type=click.IntRange(1, 1_000_000),
+                default=None,
+                metavar="N",
+                help="The most tokens any map may use, whatever the request or the repository's "
+                "hybridmap.toml asks (default 32768: the max_tokens_ceiling setting).",
+            ),
         )
     ):
         command = decorator(command)
@@ -304,6 +318,7 @@ def map_command(
     chat: tuple[str, ...],
     mention: tuple[str, ...],
     tokens: int | None,
+    max_tokens_ceiling: int | None,
     mode: str,
     server_wait: float,
     fmt: str,
@@ -339,6 +354,7 @@ def map_command(
         **_listing_overrides(include, exclude, tokenizer),
         **_index_override(index_path),
         "render_summaries": summaries,
+        "max_tokens_ceiling": max_tokens_ceiling,
     }
     if fmt in ("graphml", "gexf", "json-graph"):
         from .cli_tools import print_graph
@@ -414,6 +430,7 @@ def compare_command(
     chat: tuple[str, ...],
     mention: tuple[str, ...],
     tokens: int | None,
+    max_tokens_ceiling: int | None,
     server_wait: float,
     fmt: str,
     layout: str,
@@ -433,6 +450,7 @@ def compare_command(
         **_cache_overrides(cache_dir, no_cache),
         **_listing_overrides(include, exclude, tokenizer),
         **_index_override(index_path),
+        "max_tokens_ceiling": max_tokens_ceiling,
     }
     comparison = _one_shot(root, overrides, server_wait, lambda repo: repo.compare(request))
     if fmt == "json":
@@ -553,7 +571,9 @@ main.add_command(eval_command)
 @click.option("--no-watch", is_flag=True, help="Do not watch ROOT (edits are then seen at the next map).")
 def mcp_command(root: str, cache_dir: str | None, no_cache: bool, no_watch: bool) -> None:
     """Serve ROOT's map to an agent over MCP on stdin/stdout (needs hybridmap[mcp]). ROOT is
-    watched: a saved edit is re-read at once, and clients are told the map changed."""
+    watched: a saved edit is re-read at once, and clients are told the map changed. Ends when the
+    client closes stdin, or on SIGTERM, SIGHUP or SIGINT (exit 128 + the signal: 143, 129, 130),
+    after stopping its language servers."""
     from .mcp import main as serve_mcp  # the SDK is imported only here
 
     serve_mcp(root, _cache_overrides(cache_dir, no_cache), watch=not no_watch)

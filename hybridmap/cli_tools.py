@@ -141,13 +141,15 @@ def print_graph(root: str, overrides: dict[str, Any], request: Any, fmt: str) ->
     """``map --format graphml|gexf|json-graph``: the graph the map was ranked on."""
     from .cli import _fail_if_empty, _one_shot
     from .export import graph_document
+    from .walk import head_reader
 
     def ask(repo: Any) -> tuple[Any, str]:
         result = repo.map(request)
         graph = repo.graph()
         if graph is None:
             return result, ""
-        languages = {p: repo.registry.language_for(p) or "" for p in repo.tags()}
+        head = head_reader(repo.root)
+        languages = {p: repo.registry.language_for(p, head) or "" for p in repo.tags()}
         return result, graph_document(graph, result, languages, fmt)
 
     result, document = _one_shot(root, overrides, request.server_wait, ask)

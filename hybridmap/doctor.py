@@ -22,7 +22,7 @@ from .settings import Settings
 from .sources.lsp.documents import Documents
 from .sources.lsp.pool import RUNS_REPOSITORY_CODE, ServerPool, root_patterns_present
 from .sources.lsp.session import LspSession, command_problem, find_command
-from .walk import list_files
+from .walk import head_reader, list_files
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +85,8 @@ async def check_servers(
     environ: Mapping[str, str] | None = None,
 ) -> list[LanguageCheck]:
     listing = await asyncio.to_thread(list_files, root, settings)
-    counts = Counter(lang for lang in (registry.language_for(p) for p in listing.paths) if lang)
+    head = head_reader(root)
+    counts = Counter(lang for lang in (registry.language_for(p, head) for p in listing.paths) if lang)
     pool = ServerPool(registry, root, settings, environ)
     documents = Documents(root, settings)
     checks: list[LanguageCheck] = []
@@ -123,7 +124,7 @@ async def check_servers(
             if start and chosen is not None:
                 # Open one file, as a map does: tsserver loads the project (and reports
                 # readiness) only once a file is open.
-                first = next((p for p in listing.paths if registry.language_for(p) == language), None)
+                first = next((p for p in listing.paths if registry.language_for(p, head) == language), None)
 
                 def open_first(session: LspSession, first: str | None = first) -> None:
                     if first is not None:

@@ -25,8 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
-import pathspec
-
 from . import walk
 from .sanitize import escape_path
 from .settings import Settings
@@ -207,14 +205,13 @@ def listing_chunks(root: Path, settings: Settings, chunk: int = CHUNK) -> Iterat
 
 def _walk_chunks(root: Path, settings: Settings, chunk: int) -> Iterator[list[str]]:
     keep = walk.PathFilter(settings)
-    Specs = tuple[tuple[str, pathspec.PathSpec[pathspec.Pattern]], ...]
-    stack: list[tuple[str, Specs]] = [("", ())]
+    stack: list[tuple[str, walk.IgnoreSpecs]] = [("", ())]
     out: list[str] = []
     listed = 0
     while stack:
         rel_dir, specs = stack.pop()
         directory = root / rel_dir if rel_dir else root
-        spec = walk._ignore_spec(directory)
+        spec, _ = walk._ignore_spec(root, rel_dir, settings)  # the map's walk reports unread ones
         if spec is not None:
             specs = (*specs, (rel_dir, spec))
         try:

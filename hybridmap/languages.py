@@ -18,7 +18,7 @@ import importlib.resources
 import re
 import threading
 import tomllib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -55,24 +55,66 @@ class Language:
     query_path: Path
     config_path: Path
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    bare_names: frozenset[str] = frozenset()
+    """Names without an extension taken only with a shebang (see :func:`_parse_file_types`)."""
+    shebangs: frozenset[str] = frozenset()
+    """Interpreters whose ``#!`` line makes such a file a source of this language (``sh``, ``php``)."""
 
 
-def _parse_file_types(value: Any, source: Path) -> tuple[set[str], set[str], list[str]]:
+def _has_extension(name: str) -> bool:
+    """``language_for``'s rule: a dot after the first character and before the last."""
+    return 0 < name.rfind(".") < len(name) - 1
+
+
+def _parse_file_types(value: Any, source: Path) -> tuple[set[str], set[str], set[str], list[str]]:
+    """(extensions, whole names, bare names, globs) of a ``file-types`` list: the one rule for how
+    a file name decides a language.
+
+    * ``"py"``: files ending in ``.py`` (in any case). Helix also reads a string as a whole file
+      name. A name with an extension of its own (``"CMakeLists.txt"``) is taken as one. A name
+      without one (``"elm"``, ``"php"``, ``"sh"``) is only a *bare name*: projects put wrapper
+      scripts by those names in ``bin/`` (``bin/elm`` running a pinned compiler), and parsing
+      one as Elm failed the Elm server for the whole project. Such a file is a source only when
+      its first line is a shebang naming an interpreter some language lists in ``shebangs``, and
+      then of that language (``#!/bin/sh``: shell; ``#!/usr/bin/env php``: PHP).
+    * ``{ glob = "Dockerfile.*" }``: file names or paths matching the glob. One without wildcards
+      or ``/`` is an exact file name, taken from the name alone: how ``Makefile``, ``Dockerfile``,
+      ``Gemfile`` and the like are declared.
+
+    Only a listed file whose name has no extension and is a bare name costs a read, of its first
+    line (``walk.read_head``); every other file is decided by its name.
+    """
     if not isinstance(value, list):
         raise ConfigError(f"{source}: 'file-types' must be a list")
     extensions: set[str] = set()
     filenames: set[str] = set()
+    bare: set[str] = set()
     globs: list[str] = []
     for item in value:
         if isinstance(item, str):
-            # Helix semantics: a string matches an extension or a whole file name.
             extensions.add(item.lower().lstrip("."))
-            filenames.add(item)
+            (filenames if _has_extension(item) else bare).add(item)
         elif isinstance(item, dict) and isinstance(item.get("glob"), str):
-            globs.append(item["glob"])
+            glob = item["glob"]
+            if any(c in glob for c in "*?[/"):
+                globs.append(glob)
+            else:
+                filenames.add(glob)
         else:
             raise ConfigError(f"{source}: bad file-types entry {item!r}")
-    return extensions, filenames, globs
+    return extensions, filenames, bare, globs
+
+
+def shebang_interpreter(head: bytes) -> str:
+    """The program a ``#!`` first line runs, without its directory or version: ``#!/bin/sh`` ->
+    ``sh``, ``#!/usr/bin/env -S python3.11 -u`` -> ``python``; "" when there is none."""
+    line = head.split(b"\n", 1)[0]
+    if not line.startswith(b"#!"):
+        return ""
+    words = line[2:].decode("utf-8", "replace").split()
+    if words and words[0].rsplit("/", 1)[-1] == "env":
+        words = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+    return words[0].rsplit("/", 1)[-1].rstrip("0123456789.") if words else ""
 
 
 def load_language(config_path: Path, query_dirs: Sequence[Path]) -> Language:
@@ -88,7 +130,10 @@ def load_language(config_path: Path, query_dirs: Sequence[Path]) -> Language:
     grammar = section.get("grammar", name)
     if not isinstance(name, str) or not isinstance(grammar, str):
         raise ConfigError(f"{config_path}: 'name' and 'grammar' must be strings")
-    extensions, filenames, globs = _parse_file_types(section.get("file-types", []), config_path)
+    extensions, filenames, bare_names, globs = _parse_file_types(section.get("file-types", []), config_path)
+    shebangs = section.get("shebangs", [])
+    if not isinstance(shebangs, list) or not all(isinstance(s, str) for s in shebangs):
+        raise ConfigError(f"{config_path}: 'shebangs' must be a list of interpreter names")
     roots = section.get("roots", [])
     if not isinstance(roots, list) or not all(isinstance(r, str) for r in roots):
         raise ConfigError(f"{config_path}: 'roots' must be a list of strings")
@@ -114,6 +159,8 @@ def load_language(config_path: Path, query_dirs: Sequence[Path]) -> Language:
         query_path=query_path,
         config_path=config_path,
         raw=data,
+        bare_names=frozenset(bare_names),
+        shebangs=frozenset(shebangs),
     )
 
 
@@ -214,6 +261,8 @@ class LanguageRegistry:
         self._languages: dict[str, Language] = {}
         self._by_ext: dict[str, str] = {}
         self._by_name: dict[str, str] = {}
+        self._bare: set[str] = set()
+        self._by_shebang: dict[str, str] = {}
         self._globs: list[tuple[str, str]] = []
         for lang in languages:
             self._languages[lang.name] = lang
@@ -221,6 +270,9 @@ class LanguageRegistry:
                 self._by_ext[ext] = lang.name
             for fname in lang.filenames:
                 self._by_name[fname] = lang.name
+            self._bare.update(lang.bare_names)
+            for interpreter in lang.shebangs:
+                self._by_shebang[interpreter] = lang.name
             for pattern in lang.globs:
                 self._globs.append((pattern, lang.name))
         self._compiled: dict[str, CompiledLanguage] = {}
@@ -250,7 +302,11 @@ class LanguageRegistry:
     def get(self, name: str) -> Language:
         return self._languages[name]
 
-    def language_for(self, path: str) -> str | None:
+    def language_for(self, path: str, head: Callable[[str], bytes] | None = None) -> str | None:
+        """``path``'s language, by :func:`_parse_file_types`' rule; None when it is not a source.
+
+        ``head`` gives a file's first bytes (``walk.read_head``): asked only for a name without an
+        extension that is a bare name (``bin/elm``); without it, such a file is not a source."""
         # String slicing, not PurePosixPath: called for every listed path (a million in a large
         # tree), where building a path object was most of the cost. Same name and suffix rules.
         name = path[path.rfind("/") + 1 :]
@@ -260,6 +316,10 @@ class LanguageRegistry:
         dot = name.rfind(".")
         if 0 < dot < len(name) - 1:
             found = self._by_ext.get(name[dot + 1 :].lower())
+            if found:
+                return found
+        elif head is not None and name in self._bare:
+            found = self._by_shebang.get(shebang_interpreter(head(path)))
             if found:
                 return found
         for pattern, lang in self._globs:

@@ -78,6 +78,9 @@ class BuildRequest:
     session: SessionFiles = field(default_factory=SessionFiles)
     changes: MapChanges = field(default_factory=MapChanges)
     """Since the session's previous map: its new files are marked ``[NEW]``."""
+    budget_note: str = ""
+    """Why ``budget`` is below what was asked (``max_tokens_ceiling``): a ``budget_capped``
+    diagnostic."""
 
 
 class MapBuilder:
@@ -237,6 +240,8 @@ class MapBuilder:
                 out.append(Diagnostic(path, "chat_file_missing", "chat file not found under root"))
         if not shown:
             out.append(Diagnostic(".", "empty_map", why_empty(tags, snapshot.languages, request.chat, request.budget)))
+        if request.budget_note:
+            out.append(Diagnostic(".", "budget_capped", request.budget_note))
         for language, report in inputs.servers.items():
             if report.state in _DEGRADED_STATES:
                 out.append(Diagnostic(language, f"server_{report.state}", report.detail))

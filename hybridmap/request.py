@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from .budget import budget_for
+from .budget import ceiling_note, requested_budget
 from .errors import RequestError
 from .model import MapRequest
 from .pipeline import BuildRequest
@@ -52,9 +52,10 @@ def validate_request(request: MapRequest, root: Path, settings: Settings, sessio
         return tuple(relative_to_root(root, p, what) for p in paths)
 
     chat = rel(request.chat_files, "chat file")
-    budget = budget_for(request.tokens, request.conversation_tokens, bool(chat), settings)
-    if budget <= 0:
-        raise RequestError(f"token budget must be positive, got {budget}")
+    asked = requested_budget(request.tokens, request.conversation_tokens, bool(chat), settings)
+    if asked <= 0:
+        raise RequestError(f"token budget must be positive, got {asked}")
+    budget = min(asked, settings.max_tokens_ceiling)
     active = request.active_file
     files = session.files(
         rel(request.edited_files, "edited file"),
@@ -69,4 +70,5 @@ def validate_request(request: MapRequest, root: Path, settings: Settings, sessio
         tuple(request.mentioned_idents),
         message=request.message,
         session=files,
+        budget_note=ceiling_note(asked, settings),
     )

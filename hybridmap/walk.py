@@ -1,8 +1,9 @@
 """Find the repository's files and read them safely.
 
-Listing: in a git work tree, ``git ls-files`` (tracked + untracked-but-not-ignored);
+Listing: in a git work tree, ``git ls-files`` (tracked + untracked-but-not-ignored), and the
+same of each checked-out submodule (``max_submodules``);
 otherwise an ignore-aware walk (``.gitignore`` and ``.ignore`` at every level,
-matched with pathspec's gitignore semantics). Either way the user's ``include`` /
+matched by :mod:`.ignore`: gitignore semantics in polynomial time). Either way the user's ``include`` /
 ``exclude`` patterns apply, and untracked files under build-output directories
 (``untracked_build_dirs``) are left out unless an ``include`` pattern names them. Reading: every file is resolved
 and must stay inside the root (symlinks are never followed out, and the file
@@ -24,13 +25,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import pathspec
-
 from . import git
 from .boundaries import inside
 from .errors import RootError
+from .ignore import IgnoreSpec
 from .model import Diagnostic, FileStatus
 from .paths import is_test_data_or_vendored
+from .sanitize import escape_path
 from .settings import Settings
 
 #: Files listed first in a map when present: they tell a model what the project is.
@@ -117,8 +118,8 @@ class PathFilter:
     """The user's ``include`` / ``exclude`` patterns and the build-output rule, for one listing."""
 
     def __init__(self, settings: Settings) -> None:
-        self._include = pathspec.GitIgnoreSpec.from_lines(settings.include) if settings.include else None
-        self._exclude = pathspec.GitIgnoreSpec.from_lines(settings.exclude) if settings.exclude else None
+        self._include = IgnoreSpec.from_lines(settings.include) if settings.include else None
+        self._exclude = IgnoreSpec.from_lines(settings.exclude) if settings.exclude else None
         self._build_dirs = settings.untracked_build_dirs
         # An untracked .venv/ or node_modules/ nobody listed in .gitignore: git's listing has it
         # (``--others``), the walk never enters it; neither lists it.
@@ -168,25 +169,41 @@ class PathFilter:
 _MAX_RECORD_BYTES = 4098
 
 
-def _git_ls_files(root: Path, max_paths: int) -> tuple[list[tuple[str, bool]] | None, Diagnostic | None, bool]:
+def _git_ls_files(
+    root: Path, max_paths: int, max_submodules: int = 0
+) -> tuple[list[tuple[str, bool]] | None, Diagnostic | None, bool, tuple[Diagnostic, ...]]:
     """(path relative to ``root``, tracked) from git; None when git cannot or may not list them.
 
     git is asked only through the hardened runner of :mod:`hybridmap.git`, and only
     when :func:`hybridmap.git.locate` finds the root inside a work tree that is safe to
     ask about. The diagnostic says why a repository was not used (outside a work tree
     there is nothing to say). git's own messages are not echoed: they name paths that
-    may lie outside the root. Git is stopped after ``max_paths`` records (the last value
+    may lie outside the root. Git is stopped after ``max_paths`` records (the third value
     says it was): listing a million-path tree costs seconds and memory before any file is read.
+    Checked-out submodules are listed too (:func:`_with_submodules`); the last value says which
+    were left out and why.
     """
     where = git.locate(root)
     if isinstance(where, git.Refusal):
         if where.expected:
-            return None, None, False
-        return None, Diagnostic(".", "git_unavailable", f"{where.reason}; {_WALKED}"), False
+            return None, None, False, ()
+        return None, Diagnostic(".", "git_unavailable", f"{where.reason}; {_WALKED}"), False, ()
+    out, problem, truncated = _ls_files(root, max_paths)
+    if out is None:
+        return None, Diagnostic(".", "git_unavailable", f"{problem}; {_WALKED}"), False, ()
+    if truncated:
+        return out, None, True, ()
+    out, notes, truncated = _with_submodules(root, where, out, max_paths, max_submodules)
+    return out, None, truncated, notes
+
+
+def _ls_files(cwd: Path, max_paths: int) -> tuple[list[tuple[str, bool]] | None, str, bool]:
+    """git's listing of ``cwd``: (path relative to it, tracked), whether git was stopped at
+    ``max_paths`` records; None and why when git failed."""
     try:
         # -t tags each path: "? " for untracked, another letter for what the index holds.
         proc, truncated = git.run_git_bounded(
-            root,
+            cwd,
             "ls-files",
             "-z",
             "-t",
@@ -197,13 +214,9 @@ def _git_ls_files(root: Path, max_paths: int) -> tuple[list[tuple[str, bool]] | 
             max_records=max_paths,
         )
     except git.GitUnavailable as exc:
-        return None, Diagnostic(".", "git_unavailable", f"{exc}; {_WALKED}"), False
+        return None, str(exc), False
     if not proc.ok and not truncated:
-        return (
-            None,
-            Diagnostic(".", "git_unavailable", f"git ls-files failed (exit {proc.returncode}); {_WALKED}"),
-            False,
-        )
+        return None, f"git ls-files failed (exit {proc.returncode})", False
     seen: set[str] = set()
     out: list[tuple[str, bool]] = []
     for raw in proc.stdout.split(b"\0"):
@@ -213,7 +226,123 @@ def _git_ls_files(root: Path, max_paths: int) -> tuple[list[tuple[str, bool]] | 
         if rel not in seen:  # a conflicted file is listed once per stage
             seen.add(rel)
             out.append((rel, raw[:2] != b"? "))
-    return out, None, truncated
+    return out, "", truncated
+
+
+#: Submodule paths named in a diagnostic; the rest are counted.
+_SUBMODULES_SHOWN = 20
+
+
+def _with_submodules(
+    root: Path, where: git.Location, listed: list[tuple[str, bool]], max_paths: int, max_submodules: int
+) -> tuple[list[tuple[str, bool]], tuple[Diagnostic, ...], bool]:
+    """``listed`` with every checked-out submodule under ``root`` listed in place of its gitlink
+    entry (nested ones too, at most ``max_submodules`` in all), (diagnostics for those left out),
+    and whether ``max_paths`` cut the listing.
+
+    ``ls-files --recurse-submodules`` cannot list untracked files, so each submodule is a
+    repository of its own: asked through the same hardened runner (its own config, hooks and
+    fsmonitor run nothing), and only when :func:`hybridmap.git.locate_submodule` accepts it (its
+    work tree is its directory, its git directory inside it or in the superproject's
+    ``.git/modules``). Nothing of ``.gitmodules`` is read (its URLs and ``update`` commands are
+    the repository's), only the index's gitlinks; a submodule git refuses or cannot list is left
+    out with the reason, and one not checked out (no ``.git``) is simply absent.
+    """
+    out = listed
+    gitlinks: set[str] = set()
+    notes: list[Diagnostic] = []
+    absent: list[str] = []
+    over: list[str] = []
+    mapped = 0
+    pending: list[tuple[git.Location, Path, str]] = [(where, root, "")]
+    while pending:
+        repository, cwd, prefix = pending.pop(0)
+        links, problem = _gitlinks(repository, cwd, max_paths)
+        if problem:
+            notes.append(Diagnostic(prefix.rstrip("/") or ".", "submodule_skipped", problem))
+        for link in links:
+            rel = prefix + link
+            gitlinks.add(rel)
+            work_tree = root / rel
+            if not _checked_out(work_tree):
+                absent.append(rel)
+                continue
+            if mapped >= max_submodules:
+                over.append(rel)
+                continue
+            mapped += 1
+            if Path(os.path.realpath(work_tree)) != work_tree:
+                found: git.Location | git.Refusal = git.Refusal("its path passes through a symbolic link")
+            else:
+                found = git.locate_submodule(work_tree, repository)
+            if isinstance(found, git.Refusal):
+                notes.append(Diagnostic(rel, "submodule_skipped", f"submodule not listed: {found.reason}"))
+                continue
+            room = max_paths - len(out)
+            files, why, cut = _ls_files(work_tree, room) if room > 0 else ([], "", True)
+            if files is None:
+                notes.append(Diagnostic(rel, "submodule_skipped", f"submodule not listed: {why}"))
+                continue
+            out.extend((f"{rel}/{path}", tracked) for path, tracked in files)
+            if cut:
+                return _without(out, gitlinks), tuple(notes), True
+            pending.append((found, work_tree, f"{rel}/"))
+    if absent:
+        notes.append(_submodules_note(absent, "submodule(s) not checked out (git submodule update --init)"))
+    if over:
+        notes.append(_submodules_note(over, f"checked-out submodule(s) past max_submodules={max_submodules}"))
+    return _without(out, gitlinks), tuple(notes), False
+
+
+def _gitlinks(repository: git.Location, cwd: Path, max_paths: int) -> tuple[list[str], str]:
+    """The submodule paths (gitlinks) the index of ``repository`` holds under ``cwd``, relative
+    to it, and why they could not be read ('' when they could). Only asked when the work tree
+    has a ``.gitmodules`` (git itself reads submodules from it): no second listing otherwise."""
+    try:
+        if not stat.S_ISREG(os.lstat(repository.top / ".gitmodules").st_mode):
+            return [], ""
+    except OSError:
+        return [], ""
+    try:
+        proc, _ = git.run_git_bounded(
+            cwd,
+            "ls-files",
+            "-z",
+            "--stage",
+            max_output=min(max_paths * (_MAX_RECORD_BYTES + 64), 1 << 30),
+            max_records=max_paths,
+        )
+    except git.GitUnavailable as exc:
+        return [], f"submodules not looked for: {exc}"
+    links: dict[str, None] = {}
+    for raw in proc.stdout.split(b"\0"):
+        meta, tab, path = raw.partition(b"\t")
+        if tab and meta.startswith(b"160000 "):  # a gitlink: "MODE SHA STAGE<TAB>PATH"
+            links[os.fsdecode(path)] = None
+    return list(links), ""
+
+
+def _checked_out(work_tree: Path) -> bool:
+    """A submodule's directory with a ``.git`` (``git submodule update`` has run); not followed
+    if it is a link (refused later, with the reason)."""
+    try:
+        if stat.S_ISLNK(os.lstat(work_tree).st_mode):
+            return True
+        os.lstat(work_tree / ".git")
+    except OSError:
+        return False
+    return True
+
+
+def _without(listed: list[tuple[str, bool]], gitlinks: set[str]) -> list[tuple[str, bool]]:
+    """The listing without gitlink entries: a submodule is a directory, not a file to read."""
+    return [item for item in listed if item[0] not in gitlinks] if gitlinks else listed
+
+
+def _submodules_note(paths: list[str], what: str) -> Diagnostic:
+    shown = ", ".join(escape_path(path) for path in paths[:_SUBMODULES_SHOWN])
+    more = f" and {len(paths) - _SUBMODULES_SHOWN} more" if len(paths) > _SUBMODULES_SHOWN else ""
+    return Diagnostic(".", "submodule_skipped", f"{len(paths)} {what}, not mapped: {shown}{more}")
 
 
 _WALKED = (
@@ -221,19 +350,64 @@ _WALKED = (
 )
 
 
-def _ignore_spec(directory: Path) -> pathspec.PathSpec[pathspec.Pattern] | None:
+#: The ignore files the walk honours in every directory; the later one's patterns win (ripgrep's order).
+IGNORE_FILES = (".gitignore", ".ignore")
+
+#: Each directory's ignore patterns, with the directory (relative to the root) they apply under.
+IgnoreSpecs = tuple[tuple[str, IgnoreSpec], ...]
+
+
+def _ignore_spec(root: Path, rel_dir: str, settings: Settings) -> tuple[IgnoreSpec | None, list[Diagnostic]]:
+    """The patterns of the ignore files in ``rel_dir``, and a diagnostic for each one not read.
+
+    The repository writes them: each is read like a source (never through a link, only a regular
+    file, at most ``max_file_bytes``, non-blocking: a FIFO named ``.gitignore`` hung the walk for
+    good), and matched by :mod:`.ignore` (a pattern cannot make matching exponential, and one
+    git would never match is skipped rather than raised).
+    """
     lines: list[str] = []
-    for name in (".gitignore", ".ignore"):
-        try:
-            lines.extend((directory / name).read_text(encoding="utf-8", errors="replace").splitlines())
-        except OSError:
-            continue
-    if not lines:
-        return None
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    problems: list[Diagnostic] = []
+    for name in IGNORE_FILES:
+        rel = f"{rel_dir}/{name}" if rel_dir else name
+        data, problem = _read_ignore_file(root, rel, settings.max_file_bytes)
+        if problem:
+            problems.append(Diagnostic(rel, str(FileStatus.UNREADABLE), f"{problem}; its patterns are not applied"))
+        elif data:
+            lines.extend(data.decode("utf-8", errors="replace").splitlines())
+    return (IgnoreSpec.from_lines(lines) if lines else None), problems
 
 
-def _ignored(specs: tuple[tuple[str, pathspec.PathSpec[pathspec.Pattern]], ...], rel: str, is_dir: bool) -> bool:
+def _read_ignore_file(root: Path, rel: str, limit: int) -> tuple[bytes, str]:
+    """(the file's bytes, "") or (b"", why it was not read); (b"", "") when there is none."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(root / rel, flags)
+    except (FileNotFoundError, NotADirectoryError):
+        return b"", ""
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # git does not follow an in-tree .gitignore link either
+            return b"", "a symbolic link, not read"
+        return b"", f"cannot open: {_reason(exc)}"
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            return b"", ""  # a directory of that name: nothing to read, nothing to say
+        if not stat.S_ISREG(info.st_mode) or not _opened_inside(root, fd):
+            return b"", "not a regular file inside the root, not read"
+        if info.st_size > limit:
+            return b"", f"{info.st_size} bytes > max_file_bytes={limit}, not read"
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        return b"", f"cannot read: {_reason(exc)}"
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        return b"", f"more than max_file_bytes={limit} bytes, not read"
+    return data, ""
+
+
+def _ignored(specs: IgnoreSpecs, rel: str, is_dir: bool) -> bool:
     for prefix, spec in specs:
         sub = rel[len(prefix) + 1 :] if prefix else rel
         if spec.match_file(sub + "/" if is_dir else sub):
@@ -259,11 +433,12 @@ def _walk(root: Path, settings: Settings, keep: PathFilter) -> tuple[list[str], 
     # Depth-first with an explicit stack, not os.walk: os.walk recurses, and a tree
     # about 1000 directories deep would raise RecursionError. Each pending directory
     # carries the ignore specs of its ancestors: (dir prefix relative to root, spec).
-    stack: list[tuple[str, tuple[tuple[str, pathspec.PathSpec[pathspec.Pattern]], ...]]] = [("", ())]
+    stack: list[tuple[str, IgnoreSpecs]] = [("", ())]
     while stack:
         rel_dir, specs = stack.pop()
         directory = root / rel_dir if rel_dir else root
-        spec = _ignore_spec(directory)
+        spec, problems = _ignore_spec(root, rel_dir, settings)
+        diagnostics.extend(problems)
         if spec is not None:
             specs = (*specs, (rel_dir, spec))
         try:
@@ -298,12 +473,12 @@ def list_files(root: Path, settings: Settings, is_source: Callable[[str], bool] 
     files, then the repository's own sources (``is_source``), then sources in test data or
     vendored code, then everything else; listing order within each.
     """
-    listed, git_problem, truncated = _git_ls_files(root, settings.max_listed_paths)
+    listed, git_problem, truncated, notes = _git_ls_files(root, settings.max_listed_paths, settings.max_submodules)
     keep = PathFilter(settings)
     # A root that git ignores (e.g. a directory inside an ignored tree) lists nothing: walk it.
     if listed:
         git_paths = [rel for rel, tracked in listed if keep.keep(rel, tracked)]
-        diagnostics = [_listing_cut(settings)] if truncated else []
+        diagnostics = [*notes, _listing_cut(settings)] if truncated else list(notes)
         return _within_max_files(git_paths, "git", diagnostics, settings, is_source)
     paths, diagnostics = _walk(root, settings, keep)
     if git_problem is not None:
@@ -451,6 +626,40 @@ def read_source(root: Path, rel: str, settings: Settings) -> ReadResult:
     return ReadResult(
         FileStatus.UNREADABLE, message=f"file kept changing while it was read ({attempts} attempts); skipped this time"
     )
+
+
+#: Bytes :func:`read_head` reads: enough for a shebang line.
+HEAD_BYTES = 256
+
+
+def read_head(root: Path, rel: str, limit: int = HEAD_BYTES) -> bytes:
+    """The first ``limit`` bytes of ``rel``, opened as :func:`read_source` opens a file (never
+    outside ``root``, never through a final link, never blocking on a FIFO); b"" when it is not a
+    regular file inside ``root`` or cannot be read. For ``language_for``'s shebang check."""
+    try:
+        real = (root / rel).resolve(strict=True)
+    except (OSError, RuntimeError):
+        return b""
+    if not inside(root, real):
+        return b""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(real, flags)
+    except OSError:
+        return b""
+    try:
+        if not _opened_inside(root, fd) or not stat.S_ISREG(os.fstat(fd).st_mode):
+            return b""
+        return os.read(fd, limit)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
+def head_reader(root: Path) -> Callable[[str], bytes]:
+    """:func:`read_head` under ``root``, as ``LanguageRegistry.language_for`` takes it."""
+    return lambda rel: read_head(root, rel)
 
 
 def _read_once(root: Path, real: Path, settings: Settings) -> ReadResult | None:

@@ -26,7 +26,7 @@ from pathlib import Path
 from .languages import LanguageRegistry
 from .model import Diagnostic, FileStatus
 from .settings import Settings
-from .walk import is_special_file, list_files, read_source
+from .walk import head_reader, is_special_file, list_files, read_source
 
 Progress = Callable[[str, int, int], None]
 
@@ -104,9 +104,11 @@ class Workspace:
         self._settings = settings
         self._registry = registry
         self._snapshot = Snapshot(root, {})
+        #: First bytes of a file, for the few names only a shebang decides (``bin/php``).
+        self._head = head_reader(root)
 
     def _is_source(self, rel: str) -> bool:
-        return self._registry.language_for(rel) is not None
+        return self._registry.language_for(rel, self._head) is not None
 
     @property
     def snapshot(self) -> Snapshot:
@@ -133,7 +135,7 @@ class Workspace:
         for index, rel in enumerate(listing.paths, start=1):
             if is_special_file(rel):
                 special.append(rel)
-            language = self._registry.language_for(rel)
+            language = self._registry.language_for(rel, self._head)
             if language is None:
                 continue
             sig = _stat_signature(prefix + rel)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 
@@ -215,3 +216,47 @@ def test_embedded_blocks_are_part_of_the_cache_fingerprint(tmp_path: Path) -> No
     changed = LanguageRegistry.load([BUILTIN_CONFIG_DIR, user], [BUILTIN_QUERY_DIR])
     assert builtin.fingerprint("vue") != changed.fingerprint("vue")
     assert builtin.fingerprint("python") == changed.fingerprint("python")
+
+
+def test_a_file_named_like_an_extension_is_decided_by_its_shebang(registry: LanguageRegistry, tmp_path: Path) -> None:
+    """``docs/adding-a-language.md``, "File names without an extension": ``bin/elm`` is Elm only by
+    a shebang (there is none for Elm), a shell script by ``#!/bin/sh``; a whole name declared as a
+    glob (``Makefile``) needs nothing; the first line is read safely, and only for those names."""
+    from hybridmap.languages import shebang_interpreter
+    from hybridmap.walk import head_reader
+
+    outside = tmp_path / "outside.sh"
+    outside.write_text("#!/bin/sh\n")
+    root = tmp_path / "repo"
+    (root / "bin").mkdir(parents=True)
+    scripts = {
+        "bin/elm": '#!/bin/sh\nexec elm "$@"\n',
+        "bin/php": "#!/usr/bin/env -S php -d display_errors=1\n<?php\n",
+        "bin/go": "#!/usr/bin/env bash\n",
+        "bin/lua": "#!/usr/local/bin/lua5.4\n",
+        "bin/c": "no shebang\n",
+        "bin/d": "#!/usr/bin/env unknown-interpreter\n",
+        "bin/Makefile": "all:\n\ttrue\n",
+    }
+    for rel, text in scripts.items():
+        (root / rel).write_text(text)
+    (root / "bin" / "sh").symlink_to(outside)  # a link out of the root: never read
+    os.mkfifo(root / "bin" / "zsh")  # a FIFO: the read must not block
+    head = head_reader(root.resolve())
+    found = {rel: registry.language_for(rel, head) for rel in [*scripts, "bin/sh", "bin/zsh"]}
+    assert found == {
+        "bin/elm": "bash",
+        "bin/php": "php",
+        "bin/go": "bash",
+        "bin/lua": "lua",
+        "bin/c": None,
+        "bin/d": None,
+        "bin/Makefile": "make",
+        "bin/sh": None,
+        "bin/zsh": None,
+    }
+    assert registry.language_for("bin/elm") is None  # without a reader: not a source
+    assert registry.language_for("src/Main.elm") == "elm" and registry.language_for("x.php") == "php"
+    assert shebang_interpreter(b"#!/usr/bin/env python3.11 -u\n") == "python"
+    assert shebang_interpreter(b"#! /bin/sh\n") == "sh"
+    assert shebang_interpreter(b"#!\n") == shebang_interpreter(b"echo\n") == ""

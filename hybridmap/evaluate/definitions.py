@@ -28,7 +28,7 @@ from ..languages import LanguageRegistry
 from ..model import FileStatus, FileTags, Symbol
 from ..settings import Settings
 from ..sources.treesitter import extract_tags
-from ..walk import classify
+from ..walk import HEAD_BYTES, classify
 from .diffs import Hunk
 
 #: Definition kinds whose bodies a commit can touch (variables, fields and constants are not counted).
@@ -109,7 +109,7 @@ def changed_definitions(
 
 def parse_source(registry: LanguageRegistry, settings: Settings, path: str, data: bytes) -> FileTags | None:
     """Tags of one file's bytes, read and parsed as the map would; None if it would be skipped."""
-    language = registry.language_for(path)
+    language = registry.language_for(path, lambda _: data[:HEAD_BYTES])
     if language is None:
         return None
     read = classify(data, settings)

@@ -31,6 +31,7 @@ from ..graph import RepoGraph
 from ..model import FileTags, MapRequest, MapResult, Mode, ServerReport, Symbol
 from ..sanitize import escape_path, safe_block, safe_line
 from ..search import normalized
+from ..walk import head_reader
 
 REFRESH_TOKENS = 64
 """Budget of the small hybrid map that brings tags and graph up to date before a lookup."""
@@ -570,7 +571,7 @@ async def file_outline(state: State, path: str) -> Outline:
         raise ToolFailure(f"'{_shown(rel)}' is not a source file of this map (not listed, or not a supported language)")
     return {
         "path": escape_path(rel),
-        "language": state.repo.registry.language_for(rel),
+        "language": state.repo.registry.language_for(rel, head_reader(state.repo.root)),
         "symbols": [symbol_entry(rel, tags, s) for s in tags.symbols],
     }
 
@@ -692,7 +693,7 @@ async def symbol_info(state: State, name: str, *, path: str | None = None, line:
                 "references_total": len(refs),
             }
         )
-    language = repo.registry.language_for(hits[0][0])
+    language = repo.registry.language_for(hits[0][0], head_reader(repo.root))
     report = result.servers.get(language) if language else None
     resolved = any(r["source"] == "language server" for d in definitions for r in d["references"])
     source = (
