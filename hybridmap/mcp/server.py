@@ -5,8 +5,9 @@ protocol starts (a bad root or config is a one-line error and exit 2, not a brok
 and kept warm: tags, graph and cache stay hot, and language servers, started in the
 background after a first small map, stay up across calls. stdout is the protocol channel:
 the SDK diverts file descriptor 1 to stderr while it serves, and everything we log goes to
-stderr. The process ends when the client closes stdin (or on SIGTERM), after stopping every
-language server it started.
+stderr. The process ends when the client closes stdin, or at once on SIGTERM, SIGHUP or SIGINT
+even while the client keeps stdin open (:mod:`.stdio` reads stdin on the event loop), after
+stopping every language server it started; after a signal it exits 128 + the signal's number.
 """
 
 from __future__ import annotations
@@ -31,10 +32,11 @@ from pydantic import Field
 from .. import __version__
 from ..api import AsyncRepoMap
 from ..errors import HybridMapError
-from ..exits import fail
+from ..exits import EXIT_INTERRUPTED, fail
 from ..live import LiveEvent
 from ..sanitize import json_dumps, safe_line
 from . import tools
+from .stdio import run_stdio
 from .tools import (
     ActivitySummary,
     AgentNotesResult,
@@ -53,6 +55,10 @@ from .tools import (
 
 log = logging.getLogger("hybridmap.mcp")
 T = TypeVar("T")
+
+#: Exit status after a stop signal: 128 + its number, what shells report for a process the
+#: signal killed (as :data:`~hybridmap.exits.EXIT_INTERRUPTED` is for Ctrl-C).
+EXIT_SIGNAL_BASE = 128
 
 INSTRUCTIONS = (
     "hybridmap: a ranked, token-budgeted map of one repository (files and their most relevant "
@@ -500,37 +506,61 @@ async def _warm(state: State) -> None:
     )
 
 
-async def _serve(root: str, overrides: dict[str, Any], watch: bool) -> None:
-    repo = AsyncRepoMap(root, overrides=overrides)
-    async with repo:  # closing stops every language server, whatever ended the session
-        state = State(repo, bus=InMemorySubscriptionBus())
-        server = build_server(state)
-        loop = asyncio.get_running_loop()
-        repo.on_event(lambda event: loop.create_task(announce(state, event)))
-        if watch:
-            await repo.watch()
-        logging.getLogger("mcp").setLevel(logging.WARNING)  # no per-request chatter; ours is enough
-        log.info("serving %s over stdio", safe_line(str(repo.root)))
-        main = asyncio.current_task()
-        if main is not None:
-            loop.add_signal_handler(signal.SIGTERM, main.cancel)
-        warm = asyncio.create_task(_warm(state))
-        try:
-            await server.run_stdio_async()
-            log.info("the client closed the connection: stopping")
-        finally:
-            warm.cancel()
-            with suppress(asyncio.CancelledError):
-                await warm
-            loop.remove_signal_handler(signal.SIGTERM)
+#: What stops the server besides the end of stdin: a host stopping it (SIGTERM), its terminal
+#: gone (SIGHUP), Ctrl-C (SIGINT). It exits with 128 + the signal's number, after the close.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+
+
+async def _serve(root: str, overrides: dict[str, Any], watch: bool) -> signal.Signals | None:
+    """Serve until the client closes stdin or a stop signal comes; returns that signal."""
+    loop = asyncio.get_running_loop()
+    stop: asyncio.Future[signal.Signals] = loop.create_future()
+
+    def on_signal(signum: signal.Signals) -> None:
+        log.info("%s: %s", signum.name, "already stopping" if stop.done() else "stopping")
+        if not stop.done():  # the first one wins; the close it started is never interrupted
+            stop.set_result(signum)
+
+    for signum in STOP_SIGNALS:
+        loop.add_signal_handler(signum, on_signal, signum)
+    try:
+        repo = AsyncRepoMap(root, overrides=overrides)
+        async with repo:  # closing stops every language server, whatever ended the session
+            state = State(repo, bus=InMemorySubscriptionBus())
+            server = build_server(state)
+            repo.on_event(lambda event: loop.create_task(announce(state, event)))
+            if watch:
+                await repo.watch()
+            logging.getLogger("mcp").setLevel(logging.WARNING)  # no per-request chatter; ours is enough
+            log.info("serving %s over stdio", safe_line(str(repo.root)))
+            warm = asyncio.create_task(_warm(state))
+            serving = asyncio.create_task(run_stdio(server))
+            try:
+                await asyncio.wait((serving, stop), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                serving.cancel()  # stdin is read on the loop: the transport ends at once
+                warm.cancel()
+                with suppress(asyncio.CancelledError):
+                    await warm
+                with suppress(asyncio.CancelledError):
+                    await serving  # what broke the session, if it broke, is raised here
+            if not stop.done():
+                log.info("the client closed the connection: stopping")
+    finally:
+        for signum in STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
     log.info("closed: every language server stopped")
+    return stop.result() if stop.done() else None
 
 
 def serve(root: str, overrides: dict[str, Any], watch: bool = True) -> None:
-    """Serve ROOT until the client goes away; a bad root or config exits 2 with one line."""
+    """Serve ROOT until the client goes away; a bad root or config exits 2 with one line; a stop
+    signal exits 128 + its number (SIGTERM 143, SIGHUP 129, SIGINT 130) after the close."""
     try:
-        asyncio.run(_serve(root, overrides, watch))
+        stopped_by = asyncio.run(_serve(root, overrides, watch))
     except HybridMapError as exc:
         fail(str(exc))
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        pass
+    except KeyboardInterrupt:  # Ctrl-C before the handlers were installed or after they were removed
+        sys.exit(EXIT_INTERRUPTED)
+    if stopped_by is not None:
+        sys.exit(EXIT_SIGNAL_BASE + stopped_by)
