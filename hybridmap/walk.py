@@ -387,6 +387,8 @@ def _read_ignore_file(root: Path, rel: str, limit: int) -> tuple[bytes, str]:
     except OSError as exc:
         if exc.errno == errno.ELOOP:  # git does not follow an in-tree .gitignore link either
             return b"", "a symbolic link, not read"
+        if exc.errno == errno.ENAMETOOLONG:  # the directory's own listing says so, once
+            return b"", ""
         return b"", f"cannot open: {_reason(exc)}"
     try:
         info = os.fstat(fd)
