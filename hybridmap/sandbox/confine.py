@@ -15,7 +15,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from .landlock import LandlockError, Ruleset, Support, probe
+from .landlock import LandlockError, Ruleset, Support, dier, probe
 from .policy import Policy
 
 #: The lowest ABI we call a sandbox: TCP connect/bind rules came with ABI 4 (Linux 6.7). An
@@ -51,20 +51,13 @@ def confined(policy: Policy, *, die_with_parent: bool = False, kernel: Support |
     """A :class:`Start` for one child; the ruleset lives until the block ends (spawn inside it)."""
     found = support() if kernel is None else kernel
     if not found.abi:
-        yield Start(_pdeathsig if die_with_parent else None, False, found.reason)
+        yield Start(dier() if die_with_parent else None, False, found.reason)
         return
     try:
         ruleset = Ruleset(found.abi)
     except LandlockError as exc:
-        yield Start(_pdeathsig if die_with_parent else None, False, f"Landlock refused a ruleset: {exc.strerror}")
+        yield Start(dier() if die_with_parent else None, False, f"Landlock refused a ruleset: {exc.strerror}")
         return
     with ruleset:
         policy.apply_to(ruleset)
         yield Start(ruleset.restrictor(die_with_parent=die_with_parent), True, f"landlock ABI {found.abi}")
-
-
-def _pdeathsig() -> None:  # in the child between fork and exec, without a sandbox
-    import ctypes
-
-    with contextlib.suppress(Exception):
-        ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL

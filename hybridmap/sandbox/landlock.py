@@ -204,12 +204,12 @@ class Ruleset:
         flags = ctypes.c_uint32(0)
         one, zero = ctypes.c_ulong(1), ctypes.c_ulong(0)
         nr = ctypes.c_long(_SYS_RESTRICT_SELF)
-        pdeath_args = (ctypes.c_int(_PR_SET_PDEATHSIG), ctypes.c_ulong(_SIGKILL), zero, zero, zero)
         nnp_args = (ctypes.c_int(_PR_SET_NO_NEW_PRIVS), one, zero, zero, zero)
+        die = dier(self._libc) if die_with_parent else None
 
         def restrict() -> None:  # in the child: two or three system calls, nothing else
-            if die_with_parent:
-                prctl(*pdeath_args)
+            if die is not None:
+                die()
             if prctl(*nnp_args) != 0 or syscall(nr, fd, flags) != 0:
                 raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
 
@@ -225,6 +225,23 @@ class Ruleset:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def dier(libc: ctypes.CDLL | None = None) -> Callable[[], None] | None:
+    """A function for ``preexec_fn`` that makes the child die with its parent
+    (``PR_SET_PDEATHSIG``), bound now so the child makes one system call and loads nothing;
+    None off Linux."""
+    libc = _libc() if libc is None else libc
+    if libc is None:
+        return None
+    prctl = libc.prctl
+    zero = ctypes.c_ulong(0)
+    args = (ctypes.c_int(_PR_SET_PDEATHSIG), ctypes.c_ulong(_SIGKILL), zero, zero, zero)
+
+    def die_with_parent() -> None:
+        prctl(*args)
+
+    return die_with_parent
 
 
 #: Rights that make sense on a file (not a directory): the kernel rejects the others there.

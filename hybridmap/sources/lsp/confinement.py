@@ -61,6 +61,11 @@ def _home(environ: Mapping[str, str]) -> str:
     return environ.get("HOME") or os.path.expanduser("~")
 
 
+def _user_cargo_home(environ: Mapping[str, str]) -> str:
+    """The user's ``CARGO_HOME`` (cargo's default: ``~/.cargo``)."""
+    return environ.get("CARGO_HOME") or os.path.join(_home(environ), ".cargo")
+
+
 def places(environ: Mapping[str, str], scratch: Path, repository: Path) -> dict[str, tuple[str, ...]]:
     """The ``{name}`` places a server's sandbox table and environment may use."""
     home = _home(environ)
@@ -74,7 +79,7 @@ def places(environ: Mapping[str, str], scratch: Path, repository: Path) -> dict[
         "repository": (str(repository),),
         "python": (sys.executable,),
         "go-mod-cache": (environ.get("GOMODCACHE") or os.path.join(gopath, "pkg", "mod"),),
-        "cargo-home": (environ.get("CARGO_HOME") or os.path.join(home, ".cargo"),),
+        "cargo-home": (_user_cargo_home(environ),),
     }
 
 
@@ -153,7 +158,7 @@ class RustToolchain:
         rust-toolchain.toml) over ``$CARGO``: here that name is the toolchain's own cargo. The
         user's fetched crates and config are linked in (read-only to the server); their
         credentials are not."""
-        user = Path(environ.get("CARGO_HOME") or os.path.join(_home(environ), ".cargo"))
+        user = Path(_user_cargo_home(environ))
         home = scratch / "cargo-home"
         (home / "bin").mkdir(parents=True, exist_ok=True, mode=0o700)
         links = {f"bin/{tool}": self.sysroot / "bin" / tool for tool in ("cargo", "rustc", "rustdoc")}
@@ -170,7 +175,7 @@ class RustToolchain:
 
 
 def _path_without_rustup(environ: Mapping[str, str]) -> list[str]:
-    cargo_bin = os.path.join(environ.get("CARGO_HOME") or os.path.join(_home(environ), ".cargo"), "bin")
+    cargo_bin = os.path.join(_user_cargo_home(environ), "bin")
     return [p for p in environ.get("PATH", "").split(os.pathsep) if os.path.isabs(p) and p != cargo_bin]
 
 
