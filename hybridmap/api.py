@@ -238,7 +238,7 @@ class _RepoCore:
         for source in sources:
             await source.update(snapshot, self._changes, base, wanted)
         waited = time.perf_counter() - t
-        result, undescribed = await asyncio.to_thread(self._build, snapshot, base, sources, build)
+        result, undescribed = await self._build(snapshot, base, sources, build)
         self._focus = build.chat + tuple(f.path for f in result.files)
         if hybrid and request.server_wait > 0:
             # Waiting anyway: the symbols of the files this map shows, then hovers for what
@@ -246,7 +246,7 @@ class _RepoCore:
             t = time.perf_counter()
             shown = self._focus
             if any([await s.follow_up(shown, (), deadline) for s in sources]):
-                result, undescribed = await asyncio.to_thread(self._build, snapshot, base, sources, build)
+                result, undescribed = await self._build(snapshot, base, sources, build)
             if any([await s.follow_up((), undescribed, deadline) for s in sources]):
                 details = merge_views(base, tuple(s.view(snapshot, base) for s in sources)).details
                 result = with_details(result, details)
@@ -264,9 +264,16 @@ class _RepoCore:
             raise RuntimeError("internal error: no graph after a build")
         return result, graph
 
-    def _build(
+    async def _build(
         self, snapshot: Snapshot, base: SourceView, sources: Sequence[SymbolSource], build: BuildRequest
     ) -> tuple[MapResult, list[HoverKey]]:
+        """Build the map in a worker thread from inputs taken here, on the event loop: the
+        sources' state is written by their background work on this loop, so what the build
+        reads is an immutable copy handed across, never the live state."""
+        inputs = self._inputs(snapshot, base, sources)
+        return await asyncio.to_thread(self._builder.build, inputs, build)
+
+    def _inputs(self, snapshot: Snapshot, base: SourceView, sources: Sequence[SymbolSource]) -> MapInputs:
         servers: dict[str, ServerReport] = {}
         notes: list[Diagnostic] = []
         languages = sorted(set(snapshot.languages.values()))
@@ -284,8 +291,7 @@ class _RepoCore:
         history = self._history.current if self._history is not None else None
         if history is not None and history.problem:
             notes.append(Diagnostic(".", "co_change_off", history.problem))
-        inputs = MapInputs(snapshot, base, views, servers, tuple(notes), history)
-        return self._builder.build(inputs, build)
+        return MapInputs(snapshot, base, views, servers, tuple(notes), history)
 
     async def _looked_up(self) -> Snapshot:
         """The snapshot a lookup answers from: re-read unless the ``refresh`` policy (``manual``, a

@@ -504,6 +504,30 @@ def test_edit_invalidates_server_answers_and_edges_follow(tmp_path: Path) -> Non
     assert result.stats["lsp_cache_hits"] >= 3
 
 
+def test_a_map_after_an_edit_shows_no_server_answer_about_the_old_text(git_repo, tmp_path: Path) -> None:
+    """A map that does not wait (the servers hear of the edit only after it) still shows only
+    what describes the files as they are now: no symbol, detail or edge from the old text."""
+    require("ty")
+    files = {
+        f"pkg/mod{i}.py": f"def func_{i}(x):\n    return helper_{(i + 1) % 3}(x)\n\ndef helper_{i}(y):\n    return y\n"
+        for i in range(3)
+    }
+    root = git_repo(files)
+    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+        warm = repo.map(mode="hybrid", server_wait=60, tokens=512)
+        assert warm.stats["lsp_symbol_files_known"] == 3, warm.stats
+        assert edges(repo).get(("pkg/mod1.py", "pkg/mod2.py", "helper_2")) is not None
+        (root / "pkg/mod2.py").write_text("def renamed_function(z):\n    return z\n")
+        edited = repo.map(mode="hybrid", tokens=512)  # server_wait 0: nothing asked before it
+        assert edited.changes.changed == ("pkg/mod2.py",)
+        assert "renamed_function" in edited.text
+        assert "func_2" not in edited.text and "helper_2(y)" not in edited.text, edited.text
+        mod2 = next(f for f in edited.files if f.path == "pkg/mod2.py")
+        assert [s.name for s in mod2.symbols] == ["renamed_function"], mod2
+        # mod1's use of helper_2 pointed into the old mod2: no edge of the old text remains.
+        assert edges(repo).get(("pkg/mod1.py", "pkg/mod2.py", "helper_2")) is None
+
+
 def test_repository_server_config_needs_opt_in(tmp_path: Path) -> None:
     root = fixture_repo(tmp_path, "python")
     (root / ".hybridmap" / "lsp_configs").mkdir(parents=True)

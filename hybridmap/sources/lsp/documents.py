@@ -117,14 +117,18 @@ class Documents:
         return "" if rel == "." else rel
 
     def lines(self, path: str) -> list[bytes] | None:
-        """The file's current lines (bytes), or None when it cannot be read as a source file."""
+        """The file's lines (bytes) as the snapshot has them, or None when it cannot be read as
+        a source file or no longer has the snapshot's content. An answer is filed (and cached)
+        under the snapshot's hash: text edited since must not be sent under it, or the edit's
+        symbols would be kept as the old content's. The next snapshot asks again. Before the
+        first snapshot (a server's warm-up open) the file is read as it is."""
         sha = self._shas.get(path)
         cached = self._lines.get(path)
         if cached is not None and cached[0] == sha:
             self._lines.move_to_end(path)
             return cached[1]
         read = read_source(self._root, path, self._settings)
-        if read.status is not FileStatus.OK:
+        if read.status is not FileStatus.OK or (sha is not None and read.sha256 != sha):
             return None
         lines = read.data.split(b"\n")
         self._lines[path] = (read.sha256, lines)
@@ -132,9 +136,11 @@ class Documents:
             self._lines.popitem(last=False)
         return lines
 
-    def ensure_open(self, session: LspSession, path: str) -> list[bytes] | None:
-        """Make sure ``session`` has the current text of ``path`` open; its lines, or None."""
-        if not self.sendable(path, session):
+    def ensure_open(self, session: LspSession, path: str, sha: str | None = None) -> list[bytes] | None:
+        """Make sure ``session`` has the current text of ``path`` open; its lines, or None.
+        With ``sha`` (the content an answer will be filed under): None unless that is still the
+        snapshot's content (a refresh may have come between planning a question and asking it)."""
+        if not self.sendable(path, session) or (sha is not None and self._shas.get(path) != sha):
             return None
         lines = self.lines(path)
         if lines is None:

@@ -71,11 +71,18 @@ class OutlineFetcher:
         known = self._hovers.get(key)
         return known is None or known[0] != self._shas.get(key[0])
 
-    def snapshot(self) -> dict[str, FileTags]:
-        return {path: o.tags for path, o in self._outlines.items() if o.sha == self._shas.get(path)}
+    def snapshot(self, shas: Mapping[str, str] | None = None) -> dict[str, FileTags]:
+        """The answers that describe the files as ``shas`` has them (default: as last refreshed).
+        A map may be built on a newer snapshot than the work was planned on (one that does
+        not wait: the servers hear of its edits after it): answers about older text are left
+        out, never shown as the file's."""
+        current = self._shas if shas is None else shas
+        return {path: o.tags for path, o in self._outlines.items() if o.sha == current.get(path)}
 
-    def details(self) -> dict[HoverKey, str]:
-        return {key: text for key, (sha, text) in self._hovers.items() if text and sha == self._shas.get(key[0])}
+    def details(self, shas: Mapping[str, str] | None = None) -> dict[HoverKey, str]:
+        """Hover details that describe the files as ``shas`` has them (see :meth:`snapshot`)."""
+        current = self._shas if shas is None else shas
+        return {key: text for key, (sha, text) in self._hovers.items() if text and sha == current.get(key[0])}
 
     async def fetch_symbols(self, session: LspSession, documents: Documents, path: str) -> None:
         if not self.needs_symbols(path) or not session.supports("document_symbol_provider"):
@@ -83,7 +90,7 @@ class OutlineFetcher:
         sha = self._shas.get(path, "")
 
         async def ask() -> FileTags | None:
-            lines = documents.ensure_open(session, path)
+            lines = documents.ensure_open(session, path, sha)
             if lines is None:
                 return None
             result = await session.request(
@@ -119,7 +126,7 @@ class OutlineFetcher:
         sha = self._shas.get(path, "")
 
         async def ask() -> str | None:
-            lines = documents.ensure_open(session, path)
+            lines = documents.ensure_open(session, path, sha)
             if lines is None or line >= len(lines):
                 return None
             character = col if session.position_encoding == "utf-8" else utf16_col(lines[line], col)

@@ -140,10 +140,19 @@ class DefinitionResolver:
         """Pairs that need no asking: answered by a ready server for the current contents."""
         return {pair for pair, res in self._resolved.items() if res.complete} | set(self._unknown)
 
-    def snapshot(self) -> dict[Pair, frozenset[str]]:
+    def snapshot(self, shas: Mapping[str, str] | None = None) -> dict[Pair, frozenset[str]]:
+        """Resolved pairs whose source and targets are as ``shas`` has them (default: as last
+        refreshed): an answer about older text is no edge of a newer snapshot."""
+        current = self._shas if shas is None else shas
         # An incomplete answer may add an edge (the server found a target) but never remove
         # one: "outside the repository" from a server still loading the project is not trusted.
-        return {pair: res.targets for pair, res in self._resolved.items() if res.complete or res.targets}
+        return {
+            pair: res.targets
+            for pair, res in self._resolved.items()
+            if (res.complete or res.targets)
+            and current.get(pair[0]) == res.src_sha
+            and all(current.get(p) == s for p, s in res.target_shas)
+        }
 
     def outcome(self, languages: Mapping[str, str]) -> dict[str, tuple[int, int]]:
         """Per language (of the source file, by ``languages``: path -> language): how many
@@ -173,7 +182,7 @@ class DefinitionResolver:
             return
 
         async def ask() -> _Found | None:
-            lines = documents.ensure_open(session, path)
+            lines = documents.ensure_open(session, path, src_sha)
             return None if lines is None else await self._ask_sites(session, documents.uri(path), pair, sites, lines)
 
         key = self._cache_key(session, pair, sites)

@@ -121,13 +121,16 @@ class LspSource:
         """What the servers know now about ``base``'s files (nothing is waited for)."""
         if self._engines is None:  # nothing was ever asked: nothing is known
             return SourceView(self.name, stats=self._stats({}, {}))
-        symbols = {p: t for p, t in self.outline.snapshot().items() if p in base.tags}
-        resolved = self.resolver.snapshot()
+        # Only answers about the text of this snapshot: a map that does not wait is built
+        # before the servers (and our fetchers) hear of its edits.
+        shas = snapshot.shas
+        symbols = {p: t for p, t in self.outline.snapshot(shas).items() if p in base.tags}
+        resolved = self.resolver.snapshot(shas)
         return SourceView(
             self.name,
             symbols,
             resolved,
-            self.outline.details(),
+            self.outline.details(shas),
             diagnostics=resolved_nothing(self.resolver, self.pool.sessions(), snapshot.languages),
             stats=self._stats(symbols, resolved),
             version=self.version,

@@ -1,0 +1,105 @@
+"""One map object used from several threads at once, while a real server resolves and files change.
+
+The sources' state is written by background work on the map's event loop (server answers
+arriving) while maps are built in worker threads; a map must read an immutable copy of it,
+and only answers about the text its snapshot has. Here three threads map, one searches and
+lists files, and one rewrites files, each version of a file defining names of its own
+generation: a map that raises, or shows one file with names of two generations (an old
+text's server symbols merged into a new text's), fails.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from pathlib import Path
+
+from hybridmap import RepoMap
+
+from .test_lsp import require
+
+MODULES = 24
+EDITED = 6
+MAPS_PER_THREAD = 25
+GENERATION = re.compile(r"gen(\d+)_")
+
+
+def module(i: int, generation: int) -> str:
+    # Every module defines load/save (ambiguous names: the server is asked where each use
+    # points) and two functions named after its generation.
+    other = (i + 1) % MODULES
+    return (
+        f"from pkg.mod{other} import load as load_{other}\n\n"
+        f"def gen{generation}_build_{i}(x):\n    return load_{other}(save(x))\n\n"
+        f"def gen{generation}_check_{i}(y):\n    return load(y)\n\n"
+        "def load(value):\n    return value\n\n"
+        "def save(value):\n    return value\n"
+    )
+
+
+def test_maps_lookups_and_edits_from_threads_while_the_server_resolves(git_repo, tmp_path: Path) -> None:
+    require("ty")
+    files = {f"pkg/mod{i}.py": module(i, 0) for i in range(MODULES)}
+    files["pkg/__init__.py"] = ""
+    root = git_repo(files)
+    errors: list[BaseException] = []
+    mixed: list[str] = []
+    maps = 0
+    lock = threading.Lock()
+    done = threading.Event()
+
+    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+        repo.map(mode="hybrid", server_wait=10, tokens=512)  # the server up, resolution under way
+
+        def guarded(work):  # type: ignore[no-untyped-def]
+            def run() -> None:
+                try:
+                    work()
+                except BaseException as exc:  # noqa: BLE001 - any error fails the test below
+                    errors.append(exc)
+
+            return run
+
+        def mapper(seed: int) -> None:
+            nonlocal maps
+            for n in range(MAPS_PER_THREAD):
+                chat = [f"pkg/mod{(seed * 7 + n) % MODULES}.py"]
+                wait = 0.2 if n % 5 == 0 else 0.0
+                result = repo.map(mode="hybrid", chat_files=chat, tokens=2048, server_wait=wait)
+                for shown in result.files:
+                    generations = {int(m) for s in shown.symbols for m in GENERATION.findall(s.name)}
+                    if len(generations) > 1:
+                        mixed.append(f"{shown.path}: {[s.name for s in shown.symbols]}")
+                with lock:
+                    maps += 1
+
+        def looker() -> None:
+            while not done.is_set():
+                repo.search_symbols("load", limit=10)
+                repo.find_files("mod1", limit=5)
+
+        def editor() -> None:
+            generation = 0
+            while not done.is_set():
+                generation += 1
+                for i in range(EDITED):
+                    (root / f"pkg/mod{i}.py").write_text(module(i, generation))
+                time.sleep(0.05)
+
+        mappers = [threading.Thread(target=guarded(lambda s=s: mapper(s))) for s in range(3)]
+        others = [threading.Thread(target=guarded(looker)), threading.Thread(target=guarded(editor))]
+        for thread in mappers + others:
+            thread.start()
+        for thread in mappers:
+            thread.join(timeout=300)
+        done.set()
+        for thread in others:
+            thread.join(timeout=60)
+        assert not any(t.is_alive() for t in mappers + others), "a thread did not finish"
+        server = repo.map(mode="hybrid", tokens=512).servers["python"]
+
+    assert not errors, errors[:3]
+    assert maps == 3 * MAPS_PER_THREAD
+    assert not mixed, mixed[:5]
+    assert server.server == "ty", server
