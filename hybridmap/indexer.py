@@ -148,6 +148,9 @@ def build_index(
     target = (out or default_index_path(resolved, settings)).expanduser().absolute()
     languages = _languages(resolved, settings)
     before = _hashes(resolved, sorted(languages), settings)
+    from .sources.lsp.launch import outside_repository
+
+    environ = outside_repository(environ, resolved)  # no node or indexer found in the repository
     node = find_node(environ)
     if node is None:
         raise IndexerError("node is not installed (on an absolute PATH entry): the SCIP indexers need it")

@@ -195,22 +195,41 @@ def test_rust_analyzer_runs_no_toolchain_or_wrapper_the_repository_names(tmp_pat
     assert result.edges.get("lsp", 0) >= 1, result.edges
 
 
+#: Each Python server, by its command: with no venv configured, each finds ``./.venv`` itself.
+PYTHON_SERVERS = {
+    "ty": "ty",
+    "basedpyright": "basedpyright-langserver",
+    "pylsp": "pylsp",
+    "pyrefly": "pyrefly",
+    "jedi-language-server": "jedi-language-server",
+}
+
+
+@pytest.mark.parametrize("activated", [False, True], ids=["found", "activated"])
 @pytest.mark.parametrize("mode", sorted(MODES))
-def test_basedpyright_never_runs_the_repository_venv(tmp_path: Path, mode: str) -> None:
-    """A ``.venv`` the repository ships, configured nowhere (basedpyright finds ``./.venv`` by
-    itself): its interpreter never runs, sandbox or not."""
-    require("basedpyright-langserver")
+@pytest.mark.parametrize("server", sorted(PYTHON_SERVERS))
+def test_python_servers_never_run_the_repository_venv(tmp_path: Path, server: str, mode: str, activated: bool) -> None:
+    """A ``.venv`` the repository ships, configured nowhere (servers find ``./.venv`` by
+    themselves and run its interpreter to learn the search paths), or activated in the shell
+    that runs hybridmap (``VIRTUAL_ENV``, which jedi and pylsp follow): it never runs, sandbox
+    or not. Unsandboxed, only the server's own settings (our interpreter, said explicitly) and
+    the environment we give it stop it."""
+    require(PYTHON_SERVERS[server])
     root = fixture_repo(tmp_path, "python")
     marker = tmp_path / "ran"
-    _script(root / ".venv" / "bin" / "python", marker, "exit 1\n")
-    os.symlink("python", root / ".venv" / "bin" / "python3")
+    for name in ("python", "python3"):
+        _script(root / ".venv" / "bin" / name, marker, "exit 1\n")
     (root / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\nversion = 3.11.7\n")
-    registry = registry_with_only(tmp_path, "python", "basedpyright")
+    registry = registry_with_only(tmp_path, "python", server)
     overrides = {"cache_dir": str(tmp_path / "cache"), **MODES[mode]}
-    with RepoMap(root, registry=registry, overrides=overrides) as repo:
+    environ = {**os.environ, "VIRTUAL_ENV": str(root / ".venv")} if activated else None
+    with RepoMap(root, registry=registry, overrides=overrides, environ=environ) as repo:
         result = repo.map(mode="hybrid", server_wait=60, tokens=512)
+        # Lookups and hovers too: jedi resolves its environment lazily, at the first question.
+        repo.map(mode="hybrid", server_wait=30, tokens=512, chat_files=["app.py"])
     assert not marker.exists(), f"the repository's interpreter ran: {marker.read_text()!r}"
     assert result.servers["python"].state is ServerState.READY, result.servers["python"]
+    assert result.servers["python"].server == server
 
 
 def test_jdtls_leaves_the_repository_as_it_was(tmp_path: Path) -> None:
@@ -232,3 +251,23 @@ def test_jdtls_leaves_the_repository_as_it_was(tmp_path: Path) -> None:
     assert result.servers["java"].state is ServerState.READY, result.servers["java"]
     status = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=root, capture_output=True, text=True)
     assert status.stdout == "", f"jdtls wrote into the repository: {status.stdout}"
+
+
+def test_the_users_environment_never_leads_a_server_into_the_repository(tmp_path: Path) -> None:
+    """A shell that has the repository's programs on PATH (direnv's ``.venv/bin``) or its
+    virtualenv activated: a server is not found there, and the variable is not passed on."""
+    from hybridmap.sources.lsp.launch import find_command, outside_repository
+
+    root = tmp_path / "repo"
+    marker = tmp_path / "ran"
+    _script(root / ".venv" / "bin" / "evil-langserver", marker)
+    user = {
+        "PATH": f"{root / '.venv' / 'bin'}{os.pathsep}/usr/bin",
+        "VIRTUAL_ENV": str(root / ".venv"),
+        "GOPATH": str(tmp_path / "go"),
+    }
+    assert find_command("evil-langserver", extra_dirs=(), environ=user) is not None  # the control
+    env = outside_repository(user, root)
+    assert find_command("evil-langserver", extra_dirs=(), environ=env) is None
+    assert env["PATH"] == "/usr/bin" and "VIRTUAL_ENV" not in env
+    assert env["GOPATH"] == str(tmp_path / "go")  # outside the repository: kept

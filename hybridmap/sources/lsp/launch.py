@@ -103,6 +103,28 @@ def expand_install_dir(value: Any) -> Any:
     return value
 
 
+def outside_repository(environ: Mapping[str, str] | None, repository: Path) -> dict[str, str]:
+    """The user's environment without what would lead a server into the repository's programs:
+    ``PATH`` entries inside it (a direnv-style ``.venv/bin`` or ``node_modules/.bin``) and the
+    passed-through variables of :data:`ENV_ALLOWLIST` naming a place inside it (a virtualenv
+    activated from the repository: jedi and pylsp run ``$VIRTUAL_ENV/bin/python``)."""
+    env = dict(os.environ if environ is None else environ)
+    root = os.path.realpath(repository)
+
+    def inside(value: str) -> bool:
+        if not os.path.isabs(value):
+            return False
+        real = os.path.realpath(value)
+        return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+
+    if "PATH" in env:
+        env["PATH"] = os.pathsep.join(e for e in env["PATH"].split(os.pathsep) if not inside(e))
+    for name in ENV_ALLOWLIST:
+        if name != "PATH" and name in env and any(inside(v) for v in env[name].split(os.pathsep) if v):
+            del env[name]
+    return env
+
+
 def find_command(
     command: str, extra_dirs: Sequence[Path] = INSTALL_DIRS, environ: Mapping[str, str] | None = None
 ) -> str | None:

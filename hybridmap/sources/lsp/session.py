@@ -46,6 +46,7 @@ from .launch import (
     command_problem,
     expand_install_dir,
     find_command,
+    outside_repository,
     server_environment,
     user_servers_dir,
 )
@@ -229,17 +230,18 @@ class LspSession(TextSync):
         """Spawn and initialize; on failure the state says why (never raises)."""
         self._readiness.started_at = self._health.last_message_at = time.monotonic()
         hint = f"; install with: {self.config.install}" if self.config.install else ""
-        executable = find_command(self.config.command, environ=self._environ)
+        environ = outside_repository(self._environ, self.repository)
+        executable = find_command(self.config.command, environ=environ)
         if executable is None:
             self._readiness.missing(command_problem(self.config.command) + hint)
             return
-        environ = os.environ if self._environ is None else self._environ
-        scratch = scratch_for(self._settings.resolved_cache_dir(environ), self.config.name, self.repository)
+        user = os.environ if self._environ is None else self._environ  # where our own cache is
+        scratch = scratch_for(self._settings.resolved_cache_dir(user), self.config.name, self.repository)
         confine = confinement(self.config, executable, self.repository, scratch, environ)
         if confine.problem:
             self._readiness.missing(confine.problem + hint)
             return
-        env = server_environment(self.config, self._environ, token=self._process.token)
+        env = server_environment(self.config, environ, token=self._process.token)
         env.update(confine.environment)
         kernel = kernel_support(self._settings)
         try:
