@@ -307,6 +307,16 @@ class RankSettings(IndexSettings):
     three, recall up or equal in every cell; rich -0.001 MRR."""
     co_change_scale: float = 5.0
     """Commits shared with a chat file that make one unit of the co-change weights."""
+    text_similarity_boost: float = 0.0
+    """For the files that read most like the chat and edited files and the named identifiers
+    (BM25 over their identifiers' and paths' words, ``hybridmap.rank.signals.text_similarity``):
+    added to the score of each one's best definition, times the best score of any definition,
+    times the file's BM25 score over the best file's (0 = off; 1 puts the most similar file level
+    with the top)."""
+    text_similarity_personalization: float = 0.0
+    """Personalization of the same files, times the same share (0 = off)."""
+    text_similarity_files: int = 20
+    """How many of the most similar files the text-similarity weights reach (0 = none)."""
     co_change_cap: float = 3.0
     """The most units of co-change weight one partnership gives."""
     chat_neighbor_boost: float = 0.0
@@ -793,6 +803,9 @@ RULES: Mapping[str, Rule] = {
     "co_change_personalization": _WEIGHT,
     "co_change_boost": _WEIGHT,
     "co_change_scale": _float(0.001, 1e6),
+    "text_similarity_boost": _WEIGHT,
+    "text_similarity_personalization": _WEIGHT,
+    "text_similarity_files": _int(0, 10_000),
     "co_change_cap": _float(0.0, 1e6),
     "co_change_max_commits": _int(0, 1_000_000, protective=True),
     "co_change_min_files": _int(2, 100_000),

@@ -862,6 +862,33 @@ def test_peer_aider_runs_the_real_aider(history: tuple[Path, dict[str, str]]) ->
     assert co_edit["files"][0] == "app/store.py"  # what the chat file models.py imports ranks first
 
 
+def test_peer_bm25_lists_the_files_that_read_like_the_task(history: tuple[Path, dict[str, str]]) -> None:
+    """The lexical baseline beside both Aider and the map: 20 files at most, never a chat file,
+    the same list for every budget, cut where a small budget ends."""
+    root, _shas = history
+    proc = run_cli(str(root), "--commits", "3", "--modes", "static", "--peer", "bm25", "--tokens", "256,4096")
+    assert proc.returncode == 0, proc.stderr
+    proc = run_cli(
+        str(root), "--commits", "3", "--modes", "", "--peer", "bm25", "--tokens", "30,4096", "--format", "json"
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["systems"] == ["bm25"]
+    listed = 0
+    for commit in data["commits"]:
+        run = commit["runs"]["bm25"]
+        assert run["error"] == ""
+        tasks = {t["kind"]: t for t in commit["tasks"]}
+        maps = {(m["task"], m["budget"]): m for m in run["maps"]}
+        for kind, task in tasks.items():
+            small, large = maps[(kind, 30)], maps[(kind, 4096)]
+            assert set(task["chat_files"]).isdisjoint(large["files"])
+            assert 0 < len(large["files"]) <= 20 and large["tokens"] <= 4096
+            assert small["files"] == large["files"][: len(small["files"])] and small["tokens"] <= 30
+            listed += len(large["files"])
+    assert listed > 0
+
+
 def test_first_five_recall_counts_only_the_top_of_the_map() -> None:
     from hybridmap.evaluate.metrics import MapOutcome, ShownFile, score
     from hybridmap.evaluate.tasks import Task

@@ -59,7 +59,14 @@ from .tasks import TASK_KINDS
     help="Also run each mode with these settings (repeatable), reported as MODE[NAME]: a ranking "
     "change measured beside the defaults on the same checkouts, e.g. --variant nocc:co_change_boost=0.",
 )
-@click.option("--peer", type=click.Choice(PEERS), default=None, help="Also run a peer on the same requests.")
+@click.option(
+    "--peer",
+    "peers",
+    default="",
+    metavar="NAMES",
+    help=f"Also run peers on the same requests, comma-separated ({', '.join(PEERS)}): Aider's RepoMap; "
+    "BM25 over each source file's text, listing 20 files.",
+)
 @click.option(
     "--aider-python",
     default=None,
@@ -111,7 +118,7 @@ def eval_command(
     modes: str,
     task_kinds: str,
     variants: tuple[str, ...],
-    peer: str | None,
+    peers: str,
     aider_python: str | None,
     server_wait: float,
     fmt: str,
@@ -131,7 +138,7 @@ def eval_command(
             commits=commits,
             budgets=parse_budgets(tokens),
             modes=parse_names(modes, MODES, "--modes"),  # type: ignore[arg-type]
-            peer=peer,
+            peers=parse_names(peers, PEERS, "--peer"),
             server_wait=server_wait,
             rev=rev,
             cache_dir=Path(cache_dir).expanduser().resolve() if cache_dir else None,

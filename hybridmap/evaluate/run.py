@@ -28,7 +28,9 @@ from ..model import Mode
 from ..settings import Settings, load_settings, settings_from_mapping
 from ..sources.base import SourceView
 from ..sources.static_index import TreeSitterSource
+from ..tokens import make_counter
 from ..workspace import Workspace
+from .bm25_peer import Bm25Peer
 from .definitions import parse_source
 from .diffs import FileDiff, file_diff
 from .git import Repository, open_repository, run_git
@@ -41,7 +43,7 @@ from .worktree import ScratchWorktree
 
 ProgressCallback = Callable[[int, int, str], None]
 MODES: tuple[Mode, ...] = ("static", "hybrid")
-PEERS = ("aider",)
+PEERS = ("aider", "bm25")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +90,8 @@ class EvalOptions:
     commits: int = 10
     budgets: tuple[int, ...] = (1024, 2048, 4096)
     modes: tuple[Mode, ...] = MODES
-    peer: str | None = None
+    peers: tuple[str, ...] = ()
+    """Peers run on the same requests (``--peer aider,bm25``), in report order."""
     server_wait: float = 60.0
     rev: str = "HEAD"
     cache_dir: Path | None = None
@@ -107,22 +110,23 @@ class EvalOptions:
 
     @property
     def systems(self) -> tuple[str, ...]:
-        """Every system of the run, in report order: each mode, then its variants, then the peer."""
+        """Every system of the run, in report order: each mode, then its variants, then the peers."""
         own = tuple(name for mode in self.modes for name in (mode, *(v.system(mode) for v in self.variants)))
-        return own + ((self.peer,) if self.peer else ())
+        return own + self.peers
 
     def validate(self) -> None:
         if self.commits < 1:
             raise RequestError(f"--commits must be at least 1, got {self.commits}")
         if not self.budgets or any(b <= 0 for b in self.budgets):
             raise RequestError("--tokens must be a comma-separated list of positive budgets")
-        if not self.modes and not self.peer:
+        if not self.modes and not self.peers:
             raise RequestError("nothing to evaluate: give --modes and/or --peer")
         for mode in self.modes:
             if mode not in MODES:
                 raise RequestError(f"unknown mode '{mode}' (choose from {', '.join(MODES)})")
-        if self.peer is not None and self.peer not in PEERS:
-            raise RequestError(f"unknown peer '{self.peer}' (choose from {', '.join(PEERS)})")
+        for peer in self.peers:
+            if peer not in PEERS:
+                raise RequestError(f"unknown peer '{peer}' (choose from {', '.join(PEERS)})")
         if not self.tasks:
             raise RequestError("--tasks must name at least one task kind")
         for kind in self.tasks:
@@ -149,7 +153,7 @@ def run_eval(options: EvalOptions, progress: ProgressCallback | None = None) -> 
     """Run the whole evaluation. Raises :class:`HybridMapError` subclasses for bad input (one line)."""
     options.validate()
     started = time.perf_counter()
-    aider_python = find_aider_python(options.aider_python) if options.peer == "aider" else None
+    aider_python = find_aider_python(options.aider_python) if "aider" in options.peers else None
     repo = open_repository(options.root.expanduser().resolve())
     registry = LanguageRegistry.load()
     selection = select_commits(
@@ -196,6 +200,7 @@ async def _evaluate(
     settings = load_settings(None, {"cache_dir": str(cache_dir / "hybridmap")})
     cache = Cache(settings.resolved_cache_dir(), settings.cache_size_limit)
     index = TreeSitterSource(registry, cache, settings)
+    bm25 = Bm25Peer(settings, make_counter(settings.encoding, cache)) if "bm25" in options.peers else None
     workspaces: dict[Path, Workspace] = {}
     total = len(selection.commits)
     results: list[CommitResult] = []
@@ -249,9 +254,14 @@ async def _evaluate(
                     cache_dir=cache_dir / "aider-tags",
                     timeout=options.peer_timeout,
                 )
+            if bm25 is not None:
+                report(i, f"{short} bm25")
+                runs["bm25"] = await asyncio.to_thread(bm25.run, root, sorted(collected.tags), tasks.tasks, requests)
             results.append(CommitResult(commit, diffs, tasks, requests, runs, index_seconds))
         report(total, "done")
     finally:
+        if bm25 is not None:
+            bm25.close()
         cache.close()
     return results
 

@@ -42,6 +42,7 @@ from .path_mentions import PathMentions
 from .private_definitions import PrivateDefinitions
 from .reference_names import ReferenceNames
 from .session_files import SessionEvents
+from .text_similarity import TextSimilarity
 
 #: The signals every map is ranked with, in the order each phase applies them. The order keeps
 #: the reasons a file lists as they were (request reasons by importance, then path kinds) and
@@ -56,6 +57,7 @@ DEFAULT_SIGNALS: tuple[Signal, ...] = (
     SessionEvents(),
     ChatNeighbors(),
     CoChangePartners(),
+    TextSimilarity(),
     ChatDependents(),
     DirectoryProximity(),
     PathMentions(),
@@ -79,4 +81,5 @@ __all__ = [
     "PrivateDefinitions",
     "ReferenceNames",
     "SessionEvents",
+    "TextSimilarity",
 ]

@@ -1,0 +1,101 @@
+"""The text-similarity signal: BM25 of files against the chat files' and the request's words."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hybridmap import RepoMap
+from hybridmap.lexical import Bm25Files
+from hybridmap.rank.signals.text_similarity import LexicalModel
+
+
+def _model_of(docs: list[list[str]]) -> LexicalModel:
+    """A model over ``docs`` as its files' words (what ``LexicalModel.of`` builds from tags)."""
+    counts = [Counter(d) for d in docs]
+    graph = type("G", (), {"files": tuple(f"f{i}" for i in range(len(docs)))})()
+    import hybridmap.rank.signals.text_similarity as ts
+
+    saved = ts._words_of
+    ts._words_of = lambda path, tags: counts[int(path[1:])]  # type: ignore[assignment]
+    try:
+        return LexicalModel.of(graph, {})  # type: ignore[arg-type]
+    finally:
+        ts._words_of = saved
+
+
+WORD = st.sampled_from(["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    docs=st.lists(st.lists(WORD, min_size=1, max_size=30), min_size=2, max_size=12),
+    query=st.lists(WORD, min_size=1, max_size=5),
+)
+def test_numpy_bm25_equals_sqlite_fts5(docs: list[list[str]], query: list[str]) -> None:
+    """The signal's own BM25 (numpy, for speed) gives SQLite FTS5's ``bm25()`` scores."""
+    model = _model_of(docs)
+    ours = model.scores(query, len(docs))
+    index = Bm25Files()
+    try:
+        for i, words in enumerate(docs):
+            index.put(f"f{i}", words)
+        theirs = dict(index.scores(query, len(docs)))
+    finally:
+        index.close()
+    for i in range(len(docs)):
+        assert np.isclose(ours[i], theirs.get(f"f{i}", 0.0), rtol=1e-6, atol=1e-9), (i, ours[i], theirs)
+
+
+def _repo(git_repo) -> Path:  # type: ignore[no-untyped-def]
+    files = {
+        # The chat file: invoices, their tax and totals.
+        "billing/invoice.py": (
+            "from core.money import round_cents\n\n"
+            "def invoice_total(invoice_lines, tax_rate):\n"
+            "    subtotal = sum(line.amount for line in invoice_lines)\n"
+            "    return round_cents(subtotal + invoice_tax(subtotal, tax_rate))\n\n"
+            "def invoice_tax(subtotal, tax_rate):\n    return subtotal * tax_rate\n"
+        ),
+        # Unconnected to it, but about the same thing.
+        "reports/tax_report.py": (
+            "def summarize_invoice_tax(invoice_lines, tax_rate):\n"
+            "    return [line.amount * tax_rate for line in invoice_lines]\n\n"
+            "def invoice_tax_by_rate(invoice_lines):\n"
+            "    return {line.tax_rate: line.amount for line in invoice_lines}\n"
+        ),
+        "core/money.py": "def round_cents(value):\n    return round(value, 2)\n",
+    }
+    # Many files that use the money helper: the graph's own favourites.
+    for i in range(12):
+        files[f"shop/cart{i}.py"] = (
+            f"from core.money import round_cents\n\ndef cart_price_{i}(items):\n"
+            f"    return round_cents(sum(item.price for item in items))\n"
+        )
+    return git_repo(files)
+
+
+def test_a_file_that_reads_like_the_chat_file_comes_first(git_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = _repo(git_repo)
+    order = {}
+    for boost in (0.0, 1.5):
+        overrides = {"cache_dir": str(tmp_path / "c"), "text_similarity_boost": boost, "co_change_boost": 0.0}
+        with RepoMap(root, overrides=overrides) as repo:
+            result = repo.map(mode="static", chat_files=["billing/invoice.py"], tokens=1024)
+        order[boost] = [f.path for f in result.files]
+    assert order[0.0][0] != "reports/tax_report.py", order[0.0]  # the control: the graph alone
+    assert order[1.5][0] == "reports/tax_report.py", order[1.5]
+    first = next(f for f in result.files if f.path == "reports/tax_report.py")
+    assert "reads like the chat files or the request" in first.why
+
+
+def test_named_words_find_the_file_that_reads_like_them(git_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = _repo(git_repo)
+    overrides = {"cache_dir": str(tmp_path / "c"), "text_similarity_boost": 1.5}
+    with RepoMap(root, overrides=overrides) as repo:
+        result = repo.map(mode="static", mentioned_idents=["tax_rate"], tokens=1024)
+    assert result.files[0].path in ("reports/tax_report.py", "billing/invoice.py"), [f.path for f in result.files]
