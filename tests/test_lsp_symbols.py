@@ -137,6 +137,9 @@ def test_a_type_named_in_a_prototype_is_not_its_definition(git_repo, tmp_path: P
         }
     )
     with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+        repo.map(mode="hybrid", server_wait=60, tokens=1024)
+        # A waiting map waits for the focus files' symbols and the definitions; the other files'
+        # symbols are background work, which the second waiting map follows up on.
         hybrid = repo.map(mode="hybrid", server_wait=60, tokens=1024)
         found = edges(repo)
         symbols = shown(repo.map(mode="hybrid", tokens=1024, chat_files=["user.c"]))

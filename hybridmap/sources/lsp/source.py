@@ -121,9 +121,7 @@ class LspSource:
         """What the servers know now about ``base``'s files (nothing is waited for)."""
         if self._engines is None:  # nothing was ever asked: nothing is known
             return SourceView(self.name, stats=self._stats({}, {}))
-        # Only answers about the text of this snapshot: a map that does not wait is built
-        # before the servers (and our fetchers) hear of its edits.
-        shas = snapshot.shas
+        shas = snapshot.shas  # answers about this text only: a map that does not wait comes first
         symbols = {p: t for p, t in self.outline.snapshot(shas).items() if p in base.tags}
         resolved = self.resolver.snapshot(shas)
         return SourceView(
