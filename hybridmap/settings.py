@@ -313,6 +313,9 @@ class RankSettings(IndexSettings):
     added to the score of each one's best definition, times the best score of any definition,
     times the file's BM25 score over the best file's (0 = off; 1 puts the most similar file level
     with the top)."""
+    text_similarity_message_boost: float = 0.0
+    """``text_similarity_boost`` for a request with no chat or edited file, whose query is the
+    identifiers the user named alone (0 = off)."""
     text_similarity_personalization: float = 0.0
     """Personalization of the same files, times the same share (0 = off)."""
     text_similarity_files: int = 20
@@ -804,6 +807,7 @@ RULES: Mapping[str, Rule] = {
     "co_change_boost": _WEIGHT,
     "co_change_scale": _float(0.001, 1e6),
     "text_similarity_boost": _WEIGHT,
+    "text_similarity_message_boost": _WEIGHT,
     "text_similarity_personalization": _WEIGHT,
     "text_similarity_files": _int(0, 10_000),
     "co_change_cap": _float(0.0, 1e6),

@@ -95,7 +95,7 @@ def test_a_file_that_reads_like_the_chat_file_comes_first(git_repo, tmp_path: Pa
 
 def test_named_words_find_the_file_that_reads_like_them(git_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     root = _repo(git_repo)
-    overrides = {"cache_dir": str(tmp_path / "c"), "text_similarity_boost": 1.5}
+    overrides = {"cache_dir": str(tmp_path / "c"), "text_similarity_message_boost": 1.5}
     with RepoMap(root, overrides=overrides) as repo:
         result = repo.map(mode="static", mentioned_idents=["tax_rate"], tokens=1024)
     assert result.files[0].path in ("reports/tax_report.py", "billing/invoice.py"), [f.path for f in result.files]

@@ -143,6 +143,13 @@ def model_for(graph: RepoGraph, tags: Mapping[str, FileTags]) -> LexicalModel:
     return model
 
 
+def _boost(ctx: RankContext) -> float:
+    """The boost of this request: files' words are a richer query than a message's identifiers
+    alone, and a wrong first file costs more than none (``text_similarity_message_boost``)."""
+    settings = ctx.settings
+    return settings.text_similarity_boost if ctx.chat or ctx.edited else settings.text_similarity_message_boost
+
+
 @dataclass(frozen=True)
 class TextSimilarity(Signal):
     """Files whose words best match the chat and edited files' words and the named identifiers
@@ -154,7 +161,7 @@ class TextSimilarity(Signal):
         settings = ctx.settings
         if settings.text_similarity_files <= 0 or not (ctx.chat or ctx.edited or ctx.idents):
             return []
-        if settings.text_similarity_boost <= 0 and settings.text_similarity_personalization <= 0:
+        if _boost(ctx) <= 0 and settings.text_similarity_personalization <= 0:
             return []
         key = (ctx.chat, ctx.edited, ctx.idents, settings.text_similarity_files)
         held = _ANSWERS.get(ctx.graph)
@@ -187,7 +194,7 @@ class TextSimilarity(Signal):
 
     def file_factors(self, ctx: RankContext) -> Iterator[FileFactor]:
         """No factor: the reason only (the boost itself is on the definitions, below)."""
-        if ctx.settings.text_similarity_boost > 0:
+        if _boost(ctx) > 0:
             for fi, _ in self._similar(ctx):
                 yield FileFactor(fi, why=WHY)
 
@@ -195,7 +202,7 @@ class TextSimilarity(Signal):
         """The best definition of each similar file gets ``text_similarity_boost`` times its share
         times the best score of any definition: added after PageRank, since a file the chat
         files do not reach has almost no rank for a multiplier to scale."""
-        weight = ctx.settings.text_similarity_boost
+        weight = _boost(ctx)
         if weight <= 0 or not len(scores):
             return scores
         similar = self._similar(ctx)
