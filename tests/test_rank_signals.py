@@ -71,6 +71,9 @@ AFTER_GOLDEN = {
     "reference_name_boost": 0.0,
     "definition_token_personalization": 0.0,
     "definition_token_boost": 1.0,
+    "text_similarity_boost": 0.0,
+    "text_similarity_message_boost": 0.0,
+    "text_similarity_personalization": 0.0,
 }
 
 Case = dict[str, Any]

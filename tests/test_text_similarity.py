@@ -11,21 +11,14 @@ from hypothesis import strategies as st
 
 from hybridmap import RepoMap
 from hybridmap.lexical import Bm25Files
-from hybridmap.rank.signals.text_similarity import LexicalModel
+from hybridmap.rank.signals.text_similarity import LexicalModel, Vocabulary
 
 
-def _model_of(docs: list[list[str]]) -> LexicalModel:
-    """A model over ``docs`` as its files' words (what ``LexicalModel.of`` builds from tags)."""
-    counts = [Counter(d) for d in docs]
-    graph = type("G", (), {"files": tuple(f"f{i}" for i in range(len(docs)))})()
-    import hybridmap.rank.signals.text_similarity as ts
-
-    saved = ts._words_of
-    ts._words_of = lambda path, tags: counts[int(path[1:])]  # type: ignore[assignment]
-    try:
-        return LexicalModel.of(graph, {})  # type: ignore[arg-type]
-    finally:
-        ts._words_of = saved
+def _model_of(docs: list[list[str]]) -> tuple[LexicalModel, Vocabulary]:
+    """A model over ``docs`` as its files' words (what ``model_for`` builds from a graph's tags)."""
+    vocabulary = Vocabulary()
+    vectors = [vocabulary.vector(Counter(d)) for d in docs]
+    return LexicalModel.of(vectors, len(vocabulary)), vocabulary
 
 
 WORD = st.sampled_from(["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"])
@@ -38,8 +31,8 @@ WORD = st.sampled_from(["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "e
 )
 def test_numpy_bm25_equals_sqlite_fts5(docs: list[list[str]], query: list[str]) -> None:
     """The signal's own BM25 (numpy, for speed) gives SQLite FTS5's ``bm25()`` scores."""
-    model = _model_of(docs)
-    ours = model.scores(query, len(docs))
+    model, vocabulary = _model_of(docs)
+    ours = model.scores(vocabulary.known(query), len(docs))
     index = Bm25Files()
     try:
         for i, words in enumerate(docs):

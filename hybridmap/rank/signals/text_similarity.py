@@ -58,74 +58,93 @@ def file_words(path: str, tags: FileTags | None) -> Counter[str]:
     return counts
 
 
+class Vocabulary:
+    """Word -> a small integer, for the words of every file seen: each file's words are then
+    two arrays (ids, counts), and a graph's model is their concatenation (no Python loop over
+    words per graph). Grows with the distinct words only."""
+
+    def __init__(self) -> None:
+        self._ids: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def vector(self, counts: Counter[str]) -> tuple[np.ndarray, np.ndarray]:
+        """``counts`` as (word ids, counts), the ids ascending."""
+        ids = self._ids
+        pairs = sorted((ids.setdefault(w, len(ids)), c) for w, c in counts.items())
+        return np.fromiter((i for i, _ in pairs), np.int64, len(pairs)), np.fromiter(
+            (c for _, c in pairs), np.float64, len(pairs)
+        )
+
+    def known(self, words: Sequence[str]) -> np.ndarray:
+        """The ids of the words already seen, once each."""
+        found = {self._ids[w] for w in words if w in self._ids}
+        return np.fromiter(sorted(found), np.int64, len(found))
+
+
 @dataclass(frozen=True, slots=True)
 class LexicalModel:
-    """BM25 postings of a graph's files: for each word, the files holding it and their weights."""
+    """A graph's files as BM25 sees them: each file's word ids and counts, end to end."""
 
-    words: Mapping[str, int]
-    """word -> its index into ``starts``."""
     starts: np.ndarray
-    """The postings of word w are ``files[starts[w]:starts[w + 1]]``."""
-    files: np.ndarray
-    weights: np.ndarray
-    """idf(w) * tf (k1 + 1) / (tf + k1 (1 - b + b |d| / avg|d|)), per posting."""
-    counts: tuple[Counter[str], ...]
-    """Each file's words (graph order): the query of a chat file."""
+    """File f's words are ``ids[starts[f]:starts[f + 1]]``."""
+    ids: np.ndarray
+    counts: np.ndarray
+    owner: np.ndarray
+    """The file of each entry."""
+    norm: np.ndarray
+    """Per entry: k1 (1 - b + b |d| / avg|d|) of its file."""
+    frequency: np.ndarray
+    """Per word id: how many files hold it."""
 
     @classmethod
-    def of(cls, graph: RepoGraph, tags: Mapping[str, FileTags]) -> LexicalModel:
-        counts = tuple(_words_of(path, tags.get(path)) for path in graph.files)
-        n = len(counts)
-        lengths = np.fromiter((sum(c.values()) for c in counts), dtype=np.float64, count=n)
+    def of(cls, vectors: Sequence[tuple[np.ndarray, np.ndarray]], vocabulary_size: int) -> LexicalModel:
+        n = len(vectors)
+        sizes = np.fromiter((len(v[0]) for v in vectors), np.int64, n)
+        starts = np.zeros(n + 1, np.int64)
+        np.cumsum(sizes, out=starts[1:])
+        ids = np.concatenate([v[0] for v in vectors]) if n else np.zeros(0, np.int64)
+        counts = np.concatenate([v[1] for v in vectors]) if n else np.zeros(0)
+        owner = np.repeat(np.arange(n), sizes)
+        lengths = np.bincount(owner, weights=counts, minlength=n) if n else np.zeros(0)
         average = float(lengths.mean()) if n and lengths.sum() > 0 else 1.0
-        postings: dict[str, list[tuple[int, int]]] = {}
-        for fi, words in enumerate(counts):
-            for word, tf in words.items():
-                postings.setdefault(word, []).append((fi, tf))
-        index: dict[str, int] = {}
-        starts = [0]
-        files: list[int] = []
-        tfs: list[int] = []
-        idfs: list[float] = []
-        for word, found in postings.items():
-            index[word] = len(index)
-            idf = max(float(np.log((n - len(found) + 0.5) / (len(found) + 0.5))), MIN_IDF)
-            for fi, tf in found:
-                files.append(fi)
-                tfs.append(tf)
-                idfs.append(idf)
-            starts.append(len(files))
-        file_array = np.asarray(files, dtype=np.int64)
-        tf_array = np.asarray(tfs, dtype=np.float64)
-        norm = K1 * (1 - B + B * lengths[file_array] / average) if len(file_array) else np.zeros(0)
-        weights = np.asarray(idfs, dtype=np.float64) * tf_array * (K1 + 1) / (tf_array + norm)
-        return cls(index, np.asarray(starts, dtype=np.int64), file_array, weights, counts)
+        norm = K1 * (1 - B + B * lengths[owner] / average)
+        frequency = np.bincount(ids, minlength=vocabulary_size)
+        return cls(starts, ids, counts, owner, norm, frequency)
 
-    def scores(self, query: Sequence[str], n: int) -> np.ndarray:
-        """Each file's BM25 score for ``query`` (its distinct words)."""
-        out = np.zeros(n)
-        rows = [self.words[w] for w in dict.fromkeys(query) if w in self.words]
-        if not rows:
-            return out
-        spans = [np.arange(self.starts[r], self.starts[r + 1]) for r in rows]
-        take = np.concatenate(spans)
-        return np.bincount(self.files[take], weights=self.weights[take], minlength=n)
+    def words_of(self, fi: int) -> np.ndarray:
+        return self.ids[self.starts[fi] : self.starts[fi + 1]]
+
+    def scores(self, query: np.ndarray, n: int) -> np.ndarray:
+        """Each file's BM25 score for the word ids ``query`` (each counted once)."""
+        if not len(query) or not len(self.ids):
+            return np.zeros(n)
+        hit = np.isin(self.ids, query)
+        ids, tf = self.ids[hit], self.counts[hit]
+        held = self.frequency[ids].astype(np.float64)
+        idf = np.maximum(np.log((n - held + 0.5) / (held + 0.5)), MIN_IDF)
+        weights = idf * tf * (K1 + 1) / (tf + self.norm[hit])
+        return np.bincount(self.owner[hit], weights=weights, minlength=n)
 
 
-#: Each file's words by path, with the tags they were read from: a new graph after an edit
-#: re-reads only the files whose tags changed (the tags of an unchanged file are the same object).
-_WORDS: dict[str, tuple[FileTags | None, Counter[str]]] = {}
+#: The words' ids, and each file's word vector by path with the tags it was read from: a new
+#: graph after an edit re-reads only the files whose tags changed (an unchanged file's tags are
+#: the same object).
+_VOCABULARY = Vocabulary()
+_VECTORS: dict[str, tuple[FileTags | None, tuple[np.ndarray, np.ndarray]]] = {}
 
 
-def _words_of(path: str, tags: FileTags | None) -> Counter[str]:
-    held = _WORDS.get(path)
+def _vector_of(path: str, tags: FileTags | None) -> tuple[np.ndarray, np.ndarray]:
+    held = _VECTORS.get(path)
     if held is not None and held[0] is tags:
         return held[1]
-    counts = file_words(path, tags)
-    _WORDS[path] = (tags, counts)
-    return counts
+    vector = _VOCABULARY.vector(file_words(path, tags))
+    _VECTORS[path] = (tags, vector)
+    return vector
 
 
+_NONE = np.zeros(0, np.int64)
 #: Each graph's model (dropped with the graph), and each graph's last request's answer
 #: (personalization and file factors both ask for it).
 _MODELS: weakref.WeakKeyDictionary[RepoGraph, LexicalModel] = weakref.WeakKeyDictionary()
@@ -136,10 +155,11 @@ def model_for(graph: RepoGraph, tags: Mapping[str, FileTags]) -> LexicalModel:
     """The graph's lexical model, built from ``tags`` (the graph's own) the first time."""
     model = _MODELS.get(graph)
     if model is None:
-        model = _MODELS[graph] = LexicalModel.of(graph, tags)
+        vectors = [_vector_of(path, tags.get(path)) for path in graph.files]
+        model = _MODELS[graph] = LexicalModel.of(vectors, len(_VOCABULARY))
         live = set(graph.files)
-        for path in [p for p in _WORDS if p not in live]:  # only the current files' words are kept
-            del _WORDS[path]
+        for path in [p for p in _VECTORS if p not in live]:  # only the current files' words are kept
+            del _VECTORS[path]
     return model
 
 
@@ -175,8 +195,8 @@ class TextSimilarity(Signal):
         settings = ctx.settings
         model = model_for(ctx.graph, ctx.tags)
         sources = dict.fromkeys((*ctx.chat, *ctx.edited))
-        query: list[str] = [w for fi in sources for w in model.counts[fi]]
-        query += [p for ident in ctx.idents for p in name_parts(ident) if len(p) >= MIN_WORD]
+        named = [p for ident in ctx.idents for p in name_parts(ident) if len(p) >= MIN_WORD]
+        query = np.union1d(_VOCABULARY.known(named), np.concatenate([_NONE, *(model.words_of(fi) for fi in sources)]))
         scores = model.scores(query, ctx.n)
         for fi in sources:
             scores[fi] = 0.0
