@@ -20,6 +20,7 @@ from .cochange import CoChange
 from .conversation import MessageIndex
 from .graph import RepoGraph
 from .graph_update import GraphUpdater
+from .lexical import words
 from .marks import Dependents, Visibility, dependents
 from .merge import Merged, MergeMemo, merge_views
 from .model import (
@@ -142,6 +143,7 @@ class MapBuilder:
             session=request.session,
             co_change=inputs.co_change,
             visibility=visibility,
+            message_words=words(request.message) if request.message else (),
         )
         t3 = time.perf_counter()
         reach = self._dependents_of(graph)

@@ -75,6 +75,8 @@ class RankContext:
     """Files changed together in the git history (None: not asked for, or no history)."""
     visibility: Visibility | None = None
     """Each definition's visibility by its language's convention (None: not known)."""
+    message_words: tuple[str, ...] = ()
+    """The words of the user's message, once each (identifier parts, lowercased)."""
 
     @property
     def n(self) -> int:

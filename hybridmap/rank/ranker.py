@@ -68,8 +68,10 @@ def rank(
     session: SessionFiles | None = None,
     co_change: CoChange | None = None,
     visibility: Visibility | None = None,
+    message_words: Sequence[str] = (),
 ) -> Ranking:
-    """Rank every file and definition for one request; return the best ``limit`` items."""
+    """Rank every file and definition for one request; return the best ``limit`` items.
+    ``message_words``: the words of the user's message (:func:`hybridmap.lexical.words`)."""
     index = graph.index
 
     def ids(paths: Sequence[str]) -> tuple[int, ...]:
@@ -83,6 +85,7 @@ def rank(
         chat=ids(chat_files),
         mentioned_files=ids(mentioned_files),
         idents=tuple(dict.fromkeys(mentioned_idents)),
+        message_words=tuple(dict.fromkeys(message_words)),
         edited=ids(session.edited),
         read=ids(session.read),
         active=ids(session.active),

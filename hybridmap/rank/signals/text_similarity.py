@@ -5,8 +5,9 @@ about the same thing (the same names, the same words) is often what changes next
 reference between them: BM25 over file texts ranked the first changed file higher than the map
 did on held-out repositories (issue 24). Here each file's words are its identifiers as the
 tags hold them (defined names and used names, each occurrence, split into parts by
-:func:`hybridmap.search.name_parts`) and the parts of its path; the query is the words of the
-chat and edited files plus the identifiers the user named. The ``text_similarity_files`` best
+:func:`hybridmap.search.name_parts`), the words of its definitions' signatures and doc lines,
+and the parts of its path; the query is the words of the chat and edited files, the
+identifiers the user named and the words of the user's message. The ``text_similarity_files`` best
 files (chat files excepted) get ``text_similarity_personalization`` of teleport, and their
 best definition ``text_similarity_boost`` times the best definition score, each times the
 file's score over the best file's.
@@ -30,6 +31,7 @@ from typing import ClassVar
 import numpy as np
 
 from ...graph import RepoGraph
+from ...lexical import words
 from ...model import FileTags
 from ...search import name_parts
 from ..context import FileFactor, Mass, RankContext, Signal
@@ -46,7 +48,8 @@ MIN_WORD = 2
 
 
 def file_words(path: str, tags: FileTags | None) -> Counter[str]:
-    """A file's words: the parts of its path, of every name it defines and of every name it uses."""
+    """A file's words: the parts of its path, of every name it defines and of every name it
+    uses, and the words of its definitions' signatures and doc lines."""
     counts: Counter[str] = Counter(p for p in name_parts(path) if len(p) >= MIN_WORD)
     if tags is not None:
         names = Counter(s.name for s in tags.symbols)
@@ -55,6 +58,10 @@ def file_words(path: str, tags: FileTags | None) -> Counter[str]:
             for part in name_parts(name):
                 if len(part) >= MIN_WORD:
                     counts[part] += times
+        for sym in tags.symbols:
+            counts.update(words(sym.signature))
+            if sym.doc:
+                counts.update(words(sym.doc))
     return counts
 
 
@@ -179,11 +186,11 @@ class TextSimilarity(Signal):
 
     def _similar(self, ctx: RankContext) -> list[tuple[int, float]]:
         settings = ctx.settings
-        if settings.text_similarity_files <= 0 or not (ctx.chat or ctx.edited or ctx.idents):
+        if settings.text_similarity_files <= 0 or not (ctx.chat or ctx.edited or ctx.idents or ctx.message_words):
             return []
         if _boost(ctx) <= 0 and settings.text_similarity_personalization <= 0:
             return []
-        key = (ctx.chat, ctx.edited, ctx.idents, settings.text_similarity_files)
+        key = (ctx.chat, ctx.edited, ctx.idents, ctx.message_words, settings.text_similarity_files)
         held = _ANSWERS.get(ctx.graph)
         if held is not None and held[0] == key:
             return held[1]
@@ -196,6 +203,7 @@ class TextSimilarity(Signal):
         model = model_for(ctx.graph, ctx.tags)
         sources = dict.fromkeys((*ctx.chat, *ctx.edited))
         named = [p for ident in ctx.idents for p in name_parts(ident) if len(p) >= MIN_WORD]
+        named += ctx.message_words
         query = np.union1d(_VOCABULARY.known(named), np.concatenate([_NONE, *(model.words_of(fi) for fi in sources)]))
         scores = model.scores(query, ctx.n)
         for fi in sources:
