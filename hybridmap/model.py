@@ -211,6 +211,10 @@ class FileTags:
     """False when the symbol list is known to be partial or not authoritative: the query hit
     its match limit (pathological file), or a server answered with a flat list that also names
     imports. A merge uses partial lists to confirm symbols, never to add new ones."""
+    imports: tuple[tuple[str, str], ...] = ()
+    """(local name, module) of each name a ``from module import name [as local]`` brings in
+    (Python; relative imports left out): where the file's uses of that name point
+    (:func:`hybridmap.policies.external_imports`)."""
 
     @classmethod
     def build(

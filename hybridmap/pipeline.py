@@ -107,6 +107,7 @@ class MapBuilder:
         self._merge_memo: MergeMemo = {}
         self._messages: tuple[object, MessageIndex] | None = None
         self._policy_memo: PolicyMemo = {}
+        self._static_merged: tuple[object, Merged] | None = None
 
     @property
     def graph(self) -> RepoGraph | None:
@@ -216,7 +217,12 @@ class MapBuilder:
 
     def _merge(self, inputs: MapInputs) -> Merged:
         if not inputs.refiners:
-            return Merged(inputs.base.tags, {}, {}, (inputs.base.name,))
+            # Static: only the import rule can apply (name_match_imports); computed once per base.
+            key = (id(inputs.base.tags), inputs.base.version)
+            if self._static_merged is None or self._static_merged[0] != key:
+                merged = Merged(inputs.base.tags, {}, {}, (inputs.base.name,))
+                self._static_merged = (key, apply_policies(merged, self._settings, self._policy_memo))
+            return self._static_merged[1]
         merged = merge_views(inputs.base, inputs.refiners, self._merge_memo)
         return apply_policies(merged, self._settings, self._policy_memo)  # derived edges: docs/policies.md
 
@@ -225,7 +231,7 @@ class MapBuilder:
         key = (id(inputs.base.tags), inputs.base.version, tuple((v.name, v.version) for v in inputs.refiners))
         if self._graph is None or key != self._graph_key:
             # Equal to build_graph's: only the changed files' and changed names' edges are redone.
-            self._graph = self._graphs.update(merged.tags, merged.resolved if inputs.refiners else None)
+            self._graph = self._graphs.update(merged.tags, merged.resolved or None)
             self._graph_key = key
         return self._graph
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .merge import Merged
@@ -96,6 +96,8 @@ class FileFacts:
     """Every name the file defines (what name matching makes it a candidate for)."""
     refs: frozenset[str] = frozenset()
     """Every name the file uses."""
+    imports: Mapping[str, str] = field(default_factory=dict)
+    """Python: name as the file uses it -> the module a ``from module import`` brings it from."""
 
 
 #: path -> (the tags the facts were read from, the facts).
@@ -106,16 +108,52 @@ def apply_policies(merged: Merged, settings: Settings, memo: PolicyMemo | None =
     """``merged`` with the derived edges added to its resolved pairs (see the module docstring).
 
     ``memo`` keeps per-file facts between calls; it is left holding exactly the current files."""
-    if not merged.resolved and not settings.name_match_linkage:
+    if not merged.resolved and not settings.name_match_linkage and not settings.name_match_imports:
         return merged  # nothing resolved to derive from, nothing to restrict: no facts to read
     facts = file_facts(merged.tags, memo)
-    if not any(f.functions or f.local_names for f in facts.values()):
-        return merged  # no C/C++ or Go definitions: nothing to derive or restrict
+    if not any(f.functions or f.local_names or f.imports for f in facts.values()):
+        return merged  # no C/C++ or Go definitions, no Python imports: nothing to derive or restrict
     repo = _Repo(merged.tags, facts)
     resolved = derive(merged.resolved, repo, settings.prototype_yields_to_definition)
     if settings.name_match_linkage:
         resolved.update(restrict_name_matches(resolved, repo, settings.max_definers_per_ident))
+    if settings.name_match_imports:
+        resolved.update(external_imports(resolved, repo))
     return dataclasses.replace(merged, resolved=resolved)
+
+
+def python_modules(paths: Iterable[str]) -> frozenset[str]:
+    """Every dotted name an absolute import could give a repository module or package by: each
+    suffix of each Python file's module path (``src/pkg/sub/mod.py`` -> ``mod``, ``sub.mod``,
+    ``pkg.sub.mod``, ``src.pkg.sub.mod``) and of each directory holding one (namespace packages)."""
+    out: set[str] = set()
+    for path in paths:
+        if not path.endswith((".py", ".pyi")):
+            continue
+        parts = path.rsplit(".", 1)[0].split("/")
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        for end in range(len(parts), 0, -1):  # the module, then each package above it
+            for start in range(end):
+                out.add(".".join(parts[start:end]))
+    return frozenset(out)
+
+
+def external_imports(resolved: Mapping[Pair, Mapping[str, str]], repo: _Repo) -> ResolvedEdges:
+    """Python uses of a name the file imports from a module that is not in the repository
+    (``from typing import Any``): no name-matched edge to a repository file that happens to
+    define ``Any``. Handed to the graph as resolved to nothing; pairs a source resolved stay."""
+    importing = {path: f.imports for path, f in repo.facts.items() if f.imports}
+    if not importing:
+        return {}
+    modules = python_modules(repo.tags)
+    defined = frozenset().union(*(f.names for f in repo.facts.values()))
+    out: ResolvedEdges = {}
+    for path, imports in importing.items():
+        for name, module in imports.items():
+            if name in defined and module not in modules and (path, name) not in resolved:
+                out[(path, name)] = {}
+    return out
 
 
 def file_facts(tags: Mapping[str, FileTags], memo: PolicyMemo | None = None) -> dict[str, FileFacts]:
@@ -145,7 +183,7 @@ def read_facts(path: str, tags: FileTags) -> FileFacts:
         unexported = frozenset(name for name in names if name and not name[0].isupper())
         return FileFacts(local_names=unexported, names=names, refs=refs)
     if not path.endswith(C_FAMILY_SUFFIXES):
-        return FileFacts(names=names, refs=refs)
+        return FileFacts(names=names, refs=refs, imports=dict(tags.imports))
     kinds = tags.ref_kinds
     includes = tuple(n for i, n in enumerate(tags.ref_names) if kinds[i] == _INCLUDE_KIND and _is_path(n))
     symbols = tags.symbols

@@ -251,6 +251,11 @@ class RankSettings(IndexSettings):
     in Aider. On, it changed nothing on chi and pflag (Go) and moved jq (C) by a task or less
     each way, slightly down in sum (docs/policies.md; docs/evaluation.md, "Resolved means
     resolved")."""
+    name_match_imports: bool = True
+    """A Python file's use of a name it imports from a module outside the repository (``from
+    typing import Any``) is never name-matched to a repository definition of that name (a
+    function ``Any`` somewhere): ``hybridmap.policies.external_imports``. A module is inside the
+    repository when some Python file's or package's dotted path ends with its name."""
     prototype_yields_to_definition: bool = False
     """A use a server resolved to a C/C++ *prototype* in a header links to the definitions the
     ``header-definition`` policy derives from it instead of to the header as well (the header
@@ -858,6 +863,7 @@ RULES: Mapping[str, Rule] = {
     "chat_file_reference_weight": _WEIGHT,
     "self_reference_weight": _WEIGHT,
     "name_match_linkage": _BOOL,
+    "name_match_imports": _BOOL,
     "prototype_yields_to_definition": _BOOL,
     "pagerank_damping": _SHARE,
     "pagerank_max_iterations": _int(1, 10_000, protective=True),
@@ -984,6 +990,7 @@ REPOSITORY_TUNABLE = frozenset(
             "summary_max_chars",
             "path_weighted_teleport",
             "name_match_linkage",
+            "name_match_imports",
             "prototype_yields_to_definition",
         }
     )

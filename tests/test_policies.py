@@ -332,3 +332,48 @@ def test_own_header_with_clangd(git_repo, tmp_path: Path) -> None:  # type: igno
     found, _, _ = hybrid_edges(root, tmp_path, "lexer.c")
     assert found.get(("lexer.c", "lexer.h", "lex_next")) == OWN_HEADER, found
     assert ("lexer.c", "legacy.h", "lex_next") not in found, found
+
+
+# --- Python: names imported from outside the repository ------------------------------------
+
+
+def test_a_name_imported_from_outside_is_not_matched_to_a_repository_definition(git_repo, tmp_path: Path) -> None:
+    """``from typing import Any`` and a repository function named ``Any`` (seen on a 670-file
+    repository: that module was in 30 of 30 co-edit maps). A use of the imported name points
+    outside; a file importing the repository's own ``Any`` (absolutely or relatively) keeps its edge."""
+    from hybridmap import RepoMap
+
+    root = git_repo(
+        {
+            "pkg/__init__.py": "",
+            "pkg/types.py": "def Any(value):\n    return value\n",
+            "pkg/uses_typing.py": "from typing import Any\n\ndef f(x: Any) -> Any:\n    return x\n",
+            "pkg/uses_ours.py": "from pkg.types import Any\n\ndef g():\n    return Any(1)\n",
+            "pkg/relative.py": "from .types import Any\n\ndef h():\n    return Any(2)\n",
+            "pkg/aliased.py": (
+                "from typing import Any as Anything\nfrom pkg.types import Any\n\ndef k():\n    return Any(3)\n"
+            ),
+        }
+    )
+    found: dict[bool, set[tuple[str, str, str]]] = {}
+    for rule in (False, True):
+        overrides = {"cache_dir": str(tmp_path / "c"), "name_match_imports": rule}
+        with RepoMap(root, overrides=overrides) as repo:
+            repo.map(mode="static", tokens=512)
+            graph = repo.graph()
+            assert graph is not None
+            found[rule] = {(u, v, k) for u, v, k in graph.to_networkx().edges(keys=True)}
+    into = ("pkg/uses_typing.py", "pkg/types.py", "Any")
+    assert into in found[False]  # the control: plain name matching links it
+    assert into not in found[True]
+    for kept in ("pkg/uses_ours.py", "pkg/relative.py", "pkg/aliased.py"):
+        assert (kept, "pkg/types.py", "Any") in found[True], kept
+
+
+def test_python_modules_are_every_suffix_of_a_module_path() -> None:
+    from hybridmap.policies import python_modules
+
+    modules = python_modules(["src/pkg/sub/mod.py", "src/pkg/__init__.py", "tools/run.sh", "ns/part/x.pyi"])
+    wanted = {"mod", "sub.mod", "pkg.sub.mod", "src.pkg.sub.mod", "pkg", "src.pkg", "pkg.sub", "x", "ns.part.x"}
+    assert wanted <= modules
+    assert "typing" not in modules and "run" not in modules and "__init__" not in modules

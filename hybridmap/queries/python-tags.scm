@@ -82,6 +82,15 @@
     (aliased_import name: (dotted_name (identifier) @name.reference.module .))
   ])
 
+; Where an imported name comes from (absolute imports only): the name as the file uses it, and
+; its module (hybridmap.policies.external_imports).
+(import_from_statement
+  module_name: (dotted_name) @import.module
+  name: (dotted_name (identifier) @import.name .))
+(import_from_statement
+  module_name: (dotted_name) @import.module
+  name: (aliased_import alias: (identifier) @import.name))
+
 ; Annotations `x: Foo`, `-> Foo`.
 (type (identifier) @name.reference.type)
 

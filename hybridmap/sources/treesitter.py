@@ -329,7 +329,8 @@ def _extract(
                 )
             )
     lines = source.split(b"\n")
-    defs, refs, complete = _tag_matches(compiled, root, options.match_limit, clock)
+    imports: list[tuple[str, str]] = []
+    defs, refs, complete = _tag_matches(compiled, root, options.match_limit, clock, imports)
     if not complete:
         problems.append(
             (
@@ -359,17 +360,25 @@ def _extract(
         )
     docstrings = compiled.language.grammar in DOCSTRING_GRAMMARS
     symbols = _symbols(defs, source, lines, options.max_signature_lines, docstrings)
-    return _file_tags(symbols, refs, len(lines), complete), tuple(problems)
+    return _file_tags(symbols, refs, len(lines), complete, tuple(dict.fromkeys(imports))), tuple(problems)
 
 
-def _tag_matches(compiled: CompiledLanguage, root: Any, match_limit: int, clock: _Clock) -> tuple[_Defs, _Refs, bool]:
-    """Definitions and references of the tag query; False when it hit its match limit."""
+def _tag_matches(
+    compiled: CompiledLanguage, root: Any, match_limit: int, clock: _Clock, imports: list[tuple[str, str]]
+) -> tuple[_Defs, _Refs, bool]:
+    """Definitions and references of the tag query; False when it hit its match limit. The
+    query's ``@import.name`` / ``@import.module`` pairs are appended to ``imports``."""
     from tree_sitter import QueryCursor
 
     cursor = QueryCursor(compiled.query, match_limit=match_limit, timeout_micros=clock.query_budget())
     defs: _Defs = {}
     refs: _Refs = {}
     for _pattern, captures in cursor.matches(root):
+        module = captures.get("import.module")
+        if module:
+            source = (module[0].text or b"").decode("utf-8", "replace")
+            for node in captures.get("import.name", ()):
+                imports.append(((node.text or b"").decode("utf-8", "replace"), source))
         for cap, nodes in captures.items():
             if cap.startswith("name.reference."):
                 code = _KIND_CODE.get(cap[15:], 0)
@@ -453,7 +462,9 @@ def _symbols(
     return symbols
 
 
-def _file_tags(symbols: list[Symbol], refs: _Refs, line_count: int, complete: bool) -> FileTags:
+def _file_tags(
+    symbols: list[Symbol], refs: _Refs, line_count: int, complete: bool, imports: tuple[tuple[str, str], ...] = ()
+) -> FileTags:
     names: list[str] = []
     positions = array("I")
     kinds = bytearray()
@@ -463,7 +474,7 @@ def _file_tags(symbols: list[Symbol], refs: _Refs, line_count: int, complete: bo
         positions.append(line)
         positions.append(col)
         kinds.append(code)
-    return FileTags(tuple(symbols), tuple(names), positions.tobytes(), bytes(kinds), line_count, complete)
+    return FileTags(tuple(symbols), tuple(names), positions.tobytes(), bytes(kinds), line_count, complete, imports)
 
 
 def _iter_captures(cursor: Any, root: Any) -> Iterable[tuple[Any, str]]:
