@@ -14,8 +14,10 @@ time, so an edit re-indexes that file only.
 
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
+import string
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
@@ -29,6 +31,30 @@ MIN_WORD = 2
 def words(text: str) -> list[str]:
     """The words of ``text`` (see the module docstring), in order, repeated as often as they occur."""
     return [w.lower() for w in _WORD.findall(text) if len(w) >= MIN_WORD]
+
+
+def word_counts(text: str) -> Counter[str]:
+    """``Counter(words(text))``, faster: the text is cut at ASCII punctuation and white space
+    (``str.translate`` and ``split``, in C; no word spans them) and each distinct piece is split
+    into words once. Over the standard library's definitions (7.6 MB of names, signatures and doc
+    lines) the regular expression over the whole text took 0.7-1.0 s, this 0.6 s (timed beside a test run)."""
+    out: Counter[str] = Counter()
+    pieces = text.encode("utf-8", "surrogatepass").translate(_CUT).split()
+    for piece, times in Counter(pieces).items():
+        for word in _pieces(piece):
+            out[word] += times
+    return out
+
+
+#: ASCII punctuation (the underscore too) and white space become spaces (bytes: a 256-entry
+#: table; a ``str.translate`` mapping looked each character up in a dict, as slow as the regex).
+_CUT = bytes(b if chr(b) not in string.punctuation + string.whitespace else 32 for b in range(256))
+
+
+@functools.lru_cache(maxsize=65_536)
+def _pieces(piece: bytes) -> tuple[str, ...]:
+    text = piece.decode("utf-8", "surrogatepass")
+    return tuple(w.lower() for w in _WORD.findall(text) if len(w) >= MIN_WORD)
 
 
 class Bm25Files:

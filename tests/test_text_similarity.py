@@ -92,3 +92,12 @@ def test_named_words_find_the_file_that_reads_like_them(git_repo, tmp_path: Path
     with RepoMap(root, overrides=overrides) as repo:
         result = repo.map(mode="static", mentioned_idents=["tax_rate"], tokens=1024)
     assert result.files[0].path in ("reports/tax_report.py", "billing/invoice.py"), [f.path for f in result.files]
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list("aZ_09 .-(\n\tÉé日本xHTTPServer")), max_size=80))
+def test_word_counts_are_the_words_counted(text: str) -> None:
+    """The fast path (cut at punctuation, split each distinct piece once) gives ``words``'s words."""
+    from hybridmap.lexical import word_counts, words
+
+    assert word_counts(text) == Counter(words(text))
