@@ -6,6 +6,7 @@ written to disk and mapped by :class:`hybridmap.RepoMap` in static mode.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,13 @@ def _tags(defs: list[str], refs: list[str]) -> FileTags:
     )
 
 
+#: Each test here looks at one signal: the text-similarity lift (its own tests:
+#: tests/test_text_similarity.py) would move the scores it checks.
+NO_TEXT = {"text_similarity_boost": 0.0, "text_similarity_message_boost": 0.0}
+
+
 def _rank(tags: dict[str, FileTags], settings: Settings, chat: list[str] = [], idents: list[str] = []):  # noqa: B006
+    settings = dataclasses.replace(settings, **NO_TEXT)
     graph = build_graph(tags, settings)
     return rank(graph, tags, chat_files=chat, mentioned_files=[], mentioned_idents=idents, settings=settings)
 
@@ -237,7 +244,7 @@ def test_private_definitions_weigh_less_outside_their_directory() -> None:
     visibility = Visibility({"go": "capitalized"}, dict.fromkeys(tags, "go"))
 
     def scores(weight: float, chat: list[str]) -> dict[tuple[str, int], float]:
-        settings = Settings(private_definition_weight=weight)
+        settings = Settings(private_definition_weight=weight, **NO_TEXT)
         graph = build_graph(tags, settings)
         ranking = rank(
             graph,
@@ -260,7 +267,7 @@ def test_private_definitions_weigh_less_outside_their_directory() -> None:
     same_off, same_on = scores(1.0, ["store/cache.go"]), scores(0.25, ["store/cache.go"])
     assert same_on[("store/store.go", 1)] == pytest.approx(same_off[("store/store.go", 1)])
     # Without a visibility (a caller of rank() that knows no conventions), nothing changes.
-    settings = Settings(private_definition_weight=0.25)
+    settings = Settings(private_definition_weight=0.25, **NO_TEXT)
     graph = build_graph(tags, settings)
     plain = rank(graph, tags, chat_files=["cmd/main.go"], mentioned_files=[], mentioned_idents=[], settings=settings)
     assert {(i.path, i.symbol): i.score for i in plain.items} == off

@@ -302,7 +302,7 @@ def test_a_signal_is_one_class_in_the_list() -> None:
     names = [signal.name for signal in DEFAULT_SIGNALS]
     assert all(names) and len(set(names)) == len(names)
     # Without the built-in directory proximity, whose reasons would join the example's.
-    tags, settings = _corpus(), Settings(directory_proximity_boost=0.0)
+    tags, settings = _corpus(), Settings(directory_proximity_boost=0.0, text_similarity_boost=0.0)
     graph = build_graph(tags, settings)
     ask: dict[str, Any] = {
         "chat_files": ["cli.py"],

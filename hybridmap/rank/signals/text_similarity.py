@@ -202,7 +202,7 @@ class TextSimilarity(Signal):
         named += ctx.message_words
         query = np.union1d(_VOCABULARY.known(named), np.concatenate([_NONE, *(model.words_of(fi) for fi in sources)]))
         scores = model.scores(query, ctx.n)
-        for fi in sources:
+        for fi in ctx.chat:  # the model has them; an edited file it may not, and it reads like itself
             scores[fi] = 0.0
         best = np.argsort(-scores, kind="stable")[: settings.text_similarity_files]
         top = float(scores[best[0]]) if len(best) else 0.0
