@@ -103,3 +103,30 @@ def test_maps_lookups_and_edits_from_threads_while_the_server_resolves(git_repo,
     assert maps == 3 * MAPS_PER_THREAD
     assert not mixed, mixed[:5]
     assert server.server == "ty", server
+
+
+def test_two_repositories_mapped_in_two_threads_at_once(git_repo, tmp_path: Path) -> None:
+    """What the process shares between maps (the text-similarity vocabulary and word vectors)
+    is taken in turns: two maps of two repositories in two threads, each with new chat files
+    and edits, raise nothing and each shows only its own files."""
+    roots = [git_repo({f"pkg{r}/mod{i}.py": module(i, 0) for i in range(MODULES)}) for r in range(2)]
+    errors: list[BaseException] = []
+    foreign: list[str] = []
+
+    def work(r: int) -> None:
+        try:
+            with RepoMap(roots[r], overrides={"cache_dir": str(tmp_path / f"c{r}")}) as repo:
+                for n in range(20):
+                    (roots[r] / f"pkg{r}/mod{n % 4}.py").write_text(module(n % 4, n + 1))
+                    result = repo.map(mode="static", chat_files=[f"pkg{r}/mod{(n * 5) % MODULES}.py"], tokens=512)
+                    foreign.extend(f.path for f in result.files if not f.path.startswith(f"pkg{r}/"))
+        except BaseException as exc:  # noqa: BLE001 - any error fails the test below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(r,)) for r in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert not errors, errors[:3]
+    assert not foreign, foreign[:5]

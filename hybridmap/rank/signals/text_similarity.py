@@ -22,6 +22,7 @@ word counted once; a test checks the two agree.
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
@@ -154,16 +155,22 @@ _MODELS: weakref.WeakKeyDictionary[RepoGraph, LexicalModel] = weakref.WeakKeyDic
 _ANSWERS: weakref.WeakKeyDictionary[RepoGraph, tuple[object, list[tuple[int, float]]]] = weakref.WeakKeyDictionary()
 
 
+#: The vocabulary and the vectors are the process's (two maps share words): maps built in two
+#: threads at once (two repositories, each its own lock) take turns here.
+_LOCK = threading.Lock()
+
+
 def model_for(graph: RepoGraph, tags: Mapping[str, FileTags]) -> LexicalModel:
     """The graph's lexical model, built from ``tags`` (the graph's own) the first time."""
-    model = _MODELS.get(graph)
-    if model is None:
-        vectors = [_vector_of(path, tags.get(path)) for path in graph.files]
-        model = _MODELS[graph] = LexicalModel.of(vectors, len(_VOCABULARY))
-        live = set(graph.files)
-        for path in [p for p in _VECTORS if p not in live]:  # only the current files' words are kept
-            del _VECTORS[path]
-    return model
+    with _LOCK:
+        model = _MODELS.get(graph)
+        if model is None:
+            vectors = [_vector_of(path, tags.get(path)) for path in graph.files]
+            model = _MODELS[graph] = LexicalModel.of(vectors, len(_VOCABULARY))
+            live = set(graph.files)
+            for path in [p for p in _VECTORS if p not in live]:  # only the current files' words are kept
+                del _VECTORS[path]
+        return model
 
 
 def _boost(ctx: RankContext) -> float:
@@ -200,7 +207,9 @@ class TextSimilarity(Signal):
         sources = dict.fromkeys((*ctx.chat, *ctx.edited))
         named = [p for ident in ctx.idents for p in name_parts(ident) if len(p) >= MIN_WORD]
         named += ctx.message_words
-        query = np.union1d(_VOCABULARY.known(named), np.concatenate([_NONE, *(model.words_of(fi) for fi in sources)]))
+        with _LOCK:
+            named_ids = _VOCABULARY.known(named)
+        query = np.union1d(named_ids, np.concatenate([_NONE, *(model.words_of(fi) for fi in sources)]))
         scores = model.scores(query, ctx.n)
         for fi in ctx.chat:  # the model has them; an edited file it may not, and it reads like itself
             scores[fi] = 0.0
