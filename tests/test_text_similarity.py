@@ -101,3 +101,26 @@ def test_word_counts_are_the_words_counted(text: str) -> None:
     from hybridmap.lexical import word_counts, words
 
     assert word_counts(text) == Counter(words(text))
+
+
+def test_file_words_are_the_words_of_its_names_signatures_and_docs() -> None:
+    """Names are counted before they are split (the fast path); the same words as one pass over
+    the path, the names, the used names, the signatures and the doc lines."""
+    from hybridmap.evaluate.definitions import parse_source
+    from hybridmap.languages import LanguageRegistry
+    from hybridmap.lexical import word_counts
+    from hybridmap.rank.signals.text_similarity import file_words
+    from hybridmap.settings import Settings
+
+    source = (
+        b"from typing import Any\n\nclass HTTPServerConfig:\n    '''Where the server listens.'''\n\n"
+        b"    def bind_address(self, host: str, port_number: int) -> Any:\n"
+        b"        '''Bind to host:port.'''\n        return make_socket(host, port_number, self.bind_address)\n"
+    )
+    tags = parse_source(LanguageRegistry.load(), Settings(), "net/server_config.py", source)
+    symbols = tags.symbols
+    parts = ["net/server_config.py", *(s.name for s in symbols), *tags.ref_names]
+    parts += [*(s.signature for s in symbols), *(s.doc for s in symbols)]
+    joined = "\n".join(parts)
+    assert file_words("net/server_config.py", tags) == word_counts(joined)
+    assert file_words("net/server_config.py", tags)["bind"] >= 3
