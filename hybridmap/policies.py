@@ -38,6 +38,7 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 import re
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -139,6 +140,21 @@ def python_modules(paths: Iterable[str]) -> frozenset[str]:
     return frozenset(out)
 
 
+#: The last file set's modules: a hybrid map merges again whenever a server answers, and the
+#: suffixes of 100,000 paths cost about a second; the file set changes far less often.
+_LAST_MODULES: list[tuple[frozenset[str], frozenset[str]]] = []
+_MODULES_LOCK = threading.Lock()
+
+
+def _modules_of(paths: frozenset[str]) -> frozenset[str]:
+    with _MODULES_LOCK:
+        if _LAST_MODULES and _LAST_MODULES[0][0] == paths:
+            return _LAST_MODULES[0][1]
+        modules = python_modules(paths)
+        _LAST_MODULES[:] = [(paths, modules)]
+        return modules
+
+
 def external_imports(resolved: Mapping[Pair, Mapping[str, str]], repo: _Repo) -> ResolvedEdges:
     """Python uses of a name the file imports from a module that is not in the repository
     (``from typing import Any``): no name-matched edge to a repository file that happens to
@@ -146,7 +162,7 @@ def external_imports(resolved: Mapping[Pair, Mapping[str, str]], repo: _Repo) ->
     importing = {path: f.imports for path, f in repo.facts.items() if f.imports}
     if not importing:
         return {}
-    modules = python_modules(repo.tags)
+    modules = _modules_of(frozenset(repo.tags))
     defined = frozenset().union(*(f.names for f in repo.facts.values()))
     out: ResolvedEdges = {}
     for path, imports in importing.items():
