@@ -17,7 +17,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from ..boundaries import inside
 from .landlock import FsAccess, Ruleset
 
 _READ = FsAccess.READ_FILE | FsAccess.READ_DIR
@@ -117,7 +119,7 @@ def _real(path: str) -> str | None:
 
 
 def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
+    return inside(Path(root), Path(path))  # both resolved by the callers
 
 
 def _carve(root: str, protected: list[str], access: FsAccess) -> Iterator[tuple[str, FsAccess]]:

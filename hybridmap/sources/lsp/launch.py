@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...boundaries import absolute_path_entries
+from ...boundaries import absolute_path_entries, inside
 from ...git import git_config_environment
 from .config import ServerConfig
 
@@ -109,18 +109,15 @@ def outside_repository(environ: Mapping[str, str] | None, repository: Path) -> d
     passed-through variables of :data:`ENV_ALLOWLIST` naming a place inside it (a virtualenv
     activated from the repository: jedi and pylsp run ``$VIRTUAL_ENV/bin/python``)."""
     env = dict(os.environ if environ is None else environ)
-    root = os.path.realpath(repository)
+    root = Path(os.path.realpath(repository))
 
-    def inside(value: str) -> bool:
-        if not os.path.isabs(value):
-            return False
-        real = os.path.realpath(value)
-        return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+    def within(value: str) -> bool:
+        return os.path.isabs(value) and inside(root, Path(os.path.realpath(value)))
 
     if "PATH" in env:
-        env["PATH"] = os.pathsep.join(e for e in env["PATH"].split(os.pathsep) if not inside(e))
+        env["PATH"] = os.pathsep.join(e for e in env["PATH"].split(os.pathsep) if not within(e))
     for name in ENV_ALLOWLIST:
-        if name != "PATH" and name in env and any(inside(v) for v in env[name].split(os.pathsep) if v):
+        if name != "PATH" and name in env and any(within(v) for v in env[name].split(os.pathsep) if v):
             del env[name]
     return env
 
