@@ -21,16 +21,23 @@ import string
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
-#: One word of source text: an acronym, a capitalised or lowercase word, digits, or a run of
-#: other letters (as :data:`hybridmap.search._PART`, over whole texts).
-_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+|[^\W0-9A-Za-z_]+")
+#: One word of source text or of a name: an acronym (``HTTP`` in ``HTTPServer``), a capitalised
+#: or lowercase word, digits, or a run of other letters (no case to split on). The symbol search
+#: splits names with it too (:func:`hybridmap.search.name_parts`).
+WORD_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+|[^\W0-9A-Za-z_]+")
 #: Shorter words (``x``, ``i``, ``s`` of ``items``' plural) say nothing about what a file is about.
 MIN_WORD = 2
 
 
+@functools.lru_cache(maxsize=65_536)
+def name_words(name: str) -> tuple[str, ...]:
+    """The words of one name (or of any text without punctuation), lowercased, the short ones left out."""
+    return tuple(w.lower() for w in WORD_PART.findall(name) if len(w) >= MIN_WORD)
+
+
 def words(text: str) -> list[str]:
     """The words of ``text`` (see the module docstring), in order, repeated as often as they occur."""
-    return [w.lower() for w in _WORD.findall(text) if len(w) >= MIN_WORD]
+    return [w.lower() for w in WORD_PART.findall(text) if len(w) >= MIN_WORD]
 
 
 def word_counts(text: str) -> Counter[str]:
@@ -41,7 +48,7 @@ def word_counts(text: str) -> Counter[str]:
     out: Counter[str] = Counter()
     pieces = text.encode("utf-8", "surrogatepass").translate(_CUT).split()
     for piece, times in Counter(pieces).items():
-        for word in _pieces(piece):
+        for word in name_words(piece.decode("utf-8", "surrogatepass")):
             out[word] += times
     return out
 
@@ -49,12 +56,6 @@ def word_counts(text: str) -> Counter[str]:
 #: ASCII punctuation (the underscore too) and white space become spaces (bytes: a 256-entry
 #: table; a ``str.translate`` mapping looked each character up in a dict, as slow as the regex).
 _CUT = bytes(b if chr(b) not in string.punctuation + string.whitespace else 32 for b in range(256))
-
-
-@functools.lru_cache(maxsize=65_536)
-def _pieces(piece: bytes) -> tuple[str, ...]:
-    text = piece.decode("utf-8", "surrogatepass")
-    return tuple(w.lower() for w in _WORD.findall(text) if len(w) >= MIN_WORD)
 
 
 class Bm25Files:

@@ -47,6 +47,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypedDict
 
+from .lexical import WORD_PART
 from .model import FileTags, Symbol
 from .sanitize import escape_path, safe_line
 
@@ -75,15 +76,12 @@ TYPO_CHECKS = 200
 #: subsequence of half the names, and scoring each costs ~50 µs.
 SCAN_ROWS = 2_000
 
-#: One word of a name: an acronym (``HTTP`` in ``HTTPServer``), a capitalised or lowercase
-#: word, digits, or a run of other letters (no case to split on).
-_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+|[^\W0-9A-Za-z_]+")
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)(/|$)|(^|/)test_[^/]*$|_test\.[a-z]+$")
 
 
 @functools.lru_cache(maxsize=65_536)
 def _parts(text: str) -> tuple[str, ...]:
-    return tuple(p.lower() for p in _PART.findall(text))
+    return tuple(p.lower() for p in WORD_PART.findall(text))
 
 
 def name_parts(text: str) -> list[str]:

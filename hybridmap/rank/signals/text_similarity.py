@@ -5,7 +5,7 @@ about the same thing (the same names, the same words) is often what changes next
 reference between them: BM25 over file texts ranked the first changed file higher than the map
 did on held-out repositories (issue 24). Here each file's words are its identifiers as the
 tags hold them (defined names and used names, each occurrence, split into parts by
-:func:`hybridmap.search.name_parts`), the words of its definitions' signatures and doc lines,
+:func:`hybridmap.lexical.name_words`), the words of its definitions' signatures and doc lines,
 and the parts of its path; the query is the words of the chat and edited files, the
 identifiers the user named and the words of the user's message. The ``text_similarity_files`` best
 files (chat files excepted) get ``text_similarity_personalization`` of teleport, and their
@@ -32,9 +32,8 @@ from typing import ClassVar
 import numpy as np
 
 from ...graph import RepoGraph
-from ...lexical import word_counts
+from ...lexical import name_words, word_counts
 from ...model import FileTags
-from ...search import name_parts
 from ..context import FileFactor, Mass, RankContext, Signal
 
 #: Okapi BM25's constants, as SQLite FTS5's ``bm25()`` has them.
@@ -44,8 +43,6 @@ B = 0.75
 MIN_IDF = 1e-6
 #: The reason a lifted file gives.
 WHY = "reads like the chat files or the request"
-#: Words shorter than this (``x``, ``i``, a plural's ``s``) say nothing of what a file is about.
-MIN_WORD = 2
 
 
 def file_words(path: str, tags: FileTags | None) -> Counter[str]:
@@ -60,9 +57,8 @@ def file_words(path: str, tags: FileTags | None) -> Counter[str]:
     names.update(s.name for s in symbols)
     counts = word_counts("\n".join((path, *(s.signature for s in symbols), *(s.doc for s in symbols))))
     for name, times in names.items():
-        for part in name_parts(name):
-            if len(part) >= MIN_WORD:
-                counts[part] += times
+        for part in name_words(name):
+            counts[part] += times
     return counts
 
 
@@ -209,7 +205,7 @@ class TextSimilarity(Signal):
         settings = ctx.settings
         model = model_for(ctx.graph, ctx.tags)
         sources = dict.fromkeys((*ctx.chat, *ctx.edited))
-        named = [p for ident in ctx.idents for p in name_parts(ident) if len(p) >= MIN_WORD]
+        named = [p for ident in ctx.idents for p in name_words(ident)]
         named += ctx.message_words
         with _LOCK:
             named_ids = _VOCABULARY.known(named)
