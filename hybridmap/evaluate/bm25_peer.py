@@ -10,7 +10,8 @@ best match the task's words, chat files left out (a map never lists them either)
 A list of file paths, no definitions: what it is scored on is where the right files are. The
 same list answers every budget (it costs a few hundred tokens; a budget smaller than that keeps
 the files that fit). The index (SQLite FTS5's ``bm25()``, :class:`~hybridmap.lexical.Bm25Files`)
-lives for the whole run: a file unchanged between two checkouts is not read again.
+lives for the whole run: a file unchanged between two checkouts is read (its hash says so) but
+not split or indexed again.
 """
 
 from __future__ import annotations
@@ -48,17 +49,18 @@ class Bm25Peer:
 
     def _refresh(self, root: Path, files: Sequence[str]) -> None:
         self._index.keep_only(files)
-        self._words = {}
+        held, self._words = self._words, {}
         for path in files:
             read = read_source(root, path, self._settings)
             if read.status is not FileStatus.OK:
                 self._index.remove(path)
                 continue
+            if self._index.key(path) == read.sha256 and path in held:
+                self._words[path] = held[path]  # unchanged since the last checkout
+                continue
             file_words = words(read.data.decode("utf-8", "replace"))
             self._words[path] = file_words
-            key = read.sha256
-            if self._index.key(path) != key:
-                self._index.put(path, file_words, key)
+            self._index.put(path, file_words, read.sha256)
 
     def _query(self, task: Task) -> list[str]:
         if task.kind == "co-edit":
