@@ -242,7 +242,16 @@ def test_jdtls_leaves_the_repository_as_it_was(tmp_path: Path) -> None:
     (root / ".project").write_text(
         '<?xml version="1.0" encoding="UTF-8"?>\n<projectDescription>\n\t<name>fixture</name>\n'
         "\t<comment></comment>\n\t<projects>\n\t</projects>\n\t<buildSpec>\n\t</buildSpec>\n"
-        "\t<natures>\n\t</natures>\n</projectDescription>\n"
+        "\t<natures>\n\t\t<nature>org.eclipse.jdt.core.javanature</nature>\n\t</natures>\n"
+        "</projectDescription>\n"
+    )
+    # A Java nature and a classpath make jdtls import it as an Eclipse project: on e3cb94e (no
+    # sandbox) it then rewrote the tracked .project (`git status` showed " M .project").
+    (root / ".classpath").write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<classpath>\n'
+        '\t<classpathentry kind="src" path="src"/>\n'
+        '\t<classpathentry kind="con" path="org.eclipse.jdt.launching.JRE_CONTAINER"/>\n'
+        '\t<classpathentry kind="output" path="bin"/>\n</classpath>\n'
     )
     for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "p"]):
         subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
