@@ -222,7 +222,10 @@ class _RepoCore:
 
         self._live.dirty.clear()
         self._live.never_read = False
-        return await asyncio.to_thread(index)
+        snapshot = await asyncio.to_thread(index)
+        if self._changes.added or self._changes.removed:
+            self._live.listing_moved()
+        return snapshot
 
     async def _map_locked(
         self, request: MapRequest, build: BuildRequest, snapshot: Snapshot, started: float
@@ -483,11 +486,14 @@ class AsyncRepoMap(_RepoCore):
         where = "" if cwd in ("", ".") else self._relative(cwd, "cwd")
         return await asyncio.to_thread(agent_notes, self.root, where, self.settings)
 
-    async def dead_code(self, *, mode: Mode = "hybrid", server_wait: float = 0.0) -> DeadCode:
+    async def dead_code(
+        self, *, mode: Mode = "hybrid", server_wait: float = 0.0, progress: Progress | None = None
+    ) -> DeadCode:
         """Definitions nothing uses (``dead``) or only tests use (``test-only``), exported API
         left out (:mod:`.dead_code`): name-matched, then in hybrid mode checked by the ready
         servers' references (``resolved``, or ``refuted``); ``server_wait`` > 0 starts the
-        servers first and waits that long for them to be ready (:mod:`.dead_servers`)."""
+        servers first and waits that long for them to be ready (:mod:`.dead_servers`).
+        ``progress(phase, done, total)`` is called (on this loop) as servers answer."""
         _lookup_mode(mode, server_wait)
         snapshot = await self._looked_up()
         base = self._base.view(snapshot)
@@ -495,14 +501,17 @@ class AsyncRepoMap(_RepoCore):
         lsp = self._lsp
         if mode == "static" or lsp is None or not found.definitions:
             return found
-        return await confirm_with_servers(found, base.tags, lsp, snapshot, base, server_wait, self.settings)
+        return await confirm_with_servers(found, base.tags, lsp, snapshot, base, server_wait, self.settings, progress)
 
-    async def clones(self, threshold: float | None = None) -> tuple[CloneGroup, ...]:
+    async def clones(
+        self, threshold: float | None = None, *, progress: Progress | None = None
+    ) -> tuple[CloneGroup, ...]:
         """Groups of near-duplicate functions by syntax shape (``clone_similarity`` when
-        ``threshold`` is None; :mod:`.clones`)."""
+        ``threshold`` is None; :mod:`.clones`); ``progress(phase, done, total)`` is called from
+        a worker thread as files are read."""
         snapshot = await self._looked_up()
         tags, languages = self._base.view(snapshot).tags, snapshot.languages
-        return await asyncio.to_thread(self._lookups.clones, tags, languages, self.registry, threshold)
+        return await asyncio.to_thread(self._lookups.clones, tags, languages, self.registry, threshold, progress)
 
     def file_edited(self, path: str) -> None:
         """The agent edited ``path``: it weighs in later maps (``edited_file_personalization``)
@@ -573,7 +582,8 @@ class AsyncRepoMap(_RepoCore):
                 snapshot = await self._refresh()
                 moved = self._changes.touched  # a new directory's files, not only what was watched
                 await self._tell_sources(snapshot)
-        self._live.hub.publish(LiveEvent("files_changed", tuple(sorted(paths | moved))))
+        if paths or moved:  # an empty batch is the watcher's re-read after it moved: often nothing
+            self._live.hub.publish(LiveEvent("files_changed", tuple(sorted(paths | moved))))
 
     def _watched_directories(self) -> frozenset[str]:
         """The directories of the listed files (and their parents): what the watch covers."""
@@ -625,6 +635,11 @@ class _LiveState:
         if self._watcher is not None:
             await self._watcher.aclose()
             self._watcher = None
+
+    def listing_moved(self) -> None:
+        """A re-read added or removed files: the watch re-checks which directories it covers."""
+        if self._watcher is not None:
+            self._watcher.listing_moved()
 
     def mapped(self, versions: tuple[tuple[str, int], ...]) -> None:
         """A hybrid map was built with these source versions: improvements are counted from here."""

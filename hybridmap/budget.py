@@ -1,10 +1,11 @@
 """How many tokens a map may use when the request does not say, and never more than the user allows.
 
 An explicit budget wins over the defaults. Otherwise the conversation's length decides (SoulForge's
-curve: a long conversation leaves less room, so the map shrinks in steps), or ``map_tokens``
-when the length is not given; and a request with no chat file gets its budget multiplied
-(Aider's ``map_mul_no_files``: with nothing being edited, the map is all the model has),
-capped. Whatever the result, it is at most ``max_tokens_ceiling``: the MCP tools' ``tokens`` is
+curve: a long conversation leaves less room, so the map shrinks in steps), whether or not a file
+is being edited: the caller said how much room is left, and a multiplier must not give back what
+the curve took away. When the length is not given, ``map_tokens``; a request with no chat file
+then gets it multiplied (Aider's ``map_mul_no_files``: with nothing being edited, the map is all
+the model has), capped. Whatever the result, it is at most ``max_tokens_ceiling``: the MCP tools' ``tokens`` is
 the model's choice, and the budget settings may come from the repository. Every number is a
 setting (``docs/configuration.md``, "budget").
 """
@@ -28,7 +29,9 @@ def requested_budget(explicit: int | None, conversation_tokens: int | None, has_
     curve gives."""
     if explicit is not None:
         return explicit
-    budget = settings.map_tokens if conversation_tokens is None else conversation_budget(conversation_tokens, settings)
+    if conversation_tokens is not None:
+        return conversation_budget(conversation_tokens, settings)
+    budget = settings.map_tokens
     if not has_chat and settings.no_chat_budget_multiplier > 1:
         raised = min(int(budget * settings.no_chat_budget_multiplier), settings.no_chat_budget_max)
         budget = max(budget, raised)

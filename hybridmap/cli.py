@@ -138,7 +138,8 @@ def _request_options(command: Any) -> Any:
                 "--tokens",
                 type=click.IntRange(min=1),
                 default=None,
-                help="Token budget (default 1024, at most the ceiling).",
+                help="Token budget (default: by --conversation-tokens when given, else the map_tokens "
+                "setting, 1024, times 8 up to 8192 when no --chat file is given; never above the ceiling).",
             ),
             click.option(
                 "--max-tokens-ceiling",
@@ -170,7 +171,8 @@ def _session_options(command: Any) -> Any:
                 type=click.IntRange(min=0),
                 default=None,
                 metavar="N",
-                help="How long the conversation is: without --tokens, a longer one gets a smaller map.",
+                help="How long the conversation is: without --tokens it sets the budget (by default 2500, 2000, "
+                "1500 tokens from 0, 50k, 100k), with or without --chat.",
             ),
             click.option("--edited", multiple=True, metavar="PATH", help="A file the agent edited (repeatable)."),
             click.option("--read", multiple=True, metavar="PATH", help="A file the agent read (repeatable)."),
@@ -569,14 +571,20 @@ main.add_command(eval_command)
 @click.argument("root", default=".", type=click.Path(file_okay=False, path_type=str))
 @_cache_options
 @click.option("--no-watch", is_flag=True, help="Do not watch ROOT (edits are then seen at the next map).")
-def mcp_command(root: str, cache_dir: str | None, no_cache: bool, no_watch: bool) -> None:
-    """Serve ROOT's map to an agent over MCP on stdin/stdout (needs hybridmap[mcp]). ROOT is
+@click.option(
+    "--output-schemas",
+    is_flag=True,
+    help="List each tool's output schema (for clients that validate results; the structured "
+    "results are the same without it, and the tool list costs about 1.6x the tokens).",
+)
+def mcp_command(root: str, cache_dir: str | None, no_cache: bool, no_watch: bool, output_schemas: bool) -> None:
+    """Serve ROOT's map to an agent over MCP on stdin/stdout (needs the mcp extra). ROOT is
     watched: a saved edit is re-read at once, and clients are told the map changed. Ends when the
     client closes stdin, or on SIGTERM, SIGHUP or SIGINT (exit 128 + the signal: 143, 129, 130),
     after stopping its language servers."""
     from .mcp import main as serve_mcp  # the SDK is imported only here
 
-    serve_mcp(root, _cache_overrides(cache_dir, no_cache), watch=not no_watch)
+    serve_mcp(root, _cache_overrides(cache_dir, no_cache), watch=not no_watch, output_schemas=output_schemas)
 
 
 def _add_tool_commands() -> None:

@@ -24,6 +24,7 @@ from .model import FileStatus, FileTags
 from .sanitize import escape_path, safe_line
 from .settings import Settings
 from .walk import read_source
+from .workspace import Progress
 
 FUNCTION_KINDS = frozenset({"function", "method", "constructor"})
 SHINGLE = 5
@@ -95,10 +96,15 @@ def function_shapes(
     languages: Mapping[str, str],
     registry: LanguageRegistry,
     settings: Settings,
+    progress: Progress | None = None,
 ) -> list[tuple[CloneMember, list[str]]]:
-    """(function, shape) of every function long enough, file by file."""
+    """(function, shape) of every function long enough, file by file (``progress("clones",
+    files done, files)`` after each file: this re-parses the repository)."""
     out: list[tuple[CloneMember, list[str]]] = []
-    for path in sorted(tags):
+    paths = sorted(tags)
+    for done, path in enumerate(paths):
+        if progress is not None:
+            progress("clones", done, len(paths))
         wanted = [
             s
             for s in tags[path].symbols
@@ -119,6 +125,8 @@ def function_shapes(
             shape = _shape(node)
             if len(shape) >= MIN_SHAPE_NODES:
                 out.append((CloneMember(path, sym.name, sym.name_line + 1, sp.end_line + 1), shape))
+    if progress is not None:
+        progress("clones", len(paths), len(paths))
     return out
 
 

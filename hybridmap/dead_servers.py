@@ -36,6 +36,7 @@ from .dead_code import DeadCode, DeadDefinition, is_test_path
 from .errors import ServerError
 from .model import Diagnostic, FileTags, Symbol
 from .settings import Settings
+from .workspace import Progress
 
 if TYPE_CHECKING:
     from .sources.base import SourceView
@@ -66,6 +67,7 @@ async def confirm_with_servers(
     base: SourceView,
     wait: float,
     settings: Settings,
+    progress: Progress | None = None,
 ) -> DeadCode:
     """``found`` with each candidate a ready server answered for marked ``resolved`` (or moved
     to ``refuted``); ``wait`` > 0 starts the servers and waits up to that long for them first."""
@@ -84,7 +86,7 @@ async def confirm_with_servers(
     beyond = asks[settings.dead_server_checks :]
     asks = asks[: settings.dead_server_checks]
     files = RepositoryFiles(snapshot.root, settings, snapshot)
-    verdicts = await _ask_all(asks, found.definitions, lsp, files, settings)
+    verdicts = await _ask_all(asks, found.definitions, lsp, files, settings, progress)
     notes = _notes(asks, verdicts, len(beyond), settings)
     return _apply(found, asks, verdicts, notes)
 
@@ -95,10 +97,19 @@ async def _ask_all(
     lsp: LspSource,
     files: RepositoryFiles,
     settings: Settings,
+    progress: Progress | None = None,
 ) -> dict[int, _Verdict]:
-    """Every question, ``lsp_concurrency`` at a time, within ``dead_server_timeout`` in all."""
+    """Every question, ``lsp_concurrency`` at a time, within ``dead_server_timeout`` in all
+    (``progress("references", answered, questions)`` as answers come)."""
     deadline = time.monotonic() + settings.dead_server_timeout
     gate = asyncio.Semaphore(settings.lsp_concurrency)
+    answered = 0
+
+    def told() -> None:
+        nonlocal answered
+        answered += 1
+        if progress is not None:
+            progress("references", answered, len(asks))
 
     async def one(index: int, session: LspSession, symbol: Symbol) -> tuple[int, _Verdict]:
         async with gate:
@@ -106,7 +117,10 @@ async def _ask_all(
             if left <= 0:
                 return index, _Verdict(None, "timeout")
             entry = definitions[index]
-            return index, await _ask(session, lsp, files, entry.path, symbol, min(left, session.config.timeout))
+            try:
+                return index, await _ask(session, lsp, files, entry.path, symbol, min(left, session.config.timeout))
+            finally:
+                told()
 
     tasks = [asyncio.ensure_future(one(*ask)) for ask in asks]
     if not tasks:

@@ -104,8 +104,11 @@ class Watcher:
     Never recursively: ``directories()`` names the directories to watch (those of the listed
     files, none reached through a symlink), each watched alone. A recursive watch follows
     symlinked directories, and one symlink to ``/`` in a repository made it walk the whole file
-    system in the event loop (measured: the process hung). When a batch brings new directories
-    the watch is set up again with them.
+    system in the event loop (measured: the process hung). When the listing's directories move
+    (a batch brings new ones, or the map re-read the tree for its own reasons: its first map,
+    say, after a watch started on an empty listing) the watch is set up again with them, and once
+    that watch is in place ``on_batch(frozenset())`` asks for one re-read, so what was written
+    while no watch covered its directory is seen too.
     """
 
     def __init__(
@@ -121,6 +124,7 @@ class Watcher:
         self._directories = directories
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
+        self._listing_moved = asyncio.Event()
         self.ready = asyncio.Event()
         """Set once the watch is in place (an edit before it may be missed)."""
         self.error: str | None = None
@@ -133,6 +137,10 @@ class Watcher:
     def start(self) -> None:
         if self._task is None:
             self._task = asyncio.create_task(self._run(), name="hybridmap-watch")
+
+    def listing_moved(self) -> None:
+        """The map re-read the tree and files came or went: re-check the watched directories."""
+        self._listing_moved.set()
 
     async def aclose(self) -> None:
         self._stop.set()
@@ -156,22 +164,27 @@ class Watcher:
 
     async def _run(self) -> None:
         try:
+            rewatch = False
             while not self._stop.is_set():
+                self._listing_moved.clear()
                 watched = self._directories()
-                await self._watch(self._real_directories(), watched)
+                await self._watch(self._real_directories(), watched, rescan=rewatch)
+                rewatch = True
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - inotify limits, a root removed: said by the map, watch stops
             self.error = f"watching stopped: {type(exc).__name__}: {exc}"
             log.warning("%s", self.error)
 
-    async def _watch(self, paths: list[str], watched: frozenset[str]) -> None:
-        """One watch of ``paths`` until a batch brings directories not in ``watched``."""
+    async def _watch(self, paths: list[str], watched: frozenset[str], *, rescan: bool) -> None:
+        """One watch of ``paths`` until the listing has directories not in ``watched``; with
+        ``rescan``, one re-read once it is in place (the gap since the last watch)."""
         from watchfiles import awatch  # imported here: one-shot maps never load it
 
         pending: set[str] = set()
         batches: asyncio.Queue[set[str]] = asyncio.Queue()
         done_watching = asyncio.Event()
+        in_place = asyncio.Event()
 
         async def read_events() -> None:
             # step: watchfiles' own wait for a burst's next event (ms); our debounce comes after. The
@@ -186,27 +199,38 @@ class Watcher:
                 yield_on_timeout=True,
                 recursive=False,
             ):
-                if not self.ready.is_set():
-                    self.ready.set()
+                in_place.set()
                 batch = {rel for _, path in changes if (rel := self._relative(path)) is not None}
                 if batch:
                     batches.put_nowait(batch)
 
         reader = asyncio.create_task(read_events())
         get: asyncio.Future[set[str]] | None = None
+        moved: asyncio.Future[Literal[True]] | None = None
         try:
-            await self._until_ready(reader)
+            await self._until(in_place, reader)
+            self.ready.set()
+            if rescan:
+                await self._on_batch(frozenset())
             while not reader.done():
+                if self._listing_moved.is_set():
+                    self._listing_moved.clear()
+                    if self._directories() != watched:
+                        return  # new directories: watch again with them
                 get = asyncio.ensure_future(batches.get())
+                moved = asyncio.ensure_future(self._listing_moved.wait())
                 done, _ = await asyncio.wait(
-                    {get, reader},
+                    {get, reader, moved},
                     timeout=None if not pending else self._debounce,
                     return_when=asyncio.FIRST_COMPLETED,
                 )
-                if get in done:
+                moved.cancel()
+                if get.done():
                     pending |= get.result()
                     continue
                 get.cancel()
+                if moved in done:
+                    continue  # the directories are compared at the top
                 if pending:
                     ready, pending = frozenset(pending), set()
                     await self._on_batch(ready)
@@ -215,15 +239,17 @@ class Watcher:
             reader.result()  # re-raise what stopped it
         finally:
             done_watching.set()
-            if get is not None:
-                get.cancel()
+            for future in (get, moved):
+                if future is not None:
+                    future.cancel()
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await reader
 
-    async def _until_ready(self, reader: asyncio.Task[None]) -> None:
+    @staticmethod
+    async def _until(in_place: asyncio.Event, reader: asyncio.Task[None]) -> None:
         # awatch yields on its first timeout (yield_on_timeout) or change, after the watch is set up.
-        ready = asyncio.ensure_future(self.ready.wait())
+        ready = asyncio.ensure_future(in_place.wait())
         await asyncio.wait({ready, reader}, return_when=asyncio.FIRST_COMPLETED)
         ready.cancel()
 

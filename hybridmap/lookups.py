@@ -18,7 +18,7 @@ from .languages import LanguageRegistry
 from .model import FileTags
 from .search import SymbolIndex, SymbolSearch
 from .settings import Settings
-from .workspace import Snapshot
+from .workspace import Progress, Snapshot
 
 
 class Lookups:
@@ -58,8 +58,9 @@ class Lookups:
         languages: Mapping[str, str],
         registry: LanguageRegistry,
         threshold: float | None,
+        progress: Progress | None = None,
     ) -> tuple[CloneGroup, ...]:
-        shapes = function_shapes(self.root, tags, languages, registry, self.settings)
+        shapes = function_shapes(self.root, tags, languages, registry, self.settings, progress)
         return find_clones(shapes, self.settings.clone_similarity if threshold is None else threshold)
 
     def close(self) -> None:

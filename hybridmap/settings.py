@@ -58,9 +58,10 @@ class IndexSettings:
     """Budget from ``conversation_budget_long_at`` conversation tokens on."""
     conversation_budget_long_at: int = 100_000
     no_chat_budget_multiplier: float = 8.0
-    """A request with no chat file and no explicit budget gets its budget (the default or the
-    conversation's) times this (Aider's ``map_mul_no_files``): with nothing being edited, the map
-    is all the model knows of the repository. 1 = off."""
+    """A request with no chat file, no explicit budget and no conversation length gets
+    ``map_tokens`` times this (Aider's ``map_mul_no_files``): with nothing being edited, the map
+    is all the model knows of the repository. A conversation's length, when given, decides
+    alone. 1 = off."""
     no_chat_budget_max: int = 8_192
     """The most ``no_chat_budget_multiplier`` may raise a budget to."""
     max_tokens_ceiling: int = 32_768

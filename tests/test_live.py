@@ -58,10 +58,12 @@ def test_budget_curve_multiplier_and_explicit_budget() -> None:
     assert budget_for(700, 200_000, False, settings) == 700  # an explicit budget always wins
     assert budget_for(None, None, True, settings) == settings.map_tokens
     assert budget_for(None, None, False, settings) == 8_192  # 1,024 x 8, at the cap
-    assert budget_for(None, 60_000, False, settings) == 8_192  # 2,000 x 8 = 16,000, capped
+    # A conversation's length decides alone: no multiplier gives back what the curve took away.
+    assert budget_for(None, 60_000, False, settings) == 2_000
     assert budget_for(None, 60_000, True, settings) == 2_000
+    assert budget_for(None, 120_000, False, settings) == 1_500
     no_multiplier = settings.replace(no_chat_budget_multiplier=1.0)
-    assert budget_for(None, 120_000, False, no_multiplier) == 1_500
+    assert budget_for(None, None, False, no_multiplier) == settings.map_tokens
 
 
 def test_map_budget_follows_the_conversation(tmp_path: Path) -> None:
@@ -70,7 +72,8 @@ def test_map_budget_follows_the_conversation(tmp_path: Path) -> None:
         assert repo.map(mode="static", chat_files=["util.py"], conversation_tokens=0).budget == 2_500
         assert repo.map(mode="static", chat_files=["util.py"], conversation_tokens=75_000).budget == 2_000
         assert repo.map(mode="static", chat_files=["util.py"], conversation_tokens=150_000).budget == 1_500
-        assert repo.map(mode="static", conversation_tokens=150_000).budget == 8_192
+        assert repo.map(mode="static", conversation_tokens=150_000).budget == 1_500  # no chat file
+        assert repo.map(mode="static").budget == 8_192  # no chat file, no length: 1,024 x 8
         assert repo.map(mode="static", tokens=300, conversation_tokens=150_000).budget == 300
 
 
@@ -301,6 +304,58 @@ async def test_answers_improved_is_said_after_a_map_that_did_not_wait(tmp_path: 
         assert later.edges.get("lsp", 0) >= 1
 
 
+async def _next_map_with(repo: AsyncRepoMap, events, check, what: str, timeout: float = 20.0):
+    """The first map after a ``files_changed`` event for which ``check(result)`` holds."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        left = deadline - asyncio.get_running_loop().time()
+        assert left > 0, f"never in a map: {what}"
+        await _next_event(events, "files_changed", timeout=left)
+        result = await repo.map(mode="static", tokens=4_000)
+        if check(result):
+            return result
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("order", ["watch_then_map", "map_then_watch"])
+async def test_every_change_under_watch_reaches_the_next_map(tmp_path: Path, order: str) -> None:
+    """Created in an existing directory, edited, renamed, deleted, and created in a directory
+    made after the watch started: each is in the next map. ``watch_then_map`` is the MCP
+    server's order; there, on 48637be, a file created in ``pkg/`` never reached a map (the
+    watch covered only the root, the one directory of the empty listing it started on)."""
+    root = _repo(tmp_path, {**FILES, "pkg/base.py": "def base_entry():\n    pass\n"})
+    async with AsyncRepoMap(root, overrides=_overrides(tmp_path, watch_debounce_ms=100)) as repo:
+        events = repo.events()
+        if order == "watch_then_map":
+            await repo.watch()
+            await repo.map(mode="static", tokens=4_000)
+        else:
+            await repo.map(mode="static", tokens=4_000)
+            await repo.watch()
+
+        write_files(root, {"pkg/created.py": "def created_entry():\n    pass\n"})
+        result = await _next_map_with(repo, events, lambda r: "pkg/created.py" in r.changes.new, "created")
+        assert "created_entry" in result.text
+
+        (root / "pkg" / "created.py").write_text("def edited_entry():\n    pass\n")
+        result = await _next_map_with(repo, events, lambda r: "edited_entry" in r.text, "edited")
+        assert "created_entry" not in result.text
+
+        (root / "pkg" / "created.py").rename(root / "pkg" / "renamed.py")
+        result = await _next_map_with(repo, events, lambda r: "pkg/renamed.py" in r.changes.new, "renamed")
+        assert "pkg/created.py" in result.changes.gone and "pkg/created.py" not in result.text
+
+        (root / "pkg" / "renamed.py").unlink()
+        result = await _next_map_with(repo, events, lambda r: "pkg/renamed.py" in r.changes.gone, "deleted")
+        assert "edited_entry" not in result.text
+
+        write_files(root, {"later/deep/made.py": "def made_entry():\n    pass\n"})
+        await _next_map_with(repo, events, lambda r: "later/deep/made.py" in r.changes.new, "new directory")
+        # The new directory is watched from then on: a second file in it is seen too.
+        write_files(root, {"later/deep/second.py": "def second_entry():\n    pass\n"})
+        await _next_map_with(repo, events, lambda r: "later/deep/second.py" in r.changes.new, "second file")
+
+
 # keep the sync facade honest too: events from another thread's map
 def test_sync_facade_watch_and_callback(tmp_path: Path) -> None:
     root = _repo(tmp_path)
@@ -343,7 +398,7 @@ def test_cli_watch_reprints_on_save_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     import sys
     import time
 
-    root = _repo(tmp_path)
+    root = _repo(tmp_path, {**FILES, "pkg/base.py": "def base_entry():\n    pass\n"})
     config = tmp_path / "xdg" / "hybridmap" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text("watch_debounce_ms = 100\n")
@@ -368,6 +423,16 @@ def test_cli_watch_reprints_on_save_and_stops_on_ctrl_c(tmp_path: Path) -> None:
         second = json.loads(proc.stdout.readline())
         assert second["changes"]["new"] == ["omega.py"] and "omega.py: [NEW]" in second["text"]
         assert "omega.py changed: new map" in proc.stderr.readline()
+        # In a directory that existed before the watch, then renamed, then deleted.
+        write_files(root, {"pkg/inner.py": "def inner_entry():\n    pass\n"})
+        third = json.loads(proc.stdout.readline())
+        assert third["changes"]["new"] == ["pkg/inner.py"] and "inner_entry" in third["text"]
+        (root / "pkg" / "inner.py").rename(root / "pkg" / "moved.py")
+        fourth = json.loads(proc.stdout.readline())
+        assert fourth["changes"]["new"] == ["pkg/moved.py"] and fourth["changes"]["gone"] == ["pkg/inner.py"]
+        (root / "pkg" / "moved.py").unlink()
+        fifth = json.loads(proc.stdout.readline())
+        assert fifth["changes"]["gone"] == ["pkg/moved.py"] and "pkg/moved.py" not in fifth["text"]
         proc.send_signal(signal.SIGINT)
         deadline = time.monotonic() + 30
         while proc.poll() is None and time.monotonic() < deadline:

@@ -97,16 +97,18 @@ def test_every_tool_end_to_end_with_warm_servers(tmp_path: Path) -> None:
         listed = {t.name: t for t in (await session.list_tools()).tools}
         assert set(listed) == TOOLS
         for tool in listed.values():
-            assert tool.title and tool.description and tool.output_schema
-            assert tool.annotations is not None and tool.annotations.destructive_hint is False
+            assert tool.title and tool.description and tool.output_schema is None  # --output-schemas lists them
+            assert tool.annotations is not None and tool.annotations.open_world_hint is False
             # Only record_activity changes anything: the session's weights, never a file.
             assert tool.annotations.read_only_hint is (tool.name != "record_activity")
+            if tool.name == "record_activity":
+                assert tool.annotations.destructive_hint is False and tool.annotations.idempotent_hint is True
             assert tool.input_schema["type"] == "object"
         props = listed["repo_map"].input_schema["properties"]
         assert {"chat_files", "mentioned_files", "mentioned_idents", "message", "tokens", "mode", "server_wait"} <= set(
             props
         )
-        assert props["mode"]["enum"] == ["static", "hybrid"] and props["tokens"]["anyOf"][0]["minimum"] == 1
+        assert props["mode"]["enum"] == ["static", "hybrid"] and props["tokens"]["minimum"] == 1
         assert listed["search_symbols"].input_schema["required"] == ["query"]
 
         first_text, first = await ok(
@@ -269,7 +271,7 @@ def test_missing_sdk_says_what_to_install(tmp_path: Path) -> None:
     code = f"import sys; sys.modules['mcp'] = None\nfrom hybridmap.cli import main\nmain(['mcp', {str(tmp_path)!r}])"
     proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2, proc.stderr
-    assert "install hybridmap[mcp]" in proc.stderr and proc.stdout == ""
+    assert "pip install 'mcp>=2.3,<3'" in proc.stderr and proc.stdout == ""  # hybridmap[mcp] is not on PyPI
 
 
 def test_bad_root_is_one_line_and_exit_2(tmp_path: Path) -> None:
@@ -314,6 +316,7 @@ def test_safe_line_makes_bidi_visible() -> None:
     assert safe_line("a\u202eb") != "a\u202eb"
 
 
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
 def test_session_activity_watch_and_map_updated_notifications(tmp_path: Path) -> None:
     """The agent records what it did; a saved edit is watched, re-read, and the client is told
     (``notifications/resources/updated`` for hybridmap://map); the next map says what changed."""
@@ -342,6 +345,7 @@ def test_session_activity_watch_and_map_updated_notifications(tmp_path: Path) ->
                 ClientSession(read, write, message_handler=on_message) as session,
             ):
                 await session.initialize()
+                await session.subscribe_resource("hybridmap://map")
                 _, first = await ok(session, "repo_map", mode="static", tokens=2000)
                 assert first["changes"]["first"] is True
                 _, activity = await ok(session, "record_activity", edited=["beta.py"], active="alpha.py")
@@ -358,3 +362,180 @@ def test_session_activity_watch_and_map_updated_notifications(tmp_path: Path) ->
                 assert "util.py" in resource.contents[0].text
 
     anyio.run(main)
+
+
+# --- the protocol: subscriptions, strict arguments, a small tool list, progress ----------------
+
+RUBY = {
+    "lib/shapes.rb": "class Shape\n  def area\n    0\n  end\nend\n",
+    "lib/circle.rb": "class Circle < Shape\n  def area\n    3\n  end\nend\n",
+}
+
+
+def _ruby_repo(tmp_path: Path) -> Path:
+    """Ruby: no language server configured, so nothing but the watch changes the map (no
+    ``answers_improved`` while the test counts notifications)."""
+    root = tmp_path / "repo"
+    for rel, body in RUBY.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(body)
+    return root
+
+
+async def _map_until(session: ClientSession, check: Callable[[dict[str, Any]], bool], what: str) -> dict[str, Any]:
+    with anyio.fail_after(30):
+        while True:
+            _, summary = await ok(session, "repo_map", mode="static", tokens=4000)
+            if check(summary):
+                return summary
+            await anyio.sleep(0.3)
+
+
+# The session negotiates 2025-11-25 (the SDK's handshake), where resources/subscribe is the way;
+# the client warns that 2026-07-28 replaced it by subscriptions/listen.
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+def test_subscribers_alone_are_told_once_per_change_and_every_change_is_mapped(tmp_path: Path) -> None:
+    """resources/subscribe is advertised and served; a client that never subscribed hears
+    nothing; a subscriber hears one notification per change (on 48637be: "Method not found",
+    and one unsolicited notification per request the session had made); a file created in an
+    existing directory, renamed, deleted, or in a new directory reaches the next map (on
+    48637be a file created in an existing directory never did under the server's watch)."""
+    root = _ruby_repo(tmp_path)
+    heard: list[float] = []
+    arrived = [anyio.Event()]
+
+    async def on_message(message: Any) -> None:
+        if getattr(message, "method", "") == "notifications/resources/updated":
+            heard.append(time.monotonic())
+            arrived[0].set()
+
+    async def quiet_then_count(before: int) -> int:
+        await anyio.sleep(2.0)  # debounce 100 ms: any second notification would be here by now
+        return len(heard) - before
+
+    async def main() -> None:
+        config = tmp_path / "xdg" / "hybridmap" / "config.toml"
+        config.parent.mkdir(parents=True)
+        config.write_text("watch_debounce_ms = 100\n")
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "hybridmap", "mcp", str(root), "--cache-dir", str(tmp_path / "cache")],
+            env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg")},
+        )
+        with open(tmp_path / "server.log", "a") as errlog:  # noqa: ASYNC230
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write, message_handler=on_message) as session,
+            ):
+                init = await session.initialize()
+                assert init.capabilities.resources is not None and init.capabilities.resources.subscribe is True
+                for _ in range(3):  # several requests: none may turn into a notification
+                    await ok(session, "repo_map", mode="static", tokens=4000)
+                (root / "lib" / "square.rb").write_text("class Square < Shape\nend\n")
+                await _map_until(session, lambda m: "lib/square.rb" in m["changes"]["new"], "unsubscribed")
+                assert await quiet_then_count(0) == 0, "a client that never subscribed was notified"
+
+                await session.subscribe_resource("hybridmap://map")
+                steps: list[tuple[Callable[[], object], Callable[[dict[str, Any]], bool]]] = [
+                    (
+                        lambda: (root / "lib" / "hexagon.rb").write_text("class Hexagon < Shape\nend\n"),
+                        lambda m: "lib/hexagon.rb" in m["changes"]["new"],
+                    ),
+                    (
+                        lambda: (root / "lib" / "hexagon.rb").rename(root / "lib" / "hex.rb"),
+                        lambda m: "lib/hex.rb" in m["changes"]["new"] and "lib/hexagon.rb" in m["changes"]["gone"],
+                    ),
+                    (lambda: (root / "lib" / "hex.rb").unlink(), lambda m: "lib/hex.rb" in m["changes"]["gone"]),
+                    (
+                        lambda: (
+                            (root / "app" / "models").mkdir(parents=True)
+                            or (root / "app" / "models" / "user.rb").write_text("class User\nend\n")
+                        ),
+                        lambda m: "app/models/user.rb" in m["changes"]["new"],
+                    ),
+                ]
+                for change, seen in steps:
+                    before = len(heard)
+                    arrived[0] = anyio.Event()
+                    change()
+                    with anyio.fail_after(30):
+                        await arrived[0].wait()
+                    assert await quiet_then_count(before) == 1, "one change, one notification"
+                    await _map_until(session, seen, "subscribed")
+
+                await session.unsubscribe_resource("hybridmap://map")
+                before = len(heard)
+                (root / "lib" / "circle.rb").write_text("class Circle < Shape\n  def radius\n  end\nend\n")
+                await _map_until(session, lambda m: "lib/circle.rb" in m["changes"]["changed"], "unsubscribed")
+                assert await quiet_then_count(before) == 0, "notified after unsubscribing"
+
+    anyio.run(main)
+
+
+def test_tool_list_is_small_and_arguments_are_strict(tmp_path: Path) -> None:
+    """The whole tool list a host puts in every conversation, in cl100k tokens (7,634 on
+    48637be); every input schema is closed, and an unknown argument is a one-line tool error
+    naming it (on 48637be ``tokenz`` was silently dropped and a default map came back)."""
+    from hybridmap.tokens import make_counter
+
+    root = _ruby_repo(tmp_path)
+    count = make_counter("cl100k_base").count
+
+    async def body(session: ClientSession) -> None:
+        listed = await session.list_tools()
+        assert {t.name for t in listed.tools} == TOOLS
+        document = {"tools": [t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in listed.tools]}
+        tokens = count(json.dumps(document))
+        assert tokens <= 2_500, tokens
+        for tool in listed.tools:
+            assert tool.input_schema.get("additionalProperties") is False, tool.name
+            assert tool.description and "\n" not in tool.description and "  " not in tool.description
+            for name, prop in tool.input_schema.get("properties", {}).items():
+                assert "title" not in prop and "anyOf" not in prop, (tool.name, name, prop)
+        message = await error(session, "repo_map", tokenz=500)
+        assert "unknown argument 'tokenz'" in message and "tokens" in message
+        _, good = await ok(session, "repo_map", mode="static", tokens=500)
+        assert good["budget"] == 500
+
+    run(root, tmp_path, body)
+
+    async def with_schemas() -> None:
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "hybridmap", "mcp", str(root), "--cache-dir", str(tmp_path / "cache"), "--output-schemas"],
+        )
+        with open(tmp_path / "server.log", "a") as errlog:  # noqa: ASYNC230
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                listed = (await session.list_tools()).tools
+                assert all(tool.output_schema for tool in listed)
+                _, summary = await ok(session, "repo_map", mode="static", tokens=500)  # validated by the client
+                assert summary["budget"] == 500
+
+    anyio.run(with_schemas)
+
+
+def test_long_tools_send_progress_when_asked(tmp_path: Path) -> None:
+    """find_clones reads every file again: a client that sends a progress token hears how far
+    it is, in order, before the result (on 48637be: nothing for ~20 s on a large repository)."""
+    root = _ruby_repo(tmp_path)
+    body_text = "".join(f"  x{i} = {i} + a * b - c\n" for i in range(8))
+    for i in range(12):
+        (root / "lib" / f"twin{i}.rb").write_text(f"def twin{i}(a, b, c)\n{body_text}  x0\nend\n")
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    async def body(session: ClientSession) -> None:
+        result = await session.call_tool("find_clones", {"limit": 5}, progress_callback=on_progress)
+        assert not result.is_error, text(result)
+        assert result.structured_content is not None and result.structured_content["total"] >= 1
+        assert seen, "no progress notification"
+        values = [p for p, _, _ in seen]
+        assert values == sorted(values) and seen[-1][0] == seen[-1][1], seen
+        assert all(m and m.startswith("clones: ") for _, _, m in seen), seen
+        plain = await session.call_tool("find_clones", {"limit": 5})  # no token: no progress
+        assert not plain.is_error
+
+    run(root, tmp_path, body)

@@ -13,12 +13,16 @@ from typing import Any
 from ..exits import fail
 
 
-def main(root: str, overrides: dict[str, Any], watch: bool = True) -> None:
+def main(root: str, overrides: dict[str, Any], watch: bool = True, output_schemas: bool = False) -> None:
     """Serve ROOT on stdin/stdout until the client closes; one-line errors on stderr, exit 2."""
     try:
         from .server import serve
     except ImportError as exc:
         if (exc.name or "").split(".")[0] not in ("mcp", "mcp_types", "pydantic"):
             raise
-        fail("the MCP SDK is not installed: install hybridmap[mcp] (pip install 'hybridmap[mcp]')")
-    serve(root, overrides, watch)
+        # Not on PyPI yet: the extra is installed from a checkout (scripts/map does it in its .venv).
+        fail(
+            "the MCP SDK is not installed: pip install 'mcp>=2.3,<3' into this environment "
+            "(or, in a checkout: pip install '.[mcp]')"
+        )
+    serve(root, overrides, watch, output_schemas)

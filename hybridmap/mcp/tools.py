@@ -32,6 +32,7 @@ from ..model import FileTags, MapRequest, MapResult, Mode, ServerReport, Symbol
 from ..sanitize import escape_path, safe_block, safe_line
 from ..search import normalized
 from ..walk import head_reader
+from ..workspace import Progress
 
 REFRESH_TOKENS = 64
 """Budget of the small hybrid map that brings tags and graph up to date before a lookup."""
@@ -195,8 +196,8 @@ class State:
     """(path, 1-based line) -> a server's description of a symbol some map showed."""
     bus: Any = field(default=None)
     """The SDK's subscription bus (2026-07-28 ``subscriptions/listen``); set by the server."""
-    sessions: list[Any] = field(default_factory=list)
-    """Client sessions seen, told ``notifications/resources/updated`` (2025-era clients)."""
+    subscriptions: Any = field(default=None)
+    """Who asked by ``resources/subscribe`` (2025-era clients): :class:`.protocol.Subscriptions`."""
 
     def remember(self, result: MapResult) -> None:
         for f in result.files:
@@ -506,12 +507,17 @@ def _dead_entry(d: DeadJson) -> DeadEntry:
 
 
 async def dead_code(
-    state: State, *, path: str | None = None, limit: int = 100, server_wait: float = 0.0
+    state: State,
+    *,
+    path: str | None = None,
+    limit: int = 100,
+    server_wait: float = 0.0,
+    progress: Progress | None = None,
 ) -> DeadCodeResult:
     """Unused definitions (:mod:`hybridmap.dead_code`), optionally under ``path``; checked by the
     ready language servers' references (:mod:`hybridmap.dead_servers`)."""
     prefix = None if path in (None, "", ".") else relative_path(state.repo.root, path, "path")
-    found = (await state.repo.dead_code(server_wait=server_wait)).to_json()
+    found = (await state.repo.dead_code(server_wait=server_wait, progress=progress)).to_json()
 
     def under(d: DeadJson) -> bool:
         return prefix is None or d["path"] == prefix or d["path"].startswith(prefix + "/")
@@ -549,9 +555,11 @@ class ClonesResult(TypedDict):
     total: int
 
 
-async def find_clones(state: State, *, similarity: float | None = None, limit: int = 20) -> ClonesResult:
+async def find_clones(
+    state: State, *, similarity: float | None = None, limit: int = 20, progress: Progress | None = None
+) -> ClonesResult:
     """Near-duplicate functions (:mod:`hybridmap.clones`), largest groups first."""
-    groups = await state.repo.clones(similarity)
+    groups = await state.repo.clones(similarity, progress=progress)
     out: list[CloneGroupEntry] = []
     for group in groups[:limit]:
         shown = group.to_json()
