@@ -617,7 +617,8 @@ class _LiveState:
 
     @property
     def watching(self) -> bool:
-        return self._watcher is not None and self._watcher.running
+        """A watch is in place (started and ready): only then may a map trust it over a re-read."""
+        return self._watcher is not None and self._watcher.running and self._watcher.ready.is_set()
 
     async def watch(
         self,

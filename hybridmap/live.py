@@ -27,8 +27,11 @@ log = logging.getLogger("hybridmap.live")
 
 LiveEventKind = Literal["files_changed", "answers_improved"]
 
-#: How often an idle watch wakes (ms): the first wake-up also says the watch is in place.
-WATCH_IDLE_MS = 1_000
+#: How often an idle watch wakes (ms): the first wake-up also says the watch is in place, and
+#: until then every map re-reads the tree (a session's first maps, and after each re-watch). At
+#: 1,000 an MCP session's maps in its first second each re-read; a wake-up is one empty batch
+#: from watchfiles' thread, nothing else.
+WATCH_IDLE_MS = 250
 
 #: Events kept per listener that has not read them yet (older ones are dropped first).
 LISTENER_QUEUE = 64

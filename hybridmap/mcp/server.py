@@ -523,19 +523,23 @@ async def _serve(root: str, overrides: dict[str, Any], watch: bool, output_schem
             state = State(repo, bus=InMemorySubscriptionBus())
             server = build_server(state, output_schemas=output_schemas)
             repo.on_event(lambda event: loop.create_task(announce(state, event)))
-            if watch:
-                await repo.watch()
             logging.getLogger("mcp").setLevel(logging.WARNING)  # no per-request chatter; ours is enough
             log.info("serving %s over stdio", safe_line(str(repo.root)))
-            warm = asyncio.create_task(_warm(state))
+            # The protocol first: initialize is answered at once, while the watch is set up (a
+            # watch is in place after its first quiet second) and the first map indexes. Until
+            # the watch is in place every map re-reads, so nothing is missed meanwhile.
             serving = asyncio.create_task(run_stdio(server))
+            background = [asyncio.create_task(_warm(state))]
+            if watch:
+                background.append(asyncio.create_task(repo.watch()))
             try:
                 await asyncio.wait((serving, stop), return_when=asyncio.FIRST_COMPLETED)
             finally:
                 serving.cancel()  # stdin is read on the loop: the transport ends at once
-                warm.cancel()
-                with suppress(asyncio.CancelledError):
-                    await warm
+                for task in background:
+                    task.cancel()
+                    with suppress(asyncio.CancelledError):
+                        await task
                 with suppress(asyncio.CancelledError):
                     await serving  # what broke the session, if it broke, is raised here
             if not stop.done():

@@ -260,6 +260,7 @@ class ServerPool(_Reports):
         slot.starting = asyncio.create_task(self._start(slot, warm_file))
 
     async def _start(self, slot: _Slot, warm_file: Callable[[LspSession], None] | None = None) -> None:
+        await asyncio.to_thread(_prepare_client)
         async with slot.lock:
             if self._closed:
                 return
@@ -287,7 +288,7 @@ class ServerPool(_Reports):
                     where = f"project root {slot.root}" if slot.root else "root"
                     slot.skipped.append(f"{config.name}: none of {list(config.required_root_patterns)} in {where}")
                     continue
-                from .session import LspSession, command_problem, find_command  # pygls: only now
+                from .session import LspSession, command_problem, find_command  # imported by _prepare_client
 
                 if find_command(config.command, environ=self._environ) is None:
                     slot.skipped.append(
@@ -535,6 +536,16 @@ async def _start_over(task: asyncio.Task[None] | None, timeout: float | None) ->
         if not task.cancelled() or (current is not None and current.cancelling()):
             raise  # we are the one being cancelled
     return True
+
+
+def _prepare_client() -> None:
+    """Import the LSP client (pygls, lsprotocol: ~0.5 s) and generate its converters, in a worker
+    thread: done on the event loop at the first server start, it stalled the caller's loop ~0.8 s.
+    Only a map that starts a server pays it; the second call finds everything done."""
+    from . import session  # noqa: F401 - the import is the point
+    from .pygls_adapter import prepare_codec
+
+    prepare_codec()
 
 
 def root_patterns_present(root: Path, patterns: tuple[str, ...]) -> bool:
