@@ -23,7 +23,7 @@ from .compare import DEFAULT_SERVER_WAIT, choose_layout, render_comparison
 from .errors import HybridMapError
 from .evaluate.command import eval_command
 from .exits import EXIT_INTERRUPTED, EXIT_NO_MAP, EXIT_USAGE, fail
-from .model import Diagnostic, MapRequest, MapResult
+from .model import NOT_STARTED_ONE_SHOT, Diagnostic, MapRequest, MapResult
 from .sanitize import escape_path, json_dumps, safe_block, safe_line
 from .settings import load_settings
 
@@ -368,7 +368,21 @@ def map_command(
         return
     result = _one_shot(root, overrides, server_wait, lambda repo: repo.map(request))
     _print_map(result, fmt)
+    _say_servers_not_started(result)
     _fail_if_empty(result.diagnostics)
+
+
+def _say_servers_not_started(result: MapResult) -> None:
+    """One line on stderr when a hybrid one-shot map started no server (its wait was 0): the map
+    is tree-sitter only, and the user may not know why or what to do."""
+    idle = sorted(k for k, v in result.servers.items() if v.detail == NOT_STARTED_ONE_SHOT)
+    if idle:
+        click.echo(
+            f"hybridmap: no language server started for {', '.join(idle)} (a one-shot map with "
+            "--server-wait 0 is tree-sitter only): add --server-wait 30 to use them, or keep a map "
+            "alive (hybridmap mcp, map --watch, the Python API)",
+            err=True,
+        )
 
 
 def _print_map(result: MapResult, fmt: str, one_line: bool = False) -> None:

@@ -64,6 +64,11 @@ HoverKey = tuple[str, int, int]
 ResolvedEdges = dict[Pair, dict[str, str]]
 
 
+#: A server report's detail when a one-shot call (server wait 0) started no server: the CLI says
+#: so on stderr, once, with how to get them.
+NOT_STARTED_ONE_SHOT = "not started: server wait is 0 in a one-shot call"
+
+
 class ServerState(StrEnum):
     UNTRUSTED = "untrusted"
     MISSING = "missing"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from hybridmap.sources.lsp.config import root_markers
 from hybridmap.sources.lsp.pool import ServerPool, summarise
 from hybridmap.sources.lsp.roots import ProjectRoots, RootMarkers, marker_problem
 
-from .conftest import git
+from .conftest import git, write_files
 from .test_lsp import edges, require
 
 MONOREPO = Path(__file__).resolve().parent / "fixtures" / "monorepo"
@@ -175,6 +176,31 @@ def test_select_keeps_the_focus_roots_within_the_bound(tmp_path: Path) -> None:
     assert ("typescript", "packages/web") in selected and ("go", "services/a") not in selected
     waiting = pool.root_reports("go")["services/a"]
     assert waiting.state is ServerState.DISABLED and "lsp_max_servers = 2" in waiting.detail
+
+
+def test_a_missing_server_takes_no_place_within_the_bound(tmp_path: Path) -> None:
+    """lsp_max_servers = 1, Python (the larger language) with only a server that is not
+    installed, Go with one that is: Go's server is selected. On 48637be the missing one took the
+    only place before any start, and Go's installed server waited ("lsp_max_servers = 1")."""
+    root = tmp_path / "repo"
+    write_files(root, {f"pkg/m{i}.py": f"def f{i}():\n    pass\n" for i in range(3)})
+    write_files(root, {"main.go": "package main\n", "go.mod": "module x\n\ngo 1.22\n"})
+    user = tmp_path / "user"
+    user.mkdir()
+    for language, server, command in (
+        ("python", "absent", "no-such-language-server"),
+        ("go", "present", sys.executable),
+    ):
+        text = (BUILTIN_CONFIG_DIR / f"{language}.toml").read_text()
+        text = re.sub(r"language-servers = \[[^\]]*\]", f'language-servers = ["{server}"]', text)
+        (user / f"{language}.toml").write_text(text + f'\n[language-server.{server}]\ncommand = "{command}"\n')
+    registry = LanguageRegistry.load([BUILTIN_CONFIG_DIR, user], [BUILTIN_QUERY_DIR])
+    pool = ServerPool(registry, root, Settings(lsp_max_servers=1))
+    paths = ["pkg/m0.py", "pkg/m1.py", "pkg/m2.py", "main.go"]
+    found = pool.assign({p: lang for p in paths if (lang := registry.language_for(p))})
+    assert len(found[("python", "")]) == 3 and len(found[("go", "")]) == 1
+    assert ("go", "") in pool.select(found)
+    assert "lsp_max_servers" not in pool.root_reports("go")[""].detail
 
 
 def test_a_language_report_summarises_its_roots() -> None:

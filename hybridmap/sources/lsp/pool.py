@@ -135,6 +135,7 @@ class ServerPool(_Reports):
         self._slots: dict[Key, _Slot] = {}
         self._closed = False
         self._candidates: dict[str, tuple[ServerConfig, ...]] = {}
+        self._installed_commands: dict[str, bool] = {}
         self._markers: dict[str, RootMarkers] = {}
         self.roots = ProjectRoots(root, settings.stat_racy_seconds)
         self._root_of: dict[str, str] = {}
@@ -218,11 +219,26 @@ class ServerPool(_Reports):
                 if not _running(slot):
                     slot.note = f"waiting: lsp_max_servers = {bound} servers run for roots needed more"
                 continue
-            if self._report_state(slot) not in (ServerState.MISSING, ServerState.UNTRUSTED):
+            if self._report_state(slot) not in (ServerState.MISSING, ServerState.UNTRUSTED) and self._installed(slot):
                 processes.add(process)  # a server that cannot start takes no place
             selected.append(key)
         self._selected = set(selected)
         return selected
+
+    def _installed(self, slot: _Slot) -> bool:
+        """Whether one of the slot's servers is installed: before its first start a slot whose
+        servers are all missing reads as "not started", and took a place another language's
+        installed server then waited for. Looked up once per command (a few stats)."""
+        from .launch import find_command
+
+        for config in slot.candidates:
+            if config.command not in self._installed_commands:
+                self._installed_commands[config.command] = (
+                    find_command(config.command, environ=self._environ) is not None
+                )
+            if self._installed_commands[config.command]:
+                return True
+        return False
 
     # --- starting ---------------------------------------------------------------------------
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...cache import Cache
 from ...languages import LanguageRegistry
-from ...model import Diagnostic, FileTags, HoverKey, ServerReport, ServerState
+from ...model import NOT_STARTED_ONE_SHOT, Diagnostic, FileTags, HoverKey, ServerReport, ServerState
 from ...settings import Settings
 from ..base import SourceRequest, SourceView
 from .pool import ServerPool
@@ -152,8 +152,10 @@ class LspSource:
         """The state of the server of each of ``languages`` that has one configured."""
         with_servers = self.languages_with_servers(languages)
         if not self._start_servers and not self.sessions():
-            detail = "not started: server wait is 0 in a one-shot call"
-            return {language: ServerReport(ServerState.DISABLED, None, None, detail) for language in with_servers}
+            return {
+                language: ServerReport(ServerState.DISABLED, None, None, NOT_STARTED_ONE_SHOT)
+                for language in with_servers
+            }
         reports = {}
         for language in with_servers:
             report = self.pool.report(language)
