@@ -20,7 +20,7 @@ from .languages import LanguageRegistry
 from .model import ServerReport, ServerState
 from .settings import Settings
 from .sources.lsp.documents import Documents
-from .sources.lsp.pool import RUNS_REPOSITORY_CODE, ServerPool, root_patterns_present
+from .sources.lsp.pool import RUNS_REPOSITORY_CODE, ServerPool
 from .sources.lsp.session import LspSession, command_problem, find_command
 from .walk import head_reader, list_files
 
@@ -86,23 +86,29 @@ async def check_servers(
 ) -> list[LanguageCheck]:
     listing = await asyncio.to_thread(list_files, root, settings)
     head = head_reader(root)
-    counts = Counter(lang for lang in (registry.language_for(p, head) for p in listing.paths) if lang)
+    language_of = {p: lang for p in listing.paths if (lang := registry.language_for(p, head))}
+    counts = Counter(language_of.values())
     pool = ServerPool(registry, root, settings, environ)
     documents = Documents(root, settings)
     checks: list[LanguageCheck] = []
     try:
+        # Each file's project root, as a map gives it: a server's required root patterns are
+        # checked in each root (Go modules in sub-directories each get their gopls), not in ROOT.
+        found = pool.assign(language_of)
         languages = [lang for lang, _ in counts.most_common() if pool.candidates(lang)]
         for language in languages:
+            roots = sorted({r for lang, r in found if lang == language}, key=lambda r: (-len(found[(language, r)]), r))
             candidates = []
             for config in pool.candidates(language):
-                patterns_ok = root_patterns_present(root, config.required_root_patterns)
+                usable_roots = [r for r in roots if pool.root_patterns_ok(config, r)]
+                patterns_ok = bool(usable_roots)
                 executable = find_command(config.command, environ=environ)
                 problem = (
                     "untrusted: a repository config; opt in with trust_repository_servers"
                     if not config.trusted
                     else RUNS_REPOSITORY_CODE
                     if config.runs_repository_code and not settings.allow_servers_running_repository_code
-                    else f"none of {list(config.required_root_patterns)} in ROOT"
+                    else f"none of {list(config.required_root_patterns)} in ROOT or a project root"
                     if not patterns_ok
                     else command_problem(config.command)
                     if executable is None
@@ -122,15 +128,17 @@ async def check_servers(
                 )
             chosen = next((c.name for c in candidates if not c.problem), None)
             if start and chosen is not None:
-                # Open one file, as a map does: tsserver loads the project (and reports
-                # readiness) only once a file is open.
-                first = next((p for p in listing.paths if registry.language_for(p, head) == language), None)
+                # In the largest project root the chosen server can run in, one file open, as a
+                # map does: tsserver loads the project (and reports readiness) only once a file is.
+                config = next(c for c in pool.candidates(language) if c.name == chosen)
+                where = next((r for r in roots if pool.root_patterns_ok(config, r)), "")
+                first = next(iter(found.get((language, where), ())), None)
 
                 def open_first(session: LspSession, first: str | None = first) -> None:
                     if first is not None:
                         documents.ensure_open(session, first)
 
-                pool.ensure_started(language, None if first is None else open_first)
+                pool.ensure_started(language, None if first is None else open_first, root=where)
             checks.append(
                 LanguageCheck(
                     language, counts[language], tuple(candidates), chosen, None, pool.config_problems.get(language, "")

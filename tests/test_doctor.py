@@ -118,3 +118,21 @@ def test_every_configured_server_is_covered(tmp_path: Path) -> None:
     text = servers(root, "--no-start").stdout
     for language in checks:
         assert re.search(rf"^{language} \(\d+ files?\): ", text, re.M), (language, text)
+
+
+def test_go_modules_in_sub_directories_are_checked_where_the_map_runs_them(tmp_path: Path) -> None:
+    """No go.mod in ROOT, one in each service: the map starts a gopls per module, and the doctor
+    now says gopls is usable and starts it in one (on 93cd2d1: "none of ['go.mod', 'go.work'] in
+    ROOT", no usable server)."""
+    require("gopls")
+    import shutil
+
+    root = tmp_path / "monorepo"
+    shutil.copytree(Path(__file__).resolve().parent / "fixtures" / "monorepo", root)
+    assert not (root / "go.mod").exists() and (root / "services" / "a" / "go.mod").exists()
+    proc = servers(root, "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    go = {c["language"]: c for c in json.loads(proc.stdout)["languages"]}["go"]
+    assert go["chosen"] == "gopls", go
+    assert go["candidates"][0]["problem"] == "", go
+    assert go["report"]["state"] == "ready", go["report"]
