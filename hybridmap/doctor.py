@@ -19,6 +19,7 @@ from pathlib import Path
 from .languages import LanguageRegistry
 from .model import ServerReport, ServerState
 from .settings import Settings
+from .sources.lsp.config import ServerConfig
 from .sources.lsp.documents import Documents
 from .sources.lsp.pool import RUNS_REPOSITORY_CODE, ServerPool
 from .sources.lsp.session import LspSession, command_problem, find_command
@@ -75,6 +76,29 @@ class LanguageCheck:
         }
 
 
+def _candidate(
+    config: ServerConfig, patterns_ok: bool, settings: Settings, environ: Mapping[str, str] | None
+) -> CandidateCheck:
+    """One server of a language: found or not, and the first reason a map would not start it."""
+    executable = find_command(config.command, environ=environ)
+    problem = (
+        "untrusted: a repository config; opt in with trust_repository_servers"
+        if not config.trusted
+        else RUNS_REPOSITORY_CODE
+        if config.runs_repository_code and not settings.allow_servers_running_repository_code
+        else f"none of {list(config.required_root_patterns)} in ROOT or a project root"
+        if not patterns_ok
+        else command_problem(config.command)
+        if executable is None
+        else ""
+    )
+    command = " ".join([config.command, *config.args])
+    source = str(config.source or "")
+    return CandidateCheck(
+        config.name, command, source, config.trusted, patterns_ok, executable, problem, config.install
+    )
+
+
 async def check_servers(
     root: Path,
     registry: LanguageRegistry,
@@ -98,34 +122,10 @@ async def check_servers(
         languages = [lang for lang, _ in counts.most_common() if pool.candidates(lang)]
         for language in languages:
             roots = sorted({r for lang, r in found if lang == language}, key=lambda r: (-len(found[(language, r)]), r))
-            candidates = []
-            for config in pool.candidates(language):
-                usable_roots = [r for r in roots if pool.root_patterns_ok(config, r)]
-                patterns_ok = bool(usable_roots)
-                executable = find_command(config.command, environ=environ)
-                problem = (
-                    "untrusted: a repository config; opt in with trust_repository_servers"
-                    if not config.trusted
-                    else RUNS_REPOSITORY_CODE
-                    if config.runs_repository_code and not settings.allow_servers_running_repository_code
-                    else f"none of {list(config.required_root_patterns)} in ROOT or a project root"
-                    if not patterns_ok
-                    else command_problem(config.command)
-                    if executable is None
-                    else ""
-                )
-                candidates.append(
-                    CandidateCheck(
-                        config.name,
-                        " ".join([config.command, *config.args]),
-                        str(config.source or ""),
-                        config.trusted,
-                        patterns_ok,
-                        executable,
-                        problem,
-                        config.install,
-                    )
-                )
+            candidates = [
+                _candidate(config, any(pool.root_patterns_ok(config, r) for r in roots), settings, environ)
+                for config in pool.candidates(language)
+            ]
             chosen = next((c.name for c in candidates if not c.problem), None)
             if start and chosen is not None:
                 # In the largest project root the chosen server can run in, one file open, as a

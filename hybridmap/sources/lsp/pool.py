@@ -219,26 +219,12 @@ class ServerPool(_Reports):
                 if not _running(slot):
                     slot.note = f"waiting: lsp_max_servers = {bound} servers run for roots needed more"
                 continue
-            if self._report_state(slot) not in (ServerState.MISSING, ServerState.UNTRUSTED) and self._installed(slot):
+            installed = any_installed(slot.candidates, self._installed_commands, self._environ)
+            if self._report_state(slot) not in (ServerState.MISSING, ServerState.UNTRUSTED) and installed:
                 processes.add(process)  # a server that cannot start takes no place
             selected.append(key)
         self._selected = set(selected)
         return selected
-
-    def _installed(self, slot: _Slot) -> bool:
-        """Whether one of the slot's servers is installed: before its first start a slot whose
-        servers are all missing reads as "not started", and took a place another language's
-        installed server then waited for. Looked up once per command (a few stats)."""
-        from .launch import find_command
-
-        for config in slot.candidates:
-            if config.command not in self._installed_commands:
-                self._installed_commands[config.command] = (
-                    find_command(config.command, environ=self._environ) is not None
-                )
-            if self._installed_commands[config.command]:
-                return True
-        return False
 
     # --- starting ---------------------------------------------------------------------------
 
@@ -554,10 +540,28 @@ async def _start_over(task: asyncio.Task[None] | None, timeout: float | None) ->
     return True
 
 
+def any_installed(
+    candidates: Sequence[ServerConfig], known: dict[str, bool], environ: Mapping[str, str] | None
+) -> bool:
+    """Whether one of ``candidates`` is installed (``known``: the answer per command so far, a
+    few stats each). Before its first start a slot whose servers are all missing reads as "not
+    started", and took a place of ``lsp_max_servers`` another language's installed server then
+    waited for."""
+    from .launch import find_command
+
+    for config in candidates:
+        if config.command not in known:
+            known[config.command] = find_command(config.command, environ=environ) is not None
+        if known[config.command]:
+            return True
+    return False
+
+
 def _prepare_client() -> None:
     """Import the LSP client (pygls, lsprotocol: ~0.5 s) and generate its converters, in a worker
     thread: done on the event loop at the first server start, it stalled the caller's loop ~0.8 s.
-    Only a map that starts a server pays it; the second call finds everything done."""
+    Only a map that starts a server pays it; later calls find it done (``prepare_codec`` runs
+    once per process, whatever threads ask)."""
     from . import session  # noqa: F401 - the import is the point
     from .pygls_adapter import prepare_codec
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from typing import Any
 
 from cattrs import Converter, transform_error
@@ -52,13 +53,24 @@ class Unreadable(Exception):
     """A message lsprotocol cannot read (its params or result do not fit the method's type)."""
 
 
-@functools.cache
+#: Serializes building and preparing the process's one converter: two servers starting at once
+#: each prepare it in a worker thread, and lsprotocol's ``get_converter`` resolving its forward
+#: references in two threads at once raised "dictionary changed size during iteration".
+_CONVERTER_LOCK = threading.Lock()
+
+
 def shared_converter() -> Converter:
     """lsprotocol's converter, one per process. ``get_converter()`` builds a new one per call, and
     cattrs generates (and compiles) a function per message type in each converter at its first
     use: one converter per session made every server start pay it again on the event loop
     (measured: 60 regenerations of one capability type for four servers). The converter holds
     only code derived from lsprotocol's types, so sharing it shares no repository state."""
+    with _CONVERTER_LOCK:
+        return _built_converter()
+
+
+@functools.cache
+def _built_converter() -> Converter:
     return get_converter()
 
 
@@ -193,8 +205,13 @@ def prepare_codec() -> None:
     """Generate the converter's code for every message type we use, now (call it in a worker
     thread). cattrs writes and compiles a function per type at its first use; on the event loop
     that stalled a first hybrid map's loop ~0.3 s (measured with four servers starting), on top of
-    the ~0.5 s import of lsprotocol's types, which importing this module does."""
-    converter = shared_converter()
+    the ~0.5 s import of lsprotocol's types, which importing this module does. Once per process."""
+    with _CONVERTER_LOCK:
+        _prepare_once(_built_converter())
+
+
+@functools.cache
+def _prepare_once(converter: Converter) -> None:
     # Twice: cattrs 24 clears its whole hook cache whenever it meets a new sequence or mapping
     # type, so the first pass leaves most of the hooks it made uncached; the second one finds
     # every such type registered and fills the cache for good (measured: a first unstructure of

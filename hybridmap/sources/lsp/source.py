@@ -152,10 +152,7 @@ class LspSource:
         """The state of the server of each of ``languages`` that has one configured."""
         with_servers = self.languages_with_servers(languages)
         if not self._start_servers and not self.sessions():
-            return {
-                language: ServerReport(ServerState.DISABLED, None, None, NOT_STARTED_ONE_SHOT)
-                for language in with_servers
-            }
+            return dict.fromkeys(with_servers, ServerReport(ServerState.DISABLED, None, None, NOT_STARTED_ONE_SHOT))
         reports = {}
         for language in with_servers:
             report = self.pool.report(language)
