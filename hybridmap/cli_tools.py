@@ -1,4 +1,4 @@
-"""The lookup commands: ``hybridmap search``, ``files``, ``dead``, ``clones``, ``stats``.
+"""The lookup commands: ``hybridmap search``, ``files``, ``dead``, ``clones``, ``stats``, ``notes``.
 
 Each opens ROOT for one call through ``cli._one_shot`` (a progress line on a terminal, one-line
 errors) and prints text or ``--format json`` (``docs/commands.md``). Every repository string
@@ -260,4 +260,40 @@ def clones_command(root: str, similarity: float | None, fmt: str, cache_dir: str
     click.echo(f"hybridmap: {len(groups)} groups of clones", err=True)
 
 
-TOOL_COMMANDS: list[click.Command] = [search_command, files_command, stats_command, dead_command, clones_command]
+@click.command("notes")
+@ROOT
+@click.option(
+    "--cwd",
+    default=".",
+    show_default=True,
+    help="The directory (or a file in it) the agent works in, relative to ROOT.",
+)
+@FORMAT
+@_cache_options
+def notes_command(root: str, cwd: str, fmt: str, cache_dir: str | None, no_cache: bool) -> None:
+    """The repository's AGENTS.md files from ROOT down to --cwd (AGENTS.override.md replaces
+    AGENTS.md in its directory), root first, within agents_md_max_bytes: what the MCP tool
+    agent_notes returns. Repository text: control and invisible characters escaped."""
+    from .model import SCHEMA_VERSION
+
+    notes = _ask(root, cache_dir, no_cache, lambda repo: repo.agent_notes(cwd))
+    if fmt == "json":
+        click.echo(json_dumps({"schema_version": SCHEMA_VERSION, **notes.to_json()}))
+        return
+    if notes.text:
+        click.echo(notes.text, nl=not notes.text.endswith("\n"))
+    for skipped in notes.skipped:
+        click.echo(f"hybridmap: {escape_path(skipped.path)}: {skipped.kind}: {safe_line(skipped.message)}", err=True)
+    click.echo(
+        f"hybridmap: {len(notes.files)} AGENTS.md files" + (" (cut to the budget)" if notes.truncated else ""), err=True
+    )
+
+
+TOOL_COMMANDS: list[click.Command] = [
+    search_command,
+    files_command,
+    stats_command,
+    dead_command,
+    clones_command,
+    notes_command,
+]

@@ -5,9 +5,13 @@ A :class:`LanguageRegistry` is built once per :class:`~hybridmap.api.AsyncRepoMa
 tag query at most once, on first use. Nothing here is module-global: two
 registries never share state.
 
-Directories are read in order, later ones overriding earlier ones file by file:
-the built-in ``hybridmap/lsp_configs/`` and ``hybridmap/queries/`` (package data,
-shipped in the wheel), then the user's ``$XDG_CONFIG_HOME/hybridmap/{lsp_configs,queries}/``.
+Directories are read in order: the built-in ``hybridmap/lsp_configs/`` and
+``hybridmap/queries/`` (package data, shipped in the wheel), then the user's
+``$XDG_CONFIG_HOME/hybridmap/{lsp_configs,queries}/``. A query file of a later directory
+replaces the earlier one; a config file is merged over the earlier one of the same name, key by
+key (tables merge, any other value, lists included, replaces): a user's ``python.toml`` that
+sets only ``language-servers`` keeps the built-in file types, roots and server tables. (A
+partial file used to replace the built-in one whole, and Python silently mapped no file.)
 """
 
 from __future__ import annotations
@@ -117,12 +121,29 @@ def shebang_interpreter(head: bytes) -> str:
     return words[0].rsplit("/", 1)[-1].rstrip("0123456789.") if words else ""
 
 
-def load_language(config_path: Path, query_dirs: Sequence[Path]) -> Language:
+def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        with config_path.open("rb") as fh:
-            data = tomllib.load(fh)
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{config_path}: cannot load ({exc})") from exc
+        raise ConfigError(f"{path}: cannot load ({exc})") from exc
+
+
+def merged(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """``over`` on top of ``base``: tables merge key by key, any other value replaces."""
+    out = dict(base)
+    for key, value in over.items():
+        below = out.get(key)
+        out[key] = merged(below, value) if isinstance(below, dict) and isinstance(value, dict) else value
+    return out
+
+
+def load_language(config_path: Path, query_dirs: Sequence[Path], layers: Sequence[Path] = ()) -> Language:
+    """The language of ``config_path``, merged over ``layers`` (earlier files of the same name,
+    in order: the built-in one under a user's)."""
+    data: dict[str, Any] = {}
+    for layer in (*layers, config_path):
+        data = merged(data, _read_toml(layer))
     section = data.get("language")
     if not isinstance(section, dict):
         raise ConfigError(f"{config_path}: missing [language] table")
@@ -288,12 +309,13 @@ class LanguageRegistry:
             config_dirs = [BUILTIN_CONFIG_DIR, user_config_dir() / "lsp_configs"]
         if query_dirs is None:
             query_dirs = [BUILTIN_QUERY_DIR, user_config_dir() / "queries"]
-        by_stem: dict[str, Path] = {}
+        by_stem: dict[str, list[Path]] = {}
         for directory in config_dirs:
             if directory.is_dir():
                 for path in sorted(directory.glob("*.toml")):
-                    by_stem[path.stem] = path  # later directories override earlier ones
-        return cls((load_language(path, query_dirs) for path in by_stem.values()), config_dirs, query_dirs)
+                    by_stem.setdefault(path.stem, []).append(path)  # later ones merge over earlier
+        languages = (load_language(paths[-1], query_dirs, paths[:-1]) for paths in by_stem.values())
+        return cls(languages, config_dirs, query_dirs)
 
     @property
     def names(self) -> list[str]:

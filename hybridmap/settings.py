@@ -123,6 +123,11 @@ class IndexSettings:
     """Map at most this many listed files (a diagnostic says so). Past it, files are kept by
     kind, not by where they sort: project files, then sources in a known language, then sources
     in test data or vendored code, then the rest."""
+    not_a_project_files: int = 20_000
+    """A root git does not list (not a work tree), with no version control and no project file
+    at its top (``pyproject.toml``, ``package.json``, ``go.mod``...), that lists more than this
+    many files gets a ``not_a_project`` diagnostic: mapping a home directory or a site-packages
+    by mistake is slow and mostly noise. 0 = never said."""
     max_listed_paths: int = 2_000_000
     """Stop listing (git's or the walk's) after this many paths, before choosing ``max_files`` of
     them: listing cost and memory grow with the paths listed. Paths past it are not seen (a
@@ -839,6 +844,7 @@ RULES: Mapping[str, Rule] = {
     "walk_exclude_dirs": Rule("names", 0, 10_000),
     "max_files": _int(1, 10_000_000, protective=True),
     "max_listed_paths": _int(1, 100_000_000, protective=True),
+    "not_a_project_files": _int(0, 100_000_000),
     "max_submodules": _int(0, 100_000, protective=True),
     "include": Rule("patterns", 0, 10_000),
     "source_precedence": Rule("names", 0, 16),

@@ -21,7 +21,7 @@ import fnmatch
 import hashlib
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -485,7 +485,33 @@ def list_files(root: Path, settings: Settings, is_source: Callable[[str], bool] 
     paths, diagnostics = _walk(root, settings, keep)
     if git_problem is not None:
         diagnostics.insert(0, git_problem)
+    if 0 < settings.not_a_project_files < len(paths) and not _looks_like_a_project(root, paths):
+        diagnostics.insert(0, _not_a_project(len(paths), settings))
     return _within_max_files(paths, "walk", diagnostics, settings, is_source)
+
+
+#: Version control other than git at a root: a project, even if git does not list it.
+_OTHER_VCS = (".hg", ".svn", ".jj", ".fossil", "_FOSSIL_", ".bzr")
+#: Root files that do not make a project (a home directory or a downloads folder may have them).
+_NOT_PROJECT_FILES = frozenset({"README", "README.md", "README.rst", "README.txt", "AGENTS.md", "CLAUDE.md"})
+
+
+def _looks_like_a_project(root: Path, paths: Sequence[str]) -> bool:
+    """A project file at the top (a manifest of ``SPECIAL_FILE_NAMES``), or another VCS."""
+    if any(is_special_file(rel) and rel not in _NOT_PROJECT_FILES and "/" not in rel for rel in paths):
+        return True
+    return any(os.path.lexists(root / name) for name in _OTHER_VCS)
+
+
+def _not_a_project(count: int, settings: Settings) -> Diagnostic:
+    return Diagnostic(
+        ".",
+        "not_a_project",
+        f"ROOT does not look like a project (not a git work tree, no other version control, no "
+        f"project file such as pyproject.toml or package.json at its top) and lists {count:,} files "
+        f"(not_a_project_files={settings.not_a_project_files:,}): mapping it is slow and mostly "
+        "noise; give the project's own directory",
+    )
 
 
 def _listing_cut(settings: Settings) -> Diagnostic:

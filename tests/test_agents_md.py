@@ -96,3 +96,26 @@ def test_root_agents_md_is_a_project_file_of_the_map(git_repo: GitRepoFactory, t
         text = repo.map(tokens=400).text
     assert text.splitlines()[0] == "Project files: AGENTS.md"
     assert "pkg/AGENTS.md" not in text and "AGENTS.override.md" not in text
+
+
+def test_the_notes_command_prints_them(tmp_path: Path) -> None:
+    """``hybridmap notes``: the same notes from the CLI (on 93cd2d1 only the API and MCP had
+    them), escaped like every repository string."""
+    import json
+    import subprocess
+    import sys
+
+    root = tmp_path / "repo"
+    (root / "svc").mkdir(parents=True)
+    (root / "AGENTS.md").write_text("Run the tests with make test.\n")
+    (root / "svc" / "AGENTS.md").write_text("Service notes \x1b[31mred\x1b[0m.\n")
+    base = [sys.executable, "-m", "hybridmap", "notes", str(root), "--cwd", "svc", "--cache-dir", str(tmp_path / "c")]
+    text = subprocess.run(base, capture_output=True, text=True, timeout=120, check=True)
+    assert "Run the tests with make test." in text.stdout and "Service notes" in text.stdout
+    assert "\x1b" not in text.stdout
+    assert text.stdout.index("Run the tests") < text.stdout.index("Service notes")  # root first
+    assert "2 AGENTS.md files" in text.stderr
+    document = json.loads(
+        subprocess.run([*base, "--format", "json"], capture_output=True, text=True, check=True).stdout
+    )
+    assert [f["path"] for f in document["files"]] == ["AGENTS.md", "svc/AGENTS.md"] and not document["truncated"]

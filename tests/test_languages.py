@@ -260,3 +260,24 @@ def test_a_file_named_like_an_extension_is_decided_by_its_shebang(registry: Lang
     assert shebang_interpreter(b"#!/usr/bin/env python3.11 -u\n") == "python"
     assert shebang_interpreter(b"#! /bin/sh\n") == "sh"
     assert shebang_interpreter(b"#!\n") == shebang_interpreter(b"echo\n") == ""
+
+
+def test_a_partial_user_config_merges_over_the_built_in_one(tmp_path: Path) -> None:
+    """A user's python.toml that only picks a server and adds an argument: Python keeps its file
+    types, roots and every other server table (on 93cd2d1 the file replaced the built-in one
+    whole, and Python mapped no file without a word)."""
+    from hybridmap.sources.lsp.config import servers_for_language
+
+    user = tmp_path / "lsp_configs"
+    user.mkdir()
+    (user / "python.toml").write_text(
+        '[language]\nlanguage-servers = ["pylsp", "ty"]\n\n[language-server.ty]\nargs = ["server", "--verbose"]\n'
+    )
+    registry = LanguageRegistry.load([BUILTIN_CONFIG_DIR, user], [BUILTIN_QUERY_DIR])
+    assert registry.language_for("pkg/app.py") == "python"
+    language = registry.get("python")
+    assert "pyproject.toml" in language.roots
+    servers = {s.name: s for s in servers_for_language(language.raw, language.config_path)}
+    assert list(servers) == ["pylsp", "ty"]
+    assert servers["ty"].command == "ty" and servers["ty"].args == ("server", "--verbose")
+    assert servers["pylsp"].command == "pylsp"

@@ -208,3 +208,23 @@ def test_untracked_files_under_excluded_directories_are_not_listed(git_repo) -> 
     # The setting decides: without it, git's listing is taken as it is.
     everything = set(list_files(root, Settings().replace(walk_exclude_dirs=())).paths)
     assert ".venv/lib/python3.11/site-packages/six.py" in everything and "node_modules/left/index.js" in everything
+
+
+def test_a_big_root_that_is_no_project_is_said(tmp_path: Path) -> None:
+    """No git, no other version control, no project file at the top, more files than
+    ``not_a_project_files``: a ``not_a_project`` diagnostic (on 93cd2d1, an MCP root of 80k
+    files of site-packages was mapped for a minute without a word). A project file, another
+    VCS, or fewer files: nothing said."""
+    root = tmp_path / "home"
+    write_files(root, {f"lib/pkg{i}/mod{j}.py": "x = 1\n" for i in range(5) for j in range(6)})
+    write_files(root, {"README.md": "notes\n", "AGENTS.md": "notes\n"})  # a home may have these
+    settings = Settings(not_a_project_files=20)
+    said = [d for d in list_files(root, settings).diagnostics if d.kind == "not_a_project"]
+    assert len(said) == 1 and "32 files" in said[0].message and "project's own directory" in said[0].message
+    assert not [d for d in list_files(root, Settings(not_a_project_files=0)).diagnostics if d.kind == "not_a_project"]
+    assert not [d for d in list_files(root, Settings()).diagnostics if d.kind == "not_a_project"]  # 32 < 20,000
+    (root / ".hg").mkdir()
+    assert not [d for d in list_files(root, settings).diagnostics if d.kind == "not_a_project"]
+    (root / ".hg").rmdir()
+    write_files(root, {"pyproject.toml": "[project]\nname = 'x'\n"})
+    assert not [d for d in list_files(root, settings).diagnostics if d.kind == "not_a_project"]

@@ -492,6 +492,9 @@ async def _warm(state: State) -> None:
     except Exception as exc:  # noqa: BLE001 (a tool call will report the same failure to the client)
         log.warning("warm-up map failed: %s", safe_line(str(exc)))
         return
+    for note in result.diagnostics:
+        if note.kind == "not_a_project":  # the host's MCP log: the one place its user may look
+            log.warning("%s", safe_line(note.message))
     log.info(
         "warm: %d files indexed in %.2f s; servers: %s",
         int(result.stats.get("files_listed", 0)),
