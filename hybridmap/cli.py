@@ -363,6 +363,8 @@ def map_command(
 
         print_graph(root, overrides, request, fmt)
         return
+    if mode == "static" and index_path is not None:
+        click.echo("hybridmap: --index is ignored by --mode static: a SCIP index refines hybrid maps only", err=True)
     if watch:
         _watch(root, overrides, request, fmt)
         return

@@ -101,3 +101,6 @@ def test_a_one_shot_hybrid_map_says_once_that_no_server_started(tmp_path: Path) 
     assert "go, python" in lines[0] and "--server-wait" in lines[0] and "hybridmap mcp" in lines[0]
     static = hybridmap("map", str(root), "--cache-dir", cache, "--mode", "static")
     assert static.returncode == 0 and "language server" not in static.stderr, static.stderr
+    # An index a static map cannot use is said, not silently dropped (93cd2d1: nothing).
+    indexed = hybridmap("map", str(root), "--cache-dir", cache, "--mode", "static", "--index", "auto")
+    assert indexed.returncode == 0 and "--index is ignored by --mode static" in indexed.stderr, indexed.stderr
