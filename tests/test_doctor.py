@@ -136,3 +136,23 @@ def test_go_modules_in_sub_directories_are_checked_where_the_map_runs_them(tmp_p
     assert go["chosen"] == "gopls", go
     assert go["candidates"][0]["problem"] == "", go
     assert go["report"]["state"] == "ready", go["report"]
+
+
+def test_install_hints_fit_the_way_hybridmap_was_installed() -> None:
+    """A checkout's hint names scripts/install-servers; an installed hybridmap has no such script
+    (on 93cd2d1 every hint named it) and gets npm's --prefix into the servers directory it
+    looks in, where a checkout's script would have put it."""
+    from hybridmap.sources.lsp.launch import install_hint, user_servers_dir
+
+    bash = "npm install bash-language-server (scripts/install-servers does it, into .servers/lsp)"
+    assert install_hint(bash, from_source_tree=True) == bash
+    wheel = install_hint(bash, from_source_tree=False)
+    assert "scripts/install-servers" not in wheel
+    assert wheel.startswith(f"npm install --prefix {user_servers_dir() / 'lsp'} bash-language-server")
+    ts = install_hint("npm install typescript-language-server typescript@5 (scripts/install-servers does it)", False)
+    assert f"--prefix {user_servers_dir() / 'node'} " in ts  # where the config's {servers} names tsserver
+    rust = "rustup component add rust-analyzer rust-src (scripts/install-servers does both)"
+    assert "scripts/install-servers" not in install_hint(rust, False) and "rustup component add" in install_hint(
+        rust, False
+    )
+    assert install_hint("pip install ty", False).startswith("pip install ty")

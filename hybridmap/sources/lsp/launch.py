@@ -9,6 +9,7 @@ only absolute entries, after our own install directories.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
@@ -89,6 +90,25 @@ INSTALL_DIRS = (
     *(_SOURCE_TREE_DIRS if FROM_SOURCE_TREE else ()),
     *_server_dirs(user_servers_dir()),
 )
+
+
+_CHECKOUT_NOTE = re.compile(r"\s*[(;,]?\s*\(?scripts/install-servers does (?:it|both)[^)]*\)?")
+
+
+def install_hint(install: str, from_source_tree: bool = FROM_SOURCE_TREE) -> str:
+    """A config's ``install`` text as this hybridmap can follow it. The configs are written for a
+    checkout (``scripts/install-servers does it``); an installed hybridmap has no such script,
+    and its npm servers belong in the per-user servers directory, where it looks for them
+    (``npm install --prefix DIR/lsp``; pip servers go into hybridmap's own environment, whose
+    ``bin`` is looked in first; Go and rustup put theirs on ``PATH``)."""
+    if from_source_tree or not install:
+        return install
+    hint = _CHECKOUT_NOTE.sub("", install).strip()
+    # Where a checkout puts it (``into .servers/lsp``; else ``node``, where configs name tsserver).
+    into = re.search(r"into \.servers/(\w+)", install)
+    prefix = user_servers_dir() / (into.group(1) if into and into.group(1) != "py" else "node")
+    hint = hint.replace("npm install ", f"npm install --prefix {prefix} ", 1)
+    return f"{hint} (an installed hybridmap looks in {user_servers_dir()}, its environment's bin, then PATH)"
 
 
 def expand_install_dir(value: Any) -> Any:

@@ -46,6 +46,7 @@ from .launch import (
     command_problem,
     expand_install_dir,
     find_command,
+    install_hint,
     outside_repository,
     server_environment,
     user_servers_dir,
@@ -229,7 +230,7 @@ class LspSession(TextSync):
     async def start(self) -> None:
         """Spawn and initialize; on failure the state says why (never raises)."""
         self._readiness.started_at = self._health.last_message_at = time.monotonic()
-        hint = f"; install with: {self.config.install}" if self.config.install else ""
+        hint = f"; install with: {install_hint(self.config.install)}" if self.config.install else ""
         environ = outside_repository(self._environ, self.repository)
         executable = find_command(self.config.command, environ=environ)
         if executable is None:
