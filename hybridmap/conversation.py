@@ -40,7 +40,7 @@ The generic parts (:data:`STOPWORDS`, :func:`clean_message`, :func:`is_trailer`,
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
@@ -220,6 +220,18 @@ class MessageIndex:
 
     def _key(self, word: str) -> str:
         return style_key(word) if self._style else word
+
+    def respelled(self, words: Sequence[str]) -> list[str]:
+        """Identifiers named on purpose (``--mention``, ``mentioned_idents``), each as given and,
+        when the repository does not define it so, as the definitions it names in another case
+        or style (``COMPUTE_TOTAL``, ``computeTotal`` -> ``compute_total``): the rule a
+        message's words follow (``message_style_insensitive``, compound words only)."""
+        out: list[str] = []
+        for word in words:
+            out.append(word)
+            if self._style and word not in self._names and is_compound(word):
+                out.extend(name for name in self._by_key.get(style_key(word), ()) if name != word)
+        return out
 
     def extract(self, text: str) -> MessageMentions:
         """The files and identifiers ``text`` names (see the module docstring)."""

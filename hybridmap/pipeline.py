@@ -124,6 +124,8 @@ class MapBuilder:
         tags = merged.tags
         languages = inputs.snapshot.languages
         files, idents = split_mentions(request.mentioned_idents, languages)
+        if idents:
+            idents = self._message_index(inputs.base).respelled(idents)
         if request.message:
             said = self._message_index(inputs.base).extract(request.message)
             files.extend(said.files)

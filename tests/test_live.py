@@ -129,6 +129,18 @@ def test_message_text_names_files_and_identifiers_in_any_style(tmp_path: Path) -
         assert "shared_helper" not in plain.mentions
 
 
+def test_a_mention_in_another_style_finds_the_definition(tmp_path: Path) -> None:
+    """``--mention SHARED_HELPER`` as a message's word would: the repository's ``shared_helper``
+    ranks as mentioned (on 93cd2d1 a mention matched only as spelled, and this one found nothing)."""
+    root = _repo(tmp_path)
+    with RepoMap(root, overrides=_overrides(tmp_path)) as repo:
+        for spelled in ("SHARED_HELPER", "sharedHelper"):
+            result = repo.map(mode="static", tokens=2_000, chat_files=["alpha.py"], mentioned_idents=[spelled])
+            assert "shared_helper" in result.mentions, (spelled, result.mentions)
+            util = next(f for f in result.files if f.path == "util.py")
+            assert "defines mentioned 'shared_helper'" in util.why, (spelled, util.why)
+
+
 # --- what changed --------------------------------------------------------------------------------
 
 
