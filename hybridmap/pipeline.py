@@ -199,6 +199,8 @@ class MapBuilder:
         if not self._settings.render_summaries:
             return packed, [], {}
         summaries = self._summaries.begin(tags)
+        if packed.tokens < budget:  # room for summaries: a batch summarizer is asked once, now
+            summaries.prefetch((item.path, item.symbol) for item in packed.items if item.symbol >= 0)
         rules = SummaryRules(self._settings.summary_max_chars, self._settings.fill_attempts)
         packed = add_summaries(packed, renderer, self._counter, budget, rules, summaries)
         summaries.flush()

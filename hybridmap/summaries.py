@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -57,7 +57,10 @@ class SymbolText:
 class Summarizer(Protocol):
     """A caller's summarizer: ``str`` to show (``""``: none), or ``None`` for the default.
 
-    Optional attributes ``name`` and ``version`` (strings) identify its answers in the cache."""
+    Optional attributes ``name`` and ``version`` (strings) identify its answers in the cache. An
+    optional ``batch(symbols) -> answers`` method (a sequence of ``str | None``, one per symbol,
+    in order) is called once per map with every shown definition not cached yet, instead of one
+    call each: one request to a remote model, not dozens."""
 
     def __call__(self, symbol: SymbolText, /) -> str | None: ...
 
@@ -136,27 +139,57 @@ class SummaryPass:
             self._files[path] = data.decode("utf-8", "replace").split("\n") if data is not None else None
         return self._files[path]
 
-    def _ask(self, path: str, symbol: Symbol) -> str | None:
-        """The summarizer's answer (cached), None for "use the default"."""
+    def _record(self, path: str, symbol: Symbol) -> SymbolText | None:
         lines = self._lines(path)
         if lines is None:  # changed since the snapshot: its text is not the one the tags describe
             return None
         span = symbol.span
-        record = SymbolText(
-            path,
-            symbol.name,
-            symbol.kind,
-            symbol.signature,
-            symbol.doc,
-            symbol.detail,
-            "\n".join(lines[span.start_line : span.end_line + 1]),
-        )
+        source = "\n".join(lines[span.start_line : span.end_line + 1])
+        return SymbolText(path, symbol.name, symbol.kind, symbol.signature, symbol.doc, symbol.detail, source)
+
+    def prefetch(self, wanted: Iterable[tuple[str, int]]) -> None:
+        """With a summarizer that has ``batch``: ask it once for every definition of ``wanted``
+        (path, symbol index) not answered yet; :meth:`__call__` then finds the answers. Without
+        ``batch``, nothing: definitions are asked one by one as the packer reaches them."""
+        batch = getattr(self._source.summarizer, "batch", None)
+        if not callable(batch) or self._failed:
+            return
+        records: dict[str, SymbolText] = {}
+        for path, index in wanted:
+            record = self._record(path, self._tags[path].symbols[index])
+            if record is not None:
+                records.setdefault(self._source.prefix + _content_hash(record), record)
+        keys = [key for key in records if key not in self._unsaved]
+        cache = self._source.cache
+        cached = cache.get_many(keys) if cache is not None and keys else {}
+        asked = [key for key in keys if not _answer(cached.get(key))]
+        if not asked:
+            return
+        self.stats["summarizer_calls"] += len(asked)
+        self.stats["summarizer_batches"] = self.stats.get("summarizer_batches", 0.0) + 1
+        try:
+            answers = list(batch([records[key] for key in asked]))
+            if len(answers) != len(asked):
+                raise ValueError(f"batch returned {len(answers)} answers for {len(asked)} definitions")
+            for answer in answers:
+                if answer is not None and not isinstance(answer, str):
+                    raise TypeError(f"batch returned {type(answer).__name__}, not str or None")
+        except Exception as exc:  # noqa: BLE001 - the caller's code: said, never fatal to the map
+            self._fail(records[asked[0]].name, exc)
+            return
+        for key, answer in zip(asked, answers, strict=True):
+            self._unsaved[key] = "n" if answer is None else "s" + answer
+
+    def _ask(self, path: str, symbol: Symbol) -> str | None:
+        """The summarizer's answer (cached), None for "use the default"."""
+        record = self._record(path, symbol)
+        if record is None:
+            return None
         key = self._source.prefix + _content_hash(record)
         cache = self._source.cache
         known = self._unsaved.get(key)
         if known is None and cache is not None:
-            value = cache.get_many([key]).get(key)
-            known = value if isinstance(value, str) and value[:1] in ("s", "n") else None
+            known = _answer(cache.get_many([key]).get(key))
             self.stats["summary_cache_hits"] += known is not None
         if known is None:
             known = self._call(record)
@@ -176,24 +209,32 @@ class SummaryPass:
             if answer is not None and not isinstance(answer, str):
                 raise TypeError(f"returned {type(answer).__name__}, not str or None")
         except Exception as exc:  # noqa: BLE001 - the caller's code: said, never fatal to the map
-            self._failed = True
-            message = safe_line(f"{type(exc).__name__}: {exc}")[:_MESSAGE_CHARS]
-            self.diagnostics.append(
-                Diagnostic(
-                    ".",
-                    "summarizer_failed",
-                    f"summarizer {safe_line(self._source.name)!r} failed on {safe_line(record.name)!r} "
-                    f"({message}); this map shows docstring and hover summaries instead",
-                )
-            )
+            self._fail(record.name, exc)
             return None
         return "n" if answer is None else "s" + answer
+
+    def _fail(self, name: str, exc: Exception) -> None:
+        self._failed = True
+        message = safe_line(f"{type(exc).__name__}: {exc}")[:_MESSAGE_CHARS]
+        self.diagnostics.append(
+            Diagnostic(
+                ".",
+                "summarizer_failed",
+                f"summarizer {safe_line(self._source.name)!r} failed on {safe_line(name)!r} "
+                f"({message}); this map shows docstring and hover summaries instead",
+            )
+        )
 
     def flush(self) -> None:
         """Store the answers got since the last flush (one transaction)."""
         if self._unsaved and self._source.cache is not None:
             self._source.cache.set_many(self._unsaved)
         self._unsaved = {}
+
+
+def _answer(value: object) -> str | None:
+    """A cached answer (``s`` + text, or ``n``), None when ``value`` is not one."""
+    return value if isinstance(value, str) and value[:1] in ("s", "n") else None
 
 
 def _content_hash(record: SymbolText) -> str:

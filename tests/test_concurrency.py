@@ -98,11 +98,19 @@ def test_maps_lookups_and_edits_from_threads_while_the_server_resolves(git_repo,
             thread.join(timeout=60)
         assert not any(t.is_alive() for t in mappers + others), "a thread did not finish"
         server = repo.map(mode="hybrid", tokens=512).servers["python"]
+        # Once the churn stops, the map equals a fresh map of the same files: nothing of the
+        # concurrent maps, lookups and edits is left behind in the object's state.
+        request = {"mode": "static", "chat_files": ["pkg/mod3.py"], "tokens": 2048}
+        settled = repo.map(**request)  # type: ignore[arg-type]
+    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "fresh")}) as fresh_repo:
+        fresh = fresh_repo.map(**request)  # type: ignore[arg-type]
 
     assert not errors, errors[:3]
     assert maps == 3 * MAPS_PER_THREAD
     assert not mixed, mixed[:5]
     assert server.server == "ty", server
+    shown = [(f.path, [(s.name, s.line) for s in f.symbols]) for f in settled.files]
+    assert shown == [(f.path, [(s.name, s.line) for s in f.symbols]) for f in fresh.files]
 
 
 def test_two_repositories_mapped_in_two_threads_at_once(git_repo, tmp_path: Path) -> None:

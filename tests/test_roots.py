@@ -225,7 +225,8 @@ def registry_without_roots(tmp_path: Path) -> LanguageRegistry:
     user.mkdir()
     for language in ("go", "python", "typescript", "tsx", "javascript"):
         text = (BUILTIN_CONFIG_DIR / f"{language}.toml").read_text()
-        text = re.sub(r"^(workspace-)?roots = .*$", "", text, flags=re.M)
+        # Set empty, not deleted: a user config is merged over the built-in one.
+        text = re.sub(r"^(workspace-)?roots = .*$", r"\1roots = []", text, flags=re.M)
         (user / f"{language}.toml").write_text(text)
     return LanguageRegistry.load([BUILTIN_CONFIG_DIR, user], [BUILTIN_QUERY_DIR])
 

@@ -333,6 +333,41 @@ def test_a_summarizer_is_asked_once_then_answered_from_the_cache(tmp_path: Path)
     assert len(bumped.asked) == len(first.asked)
 
 
+class BatchRecorder(Recorder):
+    """A summarizer with ``batch``: one request per map, as a remote model would take."""
+
+    def __init__(self, answer: Any = "from the batch", fail: bool = False) -> None:
+        super().__init__(answer=answer)
+        self.batches: list[list[SymbolText]] = []
+        self.fail = fail
+
+    def batch(self, symbols: list[SymbolText]) -> list[Any]:
+        self.batches.append(list(symbols))
+        if self.fail:
+            raise RuntimeError("the model is down")
+        return [self.answer(s) if callable(self.answer) else self.answer for s in symbols]
+
+
+def test_a_batch_summarizer_is_asked_once_per_map(tmp_path: Path) -> None:
+    """On 93cd2d1 a summarizer was called once per definition (dozens of calls a map); one with
+    ``batch`` now gets one call with every shown definition not cached, then none."""
+    first = BatchRecorder(answer=lambda s: f"batched: {s.name}")
+    result = mapped_with(FIXTURE, tmp_path / "cache", first)
+    assert len(first.batches) == 1 and first.asked == [], (len(first.batches), len(first.asked))
+    asked = first.batches[0]
+    assert len(asked) > 20 and len({(s.path, s.name, s.signature) for s in asked}) == len(asked)
+    assert "    def area(self) -> float: # batched: area" in result.text.split("\n")
+    assert result.stats["summarizer_batches"] == 1 and result.stats["summarizer_calls"] == len(asked)
+    again = BatchRecorder()
+    second = mapped_with(FIXTURE, tmp_path / "cache", again)
+    assert again.batches == [] and again.asked == [] and second.text == result.text
+    down = BatchRecorder(fail=True)
+    failed = mapped_with(FIXTURE, tmp_path / "other-cache", down)
+    assert len(down.batches) == 1 and down.asked == []  # not asked again one by one
+    assert [d.kind for d in failed.diagnostics] == ["summarizer_failed"]
+    assert "the model is down" in failed.diagnostics[0].message and "def area(self) -> float:" in failed.text
+
+
 SCRIPT = """
 import sys
 from hybridmap import RepoMap

@@ -70,10 +70,8 @@ def test_wrapper_scripts_are_not_parsed_as_the_language_they_are_named_after(tmp
 
 
 def _without_servers(directory: Path, language: str) -> None:
-    """A user config for ``language`` with no server (the built-in one otherwise)."""
-    text = (BUILTIN_CONFIG_DIR / f"{language}.toml").read_text()
-    kept = [line for line in text.splitlines() if not line.startswith("language-servers")]
-    (directory / f"{language}.toml").write_text("\n".join(kept) + "\n")
+    """A user config for ``language`` with no server (merged over the built-in one)."""
+    (directory / f"{language}.toml").write_text("[language]\nlanguage-servers = []\n")
 
 
 def test_the_elm_server_is_not_degraded_by_a_wrapper_script(tmp_path: Path) -> None:
