@@ -395,7 +395,11 @@ def test_the_first_map_of_this_repository_shows_the_package() -> None:
         "hybridmap/api.py",
     )
     files = [f["path"] for f in json.loads(proc.stdout)["files"]]
-    assert sum(p.startswith("tests/") for p in files) <= 2 and not any(p.startswith("tests/") for p in files[:8])
+    # The fixtures were the noise (name matches); test modules changed with api.py in this
+    # repository's own history may follow the package (co-change: the tests an agent updates
+    # with it), so the count of those moves as the history does: not asserted.
+    assert not any(p.startswith("tests/fixtures/") for p in files), files
+    assert not any(p.startswith("tests/") for p in files[:8]), files
 
 
 # --- progress -----------------------------------------------------------------------------------
