@@ -229,9 +229,15 @@ class MessageIndex:
         out: list[str] = []
         for word in words:
             out.append(word)
-            if self._style and word not in self._names and is_compound(word):
-                out.extend(name for name in self._by_key.get(style_key(word), ()) if name != word)
+            if word not in self._names:
+                out.extend(self._restyled(word))
         return out
+
+    def _restyled(self, word: str) -> list[str]:
+        """The definitions ``word`` names in any case or style (``message_style_insensitive``).
+        A word of one part (``windows``, ``Handler``) only as spelled: across case it found
+        WINDOWS and Method in prose and cost MRR on every corpus (docs/evaluation.md)."""
+        return self._by_key.get(style_key(word), []) if self._style and is_compound(word) else []
 
     def extract(self, text: str) -> MessageMentions:
         """The files and identifiers ``text`` names (see the module docstring)."""
@@ -300,9 +306,7 @@ class MessageIndex:
         if word in self._names:
             found.add_idents([word])
             named = True
-        # A word of one part (``windows``, ``Handler``) only as spelled: across case it found
-        # WINDOWS and Method in prose and cost MRR on every corpus (docs/evaluation.md).
-        matches = self._by_key.get(style_key(word)) if self._style and is_compound(word) else None
+        matches = self._restyled(word)
         if matches:
             found.add_idents(matches)
             named = True

@@ -123,16 +123,16 @@ async def check_servers(
         languages = [lang for lang, _ in counts.most_common() if pool.candidates(lang)]
         for language in languages:
             roots = sorted({r for lang, r in found if lang == language}, key=lambda r: (-len(found[(language, r)]), r))
+            # Each server's roots it can run in (its root patterns there), largest first.
+            usable = {c.name: [r for r in roots if pool.root_patterns_ok(c, r)] for c in pool.candidates(language)}
             candidates = [
-                _candidate(config, any(pool.root_patterns_ok(config, r) for r in roots), settings, environ)
-                for config in pool.candidates(language)
+                _candidate(config, bool(usable[config.name]), settings, environ) for config in pool.candidates(language)
             ]
             chosen = next((c.name for c in candidates if not c.problem), None)
             if start and chosen is not None:
                 # In the largest project root the chosen server can run in, one file open, as a
                 # map does: tsserver loads the project (and reports readiness) only once a file is.
-                config = next(c for c in pool.candidates(language) if c.name == chosen)
-                where = next((r for r in roots if pool.root_patterns_ok(config, r)), "")
+                where = usable[chosen][0]
                 first = next(iter(found.get((language, where), ())), None)
 
                 def open_first(session: LspSession, first: str | None = first) -> None:

@@ -54,9 +54,6 @@ class Subscriptions:
         log.info("resources/unsubscribe %s", params.uri)
         return EmptyResult()
 
-    def subscribed(self, uri: str) -> bool:
-        return uri in self._subscribers
-
     async def updated(self, uri: str) -> None:
         """Tell the subscriber of ``uri``, if there is one, that it changed (best effort)."""
         session = self._subscribers.get(uri)
