@@ -5,7 +5,9 @@ arriving) while maps are built in worker threads; a map must read an immutable c
 and only answers about the text its snapshot has. Here three threads map, one searches and
 lists files, and one rewrites files, each version of a file defining names of its own
 generation: a map that raises, or shows one file with names of two generations (an old
-text's server symbols merged into a new text's), fails.
+text's server symbols merged into a new text's), fails. Every static map made during the
+churn names the generation of each edited file, which is its snapshot: afterwards each
+distinct snapshot is written back and mapped by a fresh object, and the two maps must match.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from .test_lsp import require
 
 MODULES = 24
 EDITED = 6
-MAPS_PER_THREAD = 25
+MAPS_PER_THREAD = 50
+REPLAYED = 8  # distinct snapshots mapped again by a fresh object
 GENERATION = re.compile(r"gen(\d+)_")
 
 
@@ -45,6 +48,7 @@ def test_maps_lookups_and_edits_from_threads_while_the_server_resolves(git_repo,
     root = git_repo(files)
     errors: list[BaseException] = []
     mixed: list[str] = []
+    snapshots: dict[tuple[str, tuple[int, ...]], list[tuple[str, list[tuple[str, int]]]]] = {}
     maps = 0
     lock = threading.Lock()
     done = threading.Event()
@@ -64,15 +68,22 @@ def test_maps_lookups_and_edits_from_threads_while_the_server_resolves(git_repo,
         def mapper(seed: int) -> None:
             nonlocal maps
             for n in range(MAPS_PER_THREAD):
-                chat = [f"pkg/mod{(seed * 7 + n) % MODULES}.py"]
+                chat = f"pkg/mod{(seed * 7 + n) % MODULES}.py"
+                mode = "static" if n % 2 else "hybrid"
                 wait = 0.2 if n % 5 == 0 else 0.0
-                result = repo.map(mode="hybrid", chat_files=chat, tokens=2048, server_wait=wait)
+                result = repo.map(mode=mode, chat_files=[chat], tokens=2048, server_wait=wait)
+                seen: dict[str, int] = {}
                 for shown in result.files:
                     generations = {int(m) for s in shown.symbols for m in GENERATION.findall(s.name)}
                     if len(generations) > 1:
                         mixed.append(f"{shown.path}: {[s.name for s in shown.symbols]}")
+                    if len(generations) == 1:
+                        seen[shown.path] = generations.pop()
+                edited = tuple(seen.get(f"pkg/mod{i}.py", -1) for i in range(EDITED))
                 with lock:
                     maps += 1
+                    if mode == "static" and -1 not in edited:
+                        snapshots.setdefault((chat, edited), listing(result))
 
         def looker() -> None:
             while not done.is_set():
@@ -109,8 +120,20 @@ def test_maps_lookups_and_edits_from_threads_while_the_server_resolves(git_repo,
     assert maps == 3 * MAPS_PER_THREAD
     assert not mixed, mixed[:5]
     assert server.server == "ty", server
-    shown = [(f.path, [(s.name, s.line) for s in f.symbols]) for f in settled.files]
-    assert shown == [(f.path, [(s.name, s.line) for s in f.symbols]) for f in fresh.files]
+    assert listing(settled) == listing(fresh)
+
+    # Each snapshot a static map saw during the churn, written back and mapped afresh.
+    assert len(snapshots) >= REPLAYED, f"only {len(snapshots)} distinct static snapshots were seen"
+    for (chat, generations), during in sorted(snapshots.items())[:: max(1, len(snapshots) // REPLAYED)]:
+        for i, generation in enumerate(generations):
+            (root / f"pkg/mod{i}.py").write_text(module(i, generation))
+        with RepoMap(root, overrides={"cache_dir": str(tmp_path / "fresh")}) as replay:
+            again = replay.map(mode="static", chat_files=[chat], tokens=2048)
+        assert during == listing(again), (chat, generations)
+
+
+def listing(result) -> list[tuple[str, list[tuple[str, int]]]]:  # type: ignore[no-untyped-def]
+    return [(f.path, [(s.name, s.line) for s in f.symbols]) for f in result.files]
 
 
 def test_two_repositories_mapped_in_two_threads_at_once(git_repo, tmp_path: Path) -> None:
