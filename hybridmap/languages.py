@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from . import query_predicates
 from .errors import ConfigError
 from .visibility import CONVENTIONS
 
@@ -230,6 +231,9 @@ class CompiledLanguage:
         except Exception as exc:  # the pack raises LookupError/ImportError variants
             raise ConfigError(f"{language.config_path}: unknown grammar '{language.grammar}' ({exc})") from exc
         source = read_query(language.query_path)
+        problem = query_predicates.check(source)
+        if problem:
+            raise ConfigError(f"{language.query_path}: {problem}")
         try:
             self.query = Query(self.ts_language, source)
         except QueryError as exc:

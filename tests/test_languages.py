@@ -162,6 +162,66 @@ def test_query_inheritance(tmp_path: Path) -> None:
         read_query(tmp_path / "orphan-tags.scm")
 
 
+def test_where_a_definition_counts_is_said_by_its_ancestors(registry: LanguageRegistry) -> None:
+    """#hm-ancestors? (hybridmap/query_predicates.py): module-level definitions, also in a
+    module-level if / try / else / except; methods of module-level and nested classes; nothing
+    local to a function body. C++: free functions at file, namespace and #ifdef level (templates
+    too), not locals."""
+    source = (
+        b"import sys\n"
+        b"def top():\n    def local():\n        pass\n    class Local:\n        def m_local(self): pass\n"
+        b"@dec\ndef decorated(): pass\n"
+        b"if sys.version_info > (3,):\n    def in_if(): pass\nelif True:\n    def in_elif(): pass\n"
+        b"else:\n    class InElse:\n        def m_else(self): pass\n"
+        b"try:\n    def in_try(): pass\nexcept ImportError:\n    def in_except(): pass\nfinally:\n    X = 1\n"
+        b"class Outer:\n    def method(self):\n        def inner(): pass\n"
+        b"    class Nested:\n        @property\n        def nested_method(self): pass\n"
+        b"if True:\n    if True:\n        def in_if_in_if(): pass\n"
+    )
+    kinds = {s.name: s.kind for s in extract_tags(registry.compiled("python"), source).symbols}
+    assert kinds == {
+        "top": "function",
+        "decorated": "function",
+        "in_if": "function",
+        "in_elif": "function",
+        "InElse": "class",
+        "m_else": "method",
+        "in_try": "function",
+        "in_except": "function",
+        "Outer": "class",
+        "method": "method",
+        "Nested": "class",
+        "nested_method": "method",
+    }
+    cpp = (
+        b"int free_fn(int x) { struct L { int local_m() { return 1; } }; int local_v = 2; return x; }\n"
+        b"namespace ns { int *in_ns(); template <typename T> T& tpl(T& t) { return t; } int ns_var = 3; }\n"
+        b"#ifdef X\nstatic int in_ifdef(void) { return 0; }\n#endif\n"
+        b"class C { int member() { return 0; } };\n"
+    )
+    found = {(s.name, s.kind) for s in extract_tags(registry.compiled("cpp"), cpp).symbols}
+    assert {("free_fn", "function"), ("in_ns", "function"), ("tpl", "function"), ("ns_var", "variable")} <= found
+    assert {("in_ifdef", "function"), ("member", "method")} <= found
+    assert "local_v" not in {name for name, _ in found}
+
+
+def test_a_query_with_an_unknown_predicate_or_a_bad_ancestors_regex_is_refused(tmp_path: Path) -> None:
+    """A predicate tree-sitter does not know reaches hybridmap's callback, which would drop every
+    match of its pattern: it is refused when the query is compiled, with the file named."""
+    from hybridmap.errors import ConfigError
+
+    for query, problem in (
+        ('((identifier) @name.reference.call (#strip! @name.reference.call "x"))', "unknown predicate #strip!"),
+        ('((identifier) @name.reference.call (#hm-ancestors? @name.reference.call "(module"))', "hm-ancestors"),
+        ("((identifier) @name.reference.call (#hm-ancestors? @name.reference.call))", "one capture and one string"),
+    ):
+        (tmp_path / "python-tags.scm").write_text(query + "\n")
+        registry = LanguageRegistry.load([BUILTIN_CONFIG_DIR], [BUILTIN_QUERY_DIR, tmp_path])
+        with pytest.raises(ConfigError, match=problem) as caught:
+            registry.compiled("python")
+        assert "python-tags.scm" in str(caught.value)
+
+
 def test_signature_stops_at_the_body(registry: LanguageRegistry) -> None:
     source = (
         b"export const handler = async (event: Event): Promise<void> => {\n  await process(event);\n  return;\n};\n"

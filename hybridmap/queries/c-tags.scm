@@ -36,9 +36,9 @@
 ] @definition.macro
 
 ; Global variables: declarations at file level, also inside `#ifdef` / `#if` blocks (headers),
-; not locals in function bodies.
-[
-  (translation_unit (declaration
+; not locals in function bodies: their ancestors' types, from the root down to the parent, joined
+; by "/" (#hm-ancestors? fully matches them: hybridmap/sources/treesitter.py), end in one of those.
+((declaration
     declarator: [
       (identifier) @name.definition.variable
       (array_declarator declarator: (identifier) @name.definition.variable)
@@ -48,52 +48,8 @@
         (array_declarator declarator: (identifier) @name.definition.variable)
         (pointer_declarator declarator: [(identifier) @name.definition.variable (array_declarator declarator: (identifier) @name.definition.variable)])
       ])
-    ]) @definition.variable)
-  (preproc_ifdef (declaration
-    declarator: [
-      (identifier) @name.definition.variable
-      (array_declarator declarator: (identifier) @name.definition.variable)
-      (pointer_declarator declarator: (identifier) @name.definition.variable)
-      (init_declarator declarator: [
-        (identifier) @name.definition.variable
-        (array_declarator declarator: (identifier) @name.definition.variable)
-        (pointer_declarator declarator: [(identifier) @name.definition.variable (array_declarator declarator: (identifier) @name.definition.variable)])
-      ])
-    ]) @definition.variable)
-  (preproc_if (declaration
-    declarator: [
-      (identifier) @name.definition.variable
-      (array_declarator declarator: (identifier) @name.definition.variable)
-      (pointer_declarator declarator: (identifier) @name.definition.variable)
-      (init_declarator declarator: [
-        (identifier) @name.definition.variable
-        (array_declarator declarator: (identifier) @name.definition.variable)
-        (pointer_declarator declarator: [(identifier) @name.definition.variable (array_declarator declarator: (identifier) @name.definition.variable)])
-      ])
-    ]) @definition.variable)
-  (preproc_else (declaration
-    declarator: [
-      (identifier) @name.definition.variable
-      (array_declarator declarator: (identifier) @name.definition.variable)
-      (pointer_declarator declarator: (identifier) @name.definition.variable)
-      (init_declarator declarator: [
-        (identifier) @name.definition.variable
-        (array_declarator declarator: (identifier) @name.definition.variable)
-        (pointer_declarator declarator: [(identifier) @name.definition.variable (array_declarator declarator: (identifier) @name.definition.variable)])
-      ])
-    ]) @definition.variable)
-  (preproc_elif (declaration
-    declarator: [
-      (identifier) @name.definition.variable
-      (array_declarator declarator: (identifier) @name.definition.variable)
-      (pointer_declarator declarator: (identifier) @name.definition.variable)
-      (init_declarator declarator: [
-        (identifier) @name.definition.variable
-        (array_declarator declarator: (identifier) @name.definition.variable)
-        (pointer_declarator declarator: [(identifier) @name.definition.variable (array_declarator declarator: (identifier) @name.definition.variable)])
-      ])
-    ]) @definition.variable)
-]
+    ]) @definition.variable
+  (#hm-ancestors? @definition.variable "(.*/)?(translation_unit|preproc_ifdef|preproc_if|preproc_else|preproc_elif)"))
 
 ; --- references ----------------------------------------------------------------
 

@@ -1,72 +1,19 @@
 ; C++ tags for hybridmap.
-; Queries cannot say "not inside a class body", so free functions, prototypes and globals are
-; matched under each file/namespace-level parent explicitly (the lists below are repetitive on purpose).
+; Queries cannot say "not inside a class body": free functions, prototypes and globals say where
+; they count by the types of their ancestors, from the root down to the parent, joined by "/"
+; (#hm-ancestors? fully matches them with a regular expression: hybridmap/sources/treesitter.py).
+; One pattern per kind, where one per parent took tree-sitter a second to compile.
 
 ; --- definitions ---------------------------------------------------------------
 
-; Free functions defined outside classes (also templates, which wrap the definition).
-[
-  (translation_unit (function_definition declarator: [
+; Free functions defined outside classes (also templates, which wrap the definition): their
+; parent is the file, a namespace body or a preprocessor block, or a template there.
+((function_definition declarator: [
       (function_declarator declarator: (identifier) @name.definition.function)
       (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
       (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
-    ]) @definition.function)
-  (declaration_list (function_definition declarator: [
-      (function_declarator declarator: (identifier) @name.definition.function)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
-      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
-    ]) @definition.function)
-  (preproc_ifdef (function_definition declarator: [
-      (function_declarator declarator: (identifier) @name.definition.function)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
-      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
-    ]) @definition.function)
-  (preproc_if (function_definition declarator: [
-      (function_declarator declarator: (identifier) @name.definition.function)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
-      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
-    ]) @definition.function)
-  (preproc_else (function_definition declarator: [
-      (function_declarator declarator: (identifier) @name.definition.function)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
-      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
-    ]) @definition.function)
-  (preproc_elif (function_definition declarator: [
-      (function_declarator declarator: (identifier) @name.definition.function)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
-      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
-    ]) @definition.function)
-  (translation_unit (template_declaration (function_definition declarator: [
-      (function_declarator declarator: (identifier) @name.definition.function)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
-      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
-    ]) @definition.function))
-  (declaration_list (template_declaration (function_definition declarator: [
-      (function_declarator declarator: (identifier) @name.definition.function)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
-      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
-    ]) @definition.function))
-  (preproc_ifdef (template_declaration (function_definition declarator: [
-      (function_declarator declarator: (identifier) @name.definition.function)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
-      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
-    ]) @definition.function))
-  (preproc_if (template_declaration (function_definition declarator: [
-      (function_declarator declarator: (identifier) @name.definition.function)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
-      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
-    ]) @definition.function))
-  (preproc_else (template_declaration (function_definition declarator: [
-      (function_declarator declarator: (identifier) @name.definition.function)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
-      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
-    ]) @definition.function))
-  (preproc_elif (template_declaration (function_definition declarator: [
-      (function_declarator declarator: (identifier) @name.definition.function)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
-      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
-    ]) @definition.function))
-]
+    ]) @definition.function
+  (#hm-ancestors? @definition.function "(.*/)?(translation_unit|declaration_list|preproc_ifdef|preproc_if|preproc_else|preproc_elif)(/template_declaration)?"))
 
 ; Methods defined inside the class body (`void f() {...}`; a constructor `Name(...) {...}` shows up as an identifier).
 (field_declaration_list (function_definition declarator: [
@@ -102,68 +49,12 @@
 (field_declaration_list (declaration declarator: (function_declarator declarator: (identifier) @name.definition.constructor)) @definition.constructor)
 
 ; Function declarations (prototypes) at file or namespace level.
-[
-  (translation_unit (declaration declarator: [
+((declaration declarator: [
       (function_declarator declarator: (identifier) @name.definition.function)
       (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
       (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
-    ]) @definition.function)
-  (declaration_list (declaration declarator: [
-      (function_declarator declarator: (identifier) @name.definition.function)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
-      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
-    ]) @definition.function)
-  (preproc_ifdef (declaration declarator: [
-      (function_declarator declarator: (identifier) @name.definition.function)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
-      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
-    ]) @definition.function)
-  (preproc_if (declaration declarator: [
-      (function_declarator declarator: (identifier) @name.definition.function)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
-      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
-    ]) @definition.function)
-  (preproc_else (declaration declarator: [
-      (function_declarator declarator: (identifier) @name.definition.function)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
-      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
-    ]) @definition.function)
-  (preproc_elif (declaration declarator: [
-      (function_declarator declarator: (identifier) @name.definition.function)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
-      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
-    ]) @definition.function)
-  (translation_unit (template_declaration (declaration declarator: [
-      (function_declarator declarator: (identifier) @name.definition.function)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
-      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
-    ]) @definition.function))
-  (declaration_list (template_declaration (declaration declarator: [
-      (function_declarator declarator: (identifier) @name.definition.function)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
-      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
-    ]) @definition.function))
-  (preproc_ifdef (template_declaration (declaration declarator: [
-      (function_declarator declarator: (identifier) @name.definition.function)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
-      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
-    ]) @definition.function))
-  (preproc_if (template_declaration (declaration declarator: [
-      (function_declarator declarator: (identifier) @name.definition.function)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
-      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
-    ]) @definition.function))
-  (preproc_else (template_declaration (declaration declarator: [
-      (function_declarator declarator: (identifier) @name.definition.function)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
-      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
-    ]) @definition.function))
-  (preproc_elif (template_declaration (declaration declarator: [
-      (function_declarator declarator: (identifier) @name.definition.function)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name.definition.function))
-      (reference_declarator (function_declarator declarator: (identifier) @name.definition.function))
-    ]) @definition.function))
-]
+    ]) @definition.function
+  (#hm-ancestors? @definition.function "(.*/)?(translation_unit|declaration_list|preproc_ifdef|preproc_if|preproc_else|preproc_elif)(/template_declaration)?"))
 
 (class_specifier name: [(type_identifier) @name.definition.class (qualified_identifier name: (type_identifier) @name.definition.class)] body: (field_declaration_list)) @definition.class
 (struct_specifier name: [(type_identifier) @name.definition.struct (qualified_identifier name: (type_identifier) @name.definition.struct)] body: (field_declaration_list)) @definition.struct
@@ -184,8 +75,7 @@
 ] @definition.macro
 
 ; Global / namespace-level variables (not locals in function bodies).
-[
-  (translation_unit (declaration
+((declaration
     declarator: [
       (identifier) @name.definition.variable
       (array_declarator declarator: (identifier) @name.definition.variable)
@@ -195,63 +85,8 @@
         (array_declarator declarator: (identifier) @name.definition.variable)
         (pointer_declarator declarator: [(identifier) @name.definition.variable (array_declarator declarator: (identifier) @name.definition.variable)])
       ])
-    ]) @definition.variable)
-  (declaration_list (declaration
-    declarator: [
-      (identifier) @name.definition.variable
-      (array_declarator declarator: (identifier) @name.definition.variable)
-      (pointer_declarator declarator: (identifier) @name.definition.variable)
-      (init_declarator declarator: [
-        (identifier) @name.definition.variable
-        (array_declarator declarator: (identifier) @name.definition.variable)
-        (pointer_declarator declarator: [(identifier) @name.definition.variable (array_declarator declarator: (identifier) @name.definition.variable)])
-      ])
-    ]) @definition.variable)
-  (preproc_ifdef (declaration
-    declarator: [
-      (identifier) @name.definition.variable
-      (array_declarator declarator: (identifier) @name.definition.variable)
-      (pointer_declarator declarator: (identifier) @name.definition.variable)
-      (init_declarator declarator: [
-        (identifier) @name.definition.variable
-        (array_declarator declarator: (identifier) @name.definition.variable)
-        (pointer_declarator declarator: [(identifier) @name.definition.variable (array_declarator declarator: (identifier) @name.definition.variable)])
-      ])
-    ]) @definition.variable)
-  (preproc_if (declaration
-    declarator: [
-      (identifier) @name.definition.variable
-      (array_declarator declarator: (identifier) @name.definition.variable)
-      (pointer_declarator declarator: (identifier) @name.definition.variable)
-      (init_declarator declarator: [
-        (identifier) @name.definition.variable
-        (array_declarator declarator: (identifier) @name.definition.variable)
-        (pointer_declarator declarator: [(identifier) @name.definition.variable (array_declarator declarator: (identifier) @name.definition.variable)])
-      ])
-    ]) @definition.variable)
-  (preproc_else (declaration
-    declarator: [
-      (identifier) @name.definition.variable
-      (array_declarator declarator: (identifier) @name.definition.variable)
-      (pointer_declarator declarator: (identifier) @name.definition.variable)
-      (init_declarator declarator: [
-        (identifier) @name.definition.variable
-        (array_declarator declarator: (identifier) @name.definition.variable)
-        (pointer_declarator declarator: [(identifier) @name.definition.variable (array_declarator declarator: (identifier) @name.definition.variable)])
-      ])
-    ]) @definition.variable)
-  (preproc_elif (declaration
-    declarator: [
-      (identifier) @name.definition.variable
-      (array_declarator declarator: (identifier) @name.definition.variable)
-      (pointer_declarator declarator: (identifier) @name.definition.variable)
-      (init_declarator declarator: [
-        (identifier) @name.definition.variable
-        (array_declarator declarator: (identifier) @name.definition.variable)
-        (pointer_declarator declarator: [(identifier) @name.definition.variable (array_declarator declarator: (identifier) @name.definition.variable)])
-      ])
-    ]) @definition.variable)
-]
+    ]) @definition.variable
+  (#hm-ancestors? @definition.variable "(.*/)?(translation_unit|declaration_list|preproc_ifdef|preproc_if|preproc_else|preproc_elif)"))
 
 ; --- references ----------------------------------------------------------------
 

@@ -3,52 +3,21 @@
 ; what a repository map needs. Classes and functions local to a function body (test helpers, closures)
 ; are not tagged; module-level definitions inside `if` / `try` blocks are.
 
+; Where a definition counts is said by the types of its ancestors, from the root down to its parent,
+; joined by "/" (#hm-ancestors? fully matches them with a regular expression: hybridmap/sources/treesitter.py).
+; One pattern per kind instead of one per parent: tree-sitter compiles alternations of parents slowly.
+
 ; Classes: at module level, nested in a class, or in a module-level `if` / `try`.
-(module (class_definition name: (identifier) @name.definition.class) @definition.class)
-(module (decorated_definition definition: (class_definition name: (identifier) @name.definition.class) @definition.class))
-(class_definition body: (block (class_definition name: (identifier) @name.definition.class) @definition.class))
-(class_definition body: (block (decorated_definition definition: (class_definition name: (identifier) @name.definition.class) @definition.class)))
-(module [
-  (if_statement [
-    consequence: (block (class_definition name: (identifier) @name.definition.class) @definition.class)
-    alternative: (_ (block (class_definition name: (identifier) @name.definition.class) @definition.class))
-  ])
-  (try_statement [
-    body: (block (class_definition name: (identifier) @name.definition.class) @definition.class)
-    (_ (block (class_definition name: (identifier) @name.definition.class) @definition.class))
-  ])
-])
+((class_definition name: (identifier) @name.definition.class) @definition.class
+  (#hm-ancestors? @definition.class "module(/decorated_definition)?|.*/class_definition/block(/decorated_definition)?|module/(if_statement|try_statement)(/[a-z_]+_clause)?/block"))
 
 ; Functions: at module level or in a module-level `if` / `try`.
-(module (function_definition name: (identifier) @name.definition.function) @definition.function)
-(module (decorated_definition definition: (function_definition name: (identifier) @name.definition.function) @definition.function))
-(module [
-  (if_statement [
-    consequence: (block (function_definition name: (identifier) @name.definition.function) @definition.function)
-    alternative: (_ (block (function_definition name: (identifier) @name.definition.function) @definition.function))
-  ])
-  (try_statement [
-    body: (block (function_definition name: (identifier) @name.definition.function) @definition.function)
-    (_ (block (function_definition name: (identifier) @name.definition.function) @definition.function))
-  ])
-])
+((function_definition name: (identifier) @name.definition.function) @definition.function
+  (#hm-ancestors? @definition.function "module(/decorated_definition)?|module/(if_statement|try_statement)(/[a-z_]+_clause)?/block"))
 
 ; Methods: functions directly in the body of one of those classes.
-(module (class_definition body: (block (function_definition name: (identifier) @name.definition.method) @definition.method)))
-(module (class_definition body: (block (decorated_definition definition: (function_definition name: (identifier) @name.definition.method) @definition.method))))
-(module (decorated_definition definition: (class_definition body: (block (function_definition name: (identifier) @name.definition.method) @definition.method))))
-(module (decorated_definition definition: (class_definition body: (block (decorated_definition definition: (function_definition name: (identifier) @name.definition.method) @definition.method)))))
-(class_definition body: (block (class_definition body: (block [(function_definition name: (identifier) @name.definition.method) @definition.method (decorated_definition definition: (function_definition name: (identifier) @name.definition.method) @definition.method)]))))
-(module [
-  (if_statement [
-    consequence: (block (class_definition body: (block [(function_definition name: (identifier) @name.definition.method) @definition.method (decorated_definition definition: (function_definition name: (identifier) @name.definition.method) @definition.method)])))
-    alternative: (_ (block (class_definition body: (block [(function_definition name: (identifier) @name.definition.method) @definition.method (decorated_definition definition: (function_definition name: (identifier) @name.definition.method) @definition.method)]))))
-  ])
-  (try_statement [
-    body: (block (class_definition body: (block [(function_definition name: (identifier) @name.definition.method) @definition.method (decorated_definition definition: (function_definition name: (identifier) @name.definition.method) @definition.method)])))
-    (_ (block (class_definition body: (block [(function_definition name: (identifier) @name.definition.method) @definition.method (decorated_definition definition: (function_definition name: (identifier) @name.definition.method) @definition.method)]))))
-  ])
-])
+((function_definition name: (identifier) @name.definition.method) @definition.method
+  (#hm-ancestors? @definition.method "module(/decorated_definition)?/class_definition/block(/decorated_definition)?|.*/class_definition/block/class_definition/block(/decorated_definition)?|module/(if_statement|try_statement)(/[a-z_]+_clause)?/block/class_definition/block(/decorated_definition)?"))
 
 ; Module-level names: UPPER_CASE ones are constants, the rest variables (tuple targets are skipped).
 (module

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from .. import query_predicates
 from ..languages import CompiledLanguage, LanguageRegistry
 from ..model import REFERENCE_KIND_CODES, FileTags, Span, Symbol
 from ..sandbox import Policy, base_policy, confined
@@ -373,7 +374,7 @@ def _tag_matches(
     cursor = QueryCursor(compiled.query, match_limit=match_limit, timeout_micros=clock.query_budget())
     defs: _Defs = {}
     refs: _Refs = {}
-    for _pattern, captures in cursor.matches(root):
+    for _pattern, captures in cursor.matches(root, query_predicates.evaluate):
         module = captures.get("import.module")
         if module:
             source = (module[0].text or b"").decode("utf-8", "replace")
