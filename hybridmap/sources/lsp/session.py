@@ -46,9 +46,9 @@ from .launch import (
     command_problem,
     expand_install_dir,
     find_command,
-    install_hint,
     outside_repository,
     server_environment,
+    server_install_hint,
     user_servers_dir,
 )
 from .process import SandboxRefused, ServerProcess, descendants, group_alive, processes_of, tree_rss_mb
@@ -230,7 +230,7 @@ class LspSession(TextSync):
     async def start(self) -> None:
         """Spawn and initialize; on failure the state says why (never raises)."""
         self._readiness.started_at = self._health.last_message_at = time.monotonic()
-        hint = f"; install with: {install_hint(self.config.install)}" if self.config.install else ""
+        hint = f"; install with: {server_install_hint(self.config)}" if self.config.install else ""
         environ = outside_repository(self._environ, self.repository)
         executable = find_command(self.config.command, environ=environ)
         if executable is None:
