@@ -45,6 +45,8 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
+from .spelling import edit_distance
+
 if TYPE_CHECKING:
     from .model import FileTags
     from .settings import Settings
@@ -189,6 +191,7 @@ class MessageIndex:
         self._style = settings.message_style_insensitive
         self._unmatched = settings.message_unmatched_words
         self._plain = settings.message_plain_words
+        self._typo_min = settings.message_typo_min_chars
         self._paths = frozenset(paths)
         self._by_name: dict[str, list[str]] = {}
         self._by_tail: dict[str, list[str]] = {}
@@ -209,9 +212,17 @@ class MessageIndex:
                 self._dirs.setdefault(part.lower(), part)
         self._names = frozenset(identifiers)
         self._by_key: dict[str, list[str]] = {}
-        if self._style:
+        if self._style or self._typo_min:
             for name in sorted(self._names):
                 self._by_key.setdefault(style_key(name), []).append(name)
+        # One edit leaves a key of 4+ letters its first two or its last two: a misspelt key's
+        # candidates are the compound keys sharing either, then checked by edit distance.
+        self._by_ends: dict[str, list[str]] = {}
+        if self._typo_min:
+            for key, names in self._by_key.items():
+                if len(key) >= self._typo_min and any(is_compound(n) for n in names):
+                    self._by_ends.setdefault("^" + key[:2], []).append(key)
+                    self._by_ends.setdefault(key[-2:] + "$", []).append(key)
 
     @classmethod
     def from_tags(cls, tags: Mapping[str, FileTags], settings: Settings) -> MessageIndex:
@@ -230,7 +241,7 @@ class MessageIndex:
         for word in words:
             out.append(word)
             if word not in self._names:
-                out.extend(self._restyled(word))
+                out.extend(self._restyled(word) or self._misspelt(word))
         return out
 
     def _restyled(self, word: str) -> list[str]:
@@ -238,6 +249,16 @@ class MessageIndex:
         A word of one part (``windows``, ``Handler``) only as spelled: across case it found
         WINDOWS and Method in prose and cost MRR on every corpus (docs/evaluation.md)."""
         return self._by_key.get(style_key(word), []) if self._style and is_compound(word) else []
+
+    def _misspelt(self, word: str) -> list[str]:
+        """The compound definitions one edit from compound ``word`` (``message_typo_min_chars``),
+        in any style: ``compute_totl`` and ``computeTotla`` name ``compute_total``."""
+        key = style_key(word)
+        if not self._typo_min or len(key) < self._typo_min or not is_compound(word):
+            return []
+        near = {*self._by_ends.get("^" + key[:2], ()), *self._by_ends.get(key[-2:] + "$", ())}
+        keys = sorted(k for k in near if edit_distance(key, k, 1) == 1)
+        return [name for k in keys for name in self._by_key[k] if is_compound(name)]
 
     def extract(self, text: str) -> MessageMentions:
         """The files and identifiers ``text`` names (see the module docstring)."""
@@ -306,7 +327,7 @@ class MessageIndex:
         if word in self._names:
             found.add_idents([word])
             named = True
-        matches = self._restyled(word)
+        matches = self._restyled(word) or (None if named else self._misspelt(word))
         if matches:
             found.add_idents(matches)
             named = True

@@ -83,6 +83,25 @@ def test_identifiers_in_any_style_are_found_in_the_repository_spelling(parsed: t
     assert exact.extract("load_config loadConfig LoadConfig").idents == ("load_config",)
 
 
+def test_a_misspelt_compound_name_finds_the_definition_one_edit_away(parsed: tuple[list[str], set[str]]) -> None:
+    """A typo (a letter swapped, missing, extra or wrong) in a long compound word still names the
+    definition, in the repository's spelling; before message_typo_min_chars nothing was found."""
+    found = index(parsed, message_unmatched_words=False)
+    for typo in ("laod_config", "load_confg", "load_configg", "LoadConfgi", "LOAD_CONFIX", "createRoutre"):
+        expected = "createRouter" if typo.startswith("create") else "load_config"
+        assert found.extract(f"why does {typo} fail?").idents == (expected,), typo
+    assert found.respelled(["loadConfgi"]) == ["loadConfgi", "load_config"]
+    assert found.extract("parse_arg and routTable").idents == ("parse_args", "RouteTable", "route_table")
+    # Two edits, fewer than 8 letters, a word of one part, or the setting off: nothing.
+    assert found.extract("loda_confg LodaConfgi").idents == ()
+    assert found.extract("prase_ags tsrt_servre").idents == ()  # 8 letters, but two edits away
+    assert found.extract("Confgi Routetabel").idents == ()
+    short = MessageIndex(["a.py"], ["get_user", "set_users"], Settings(message_unmatched_words=False))
+    assert short.extract("get_usr setuser").idents == ()  # 6 and 7 letters
+    off = index(parsed, message_unmatched_words=False, message_typo_min_chars=0)
+    assert off.extract("laod_config").idents == ()
+
+
 def test_underscores_around_a_name_are_part_of_it(parsed: tuple[list[str], set[str]]) -> None:
     found = index(parsed, message_unmatched_words=False)
     assert found.extract("init and read").idents == ()  # not __init__ nor _read

@@ -25,7 +25,7 @@ from hybridmap.evaluate.history import select_commits
 from hybridmap.evaluate.mentions import message_mentions
 from hybridmap.evaluate.metrics import MapOutcome, ShownFile, percentile, score
 from hybridmap.evaluate.peer import DEFAULT_PYTHON, find_aider_python
-from hybridmap.evaluate.tasks import build_tasks, message_text
+from hybridmap.evaluate.tasks import build_tasks, message_text, with_typos
 from hybridmap.evaluate.worktree import ScratchWorktree
 from hybridmap.languages import LanguageRegistry
 from hybridmap.model import FileTags
@@ -308,6 +308,17 @@ def test_message_text_is_the_message_without_trailers() -> None:
         "Signed-off-by: Some One <some@example.invalid>\nCo-authored-by: Other <o@example.invalid>\n"
     )
     assert message_text(message) == "Fix `Store.save` when the key is None\n\nSee https://example.invalid/1 for why."
+
+
+def test_message_typos_swap_two_letters_of_long_compound_identifiers() -> None:
+    text = "Fix compute_total and ParseConfigFile in load(), not get_user; HTTPServerBase too"
+    slipped = with_typos(text)
+    assert slipped == with_typos(text)  # the same slips on every run
+    before, after = text.split(), slipped.split()
+    changed = [(a, b) for a, b in zip(before, after, strict=True) if a != b]
+    assert [a for a, _ in changed] == ["compute_total", "ParseConfigFile", "HTTPServerBase"]  # 8+ letters, compound
+    for word, typo in changed:
+        assert sorted(word) == sorted(typo) and sum(x != y for x, y in zip(word, typo, strict=True)) == 2
 
 
 def test_aider_reads_a_message_as_its_coder_does() -> None:

@@ -141,6 +141,18 @@ def test_a_mention_in_another_style_finds_the_definition(tmp_path: Path) -> None
             assert "defines mentioned 'shared_helper'" in util.why, (spelled, util.why)
 
 
+def test_a_typo_in_a_message_finds_the_definition(tmp_path: Path) -> None:
+    """``shared_hepler`` in a message is ``shared_helper`` (the symbol search found it; the map's
+    reading of the message found nothing before message_typo_min_chars)."""
+    root = _repo(tmp_path)
+    with RepoMap(root, overrides=_overrides(tmp_path)) as repo:
+        result = repo.map(mode="static", tokens=2_000, message="Why does shared_hepler() fail?")
+        assert "shared_helper" in result.mentions, result.mentions
+        util = next(f for f in result.files if f.path == "util.py")
+        assert "defines mentioned 'shared_helper'" in util.why, util.why
+        assert repo.search_symbols("shared_hepler").matches[0].name == "shared_helper"
+
+
 # --- what changed --------------------------------------------------------------------------------
 
 

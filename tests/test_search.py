@@ -13,7 +13,8 @@ import pytest
 
 from hybridmap.api import AsyncRepoMap, RepoMap
 from hybridmap.errors import RequestError
-from hybridmap.search import SymbolIndex, edit_distance, name_parts, normalized
+from hybridmap.search import SymbolIndex, name_parts, normalized
+from hybridmap.spelling import edit_distance
 
 from .conftest import GitRepoFactory, git, write_files
 

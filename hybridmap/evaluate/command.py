@@ -52,6 +52,12 @@ from .tasks import TASK_KINDS
     "message-text (the message as written; each system reads it).",
 )
 @click.option(
+    "--message-typos",
+    is_flag=True,
+    help="message-text tasks: swap two neighbouring letters in each compound identifier of 8+ letters "
+    "of the message, for every system (what a hurried user types).",
+)
+@click.option(
     "--variant",
     "variants",
     multiple=True,
@@ -117,6 +123,7 @@ def eval_command(
     tokens: str,
     modes: str,
     task_kinds: str,
+    message_typos: bool,
     variants: tuple[str, ...],
     peers: str,
     aider_python: str | None,
@@ -146,6 +153,7 @@ def eval_command(
             peer_timeout=peer_timeout,
             tasks=parse_names(task_kinds, TASK_KINDS, "--tasks"),  # type: ignore[arg-type]
             variants=tuple(parse_variant(text) for text in variants),
+            message_typos=message_typos,
         )
         report = run_eval(options, progress)
     except HybridMapError as exc:

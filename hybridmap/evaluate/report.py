@@ -49,6 +49,7 @@ class EvalReport:
     versions: dict[str, object]
     commits: tuple[CommitResult, ...]
     elapsed_seconds: float
+    message_typos: bool = False
 
 
 # --- JSON -------------------------------------------------------------------------------------
@@ -94,6 +95,7 @@ def to_json(report: EvalReport) -> dict[str, object]:
         "systems": list(report.systems),
         "task_kinds": list(report.task_kinds),
         "server_wait": report.server_wait,
+        "message_typos": report.message_typos,
         "versions": report.versions,
         "elapsed_seconds": round(report.elapsed_seconds, 3),
         "commits": [
@@ -303,6 +305,8 @@ def render_markdown(document: Mapping[str, Any]) -> str:
     ]
     if document.get("shortfall"):
         lines += [f"Note: {document['shortfall']}.", ""]
+    if document.get("message_typos"):
+        lines += ["The message-text tasks read each message with typos (--message-typos).", ""]
     lines += _table(document["summary"], budgets, versions)
     lines += [
         "",

@@ -107,6 +107,8 @@ class EvalOptions:
     """The task kinds asked (``--tasks``)."""
     variants: tuple[Variant, ...] = ()
     """Settings variants run beside each mode's defaults (``--variant``)."""
+    message_typos: bool = False
+    """``message-text`` tasks read a misspelt message (``--message-typos``, :func:`.tasks.with_typos`)."""
 
     @property
     def systems(self) -> tuple[str, ...]:
@@ -181,6 +183,7 @@ def run_eval(options: EvalOptions, progress: ProgressCallback | None = None) -> 
         versions,
         tuple(results),
         time.perf_counter() - started,
+        options.message_typos,
     )
 
 
@@ -224,7 +227,9 @@ async def _evaluate(
             message_index = (
                 MessageIndex(collected.tags.keys(), names, settings) if "message-text" in options.tasks else None
             )
-            tasks = build_tasks(commit, diffs, collected.tags, new_tags, names, message_index, options.tasks)
+            tasks = build_tasks(
+                commit, diffs, collected.tags, new_tags, names, message_index, options.tasks, options.message_typos
+            )
             requests = requests_for(tasks.tasks, options.budgets)
             runs: dict[str, SystemRun] = {}
             for mode in options.modes:

@@ -10,19 +10,23 @@
   it beforehand: each system reads the text its own way. hybridmap reads it with the
   product's :class:`~hybridmap.conversation.MessageIndex` over the parent's files and
   definitions (its answer is recorded in the task's ``mentions`` / ``mentioned_files``);
-  Aider with its coder's own reading (``aider_runner.py``). Every commit gives one.
+  Aider with its coder's own reading (``aider_runner.py``). Every commit gives one. With
+  ``typos`` (``hybridmap eval --message-typos``) each long compound identifier of the text
+  carries one typo (:func:`with_typos`), the same for every system.
 
 Both also ask for the changed definitions (:mod:`.definitions`) of their target files.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Literal
 
-from ..conversation import MessageIndex, is_trailer
+from ..conversation import MessageIndex, is_compound, is_trailer, style_key
 from ..model import FileTags
 from .definitions import ChangedDefinition, changed_definitions
 from .diffs import FileDiff
@@ -89,6 +93,32 @@ def message_text(message: str) -> str:
     return "\n".join(line for line in message.splitlines() if not is_trailer(line)).strip()
 
 
+TYPO_MIN_CHARS = 8
+"""``with_typos`` misspells compound identifiers of at least this many letters (besides ``_``
+and ``-``): the words ``message_typo_min_chars`` may repair at its default."""
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def with_typos(text: str) -> str:
+    """``text`` with two neighbouring letters swapped in each compound identifier of
+    :data:`TYPO_MIN_CHARS` letters or more (``compute_total`` -> ``compute_toatl``), the most
+    common typing slip; where in the word is chosen by a hash of it, so runs repeat."""
+
+    def slip(match: re.Match[str]) -> str:
+        word = match[0]
+        if not is_compound(word) or len(style_key(word)) < TYPO_MIN_CHARS:
+            return word
+        spots = [
+            i for i in range(1, len(word) - 1) if word[i].isalpha() and word[i + 1].isalpha() and word[i] != word[i + 1]
+        ]
+        if not spots:
+            return word
+        i = spots[int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "big") % len(spots)]
+        return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+
+    return _IDENTIFIER.sub(slip, text)
+
+
 def co_edit_chat_file(diffs: Iterable[FileDiff]) -> FileDiff:
     """The changed file with the most changed lines (added + deleted); ties go to the first path."""
     return min(diffs, key=lambda d: (-(d.added + d.deleted), d.old_path))
@@ -102,10 +132,12 @@ def build_tasks(
     definition_names: Collection[str],
     message_index: MessageIndex | None = None,
     kinds: Collection[TaskKind] = TASK_KINDS,
+    typos: bool = False,
 ) -> CommitTasks:
     """Tasks of the ``kinds`` for ``commit``, given its per-file diffs, the parent's tags (every
     listed source file) and the commit's tags of the changed files (by their old path).
-    ``message-text`` needs ``message_index`` (the parent's)."""
+    ``message-text`` needs ``message_index`` (the parent's); ``typos``: its text misspelt
+    (:func:`with_typos`)."""
     by_file = {
         d.old_path: changed_definitions(d.old_path, tags[d.old_path], new_tags.get(d.old_path), d.hunks)
         if d.old_path in tags
@@ -132,6 +164,7 @@ def build_tasks(
         if message_index is None:
             raise ValueError("a message-text task needs the parent's MessageIndex")
         text = message_text(commit.message)
+        text = with_typos(text) if typos else text
         # The reading AsyncRepoMap.map(message=text) does, kept with the task for the report (the
         # systems are given the text: systems.py).
         read = message_index.extract(text)
