@@ -27,15 +27,12 @@ from pathlib import PurePosixPath
 from typing import TypedDict
 
 from .model import Diagnostic, DiagnosticJson, FileTags, Symbol
+from .paths import is_test_path
 from .sanitize import escape_path, safe_line
 
 CHECKED_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait", "type", "macro"})
 _ENTRY_NAMES = frozenset(
     {"main", "init", "setUp", "tearDown", "setUpClass", "tearDownClass", "setUpModule", "tearDownModule", "run"}
-)
-_TEST_PATH = re.compile(
-    r"(^|/)(tests?|testing|__tests__|spec|specs)/|(^|/)(test_[^/]*|[^/]*_test\.[^/]+|[^/]*\.(test|spec)\.[^/]+|conftest\.py)$",
-    re.I,
 )
 _PUBLIC_KEYWORD = {"rust": re.compile(r"\bpub\b"), "typescript": re.compile(r"\bexport\b")}
 _PUBLIC = re.compile(r"\bpublic\b")
@@ -43,10 +40,6 @@ _PUBLIC_LANGUAGES = frozenset({"java", "csharp", "kotlin", "scala", "php", "swif
 _EXPORTING = frozenset({"typescript", "tsx", "javascript"})
 #: Languages whose definitions are entry points by nature (make targets, CMake functions).
 _UNCHECKED_LANGUAGES = frozenset({"make", "cmake", "dockerfile"})
-
-
-def is_test_path(path: str) -> bool:
-    return bool(_TEST_PATH.search(path))
 
 
 class DeadJson(TypedDict):

@@ -32,9 +32,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from .dead_code import DeadCode, DeadDefinition, is_test_path
+from .dead_code import DeadCode, DeadDefinition
 from .errors import ServerError
 from .model import Diagnostic, FileTags, Symbol
+from .paths import is_test_path
 from .settings import Settings
 from .workspace import Progress
 

@@ -1,7 +1,8 @@
 """What a file's path alone says about it: tests, vendored or generated code, entry points.
 
 Read by the ranking signals: :mod:`hybridmap.rank.signals.path_kinds` (each file's prior) and
-the chat boosts (:func:`boost_scale`)."""
+the chat boosts (:func:`boost_scale`); :func:`is_test_path` is also the one rule the symbol
+search (tests after the rest) and dead code (a definition only tests use) follow."""
 
 from __future__ import annotations
 
@@ -19,13 +20,21 @@ _FIXTURE_DIR = re.compile(
     re.I,
 )
 _TEST_FILE = re.compile(
-    r"(^test_.*|.*_test\.[^.]+$|.*_tests?\.py$|.*\.(test|spec)\.[jt]sx?$|.*Tests?\.(java|kt|cs|swift)$|conftest\.py$)"
+    r"(^test_.*|.*_test\.[^.]+$|.*_tests?\.py$|.*\.(test|spec)\.[^.]+$|.*_spec\.rb$|.*Tests?\.(java|kt|cs|swift)$"
+    r"|conftest\.py$)"
 )
 _VENDOR_DIR = re.compile(r"(^|/)(vendor|vendored|third_party|third-party|external|extern|deps|_vendor)/", re.I)
 _GENERATED = re.compile(
     r"(_pb2(_grpc)?\.pyi?$|\.pb\.(go|cc|h)$|\.generated\.|\.g\.dart$|_generated\.|(^|/)(gen|generated)/|\.min\.js$)"
 )
 _ENTRY_POINT = re.compile(r"^((main|__main__|cli|app|index|server|manage)\.[^.]+|lib\.rs)$")
+
+
+def is_test_path(path: str) -> bool:
+    """Whether ``path`` (relative, POSIX) is a test: under a test directory (``tests/``,
+    ``__tests__/``, ``spec/``...) or named as one (``test_x.py``, ``x_test.go``, ``x.test.ts``,
+    ``x.spec.js``, ``x_spec.rb``, ``XTests.java``, ``conftest.py``)."""
+    return bool(_TEST_DIR.search(path) or _TEST_FILE.match(PurePosixPath(path).name))
 
 
 def is_test_data_or_vendored(directory: str) -> bool:
@@ -40,7 +49,7 @@ def path_multiplier(path: str, settings: Settings) -> tuple[float, tuple[str, ..
     name = PurePosixPath(path).name
     mult = 1.0
     why: list[str] = []
-    if _TEST_DIR.search(path) or _TEST_FILE.match(name):
+    if is_test_path(path):
         mult *= settings.test_path_weight
         why.append(f"test path x{settings.test_path_weight:g}")
     if _FIXTURE_DIR.search(path):  # under tests/ too: test data of the tests, both apply

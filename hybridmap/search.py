@@ -49,6 +49,7 @@ from typing import TypedDict
 
 from .lexical import WORD_PART
 from .model import FileTags, Symbol
+from .paths import is_test_path
 from .sanitize import escape_path, safe_line
 from .spelling import edit_distance
 
@@ -76,8 +77,6 @@ TYPO_CHECKS = 200
 #: Rows one scanning pass (subsequence, context) may return: a one- or two-letter query is a
 #: subsequence of half the names, and scoring each costs ~50 µs.
 SCAN_ROWS = 2_000
-
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing)(/|$)|(^|/)test_[^/]*$|_test\.[a-z]+$")
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -517,7 +516,7 @@ def rank_key(q: str, words: list[str], how: str, name: str, norm: str, path: str
         missing = int(edit_distance(q, norm, limit) > limit)
     else:
         missing = 0
-    return (HOW.index(how), missing, abs(len(norm) - len(q)), bool(_TEST_PATH.search(path)), path, line)
+    return (HOW.index(how), missing, abs(len(norm) - len(q)), is_test_path(path), path, line)
 
 
 def how_matched(q: str, words: list[str], name: str) -> str | None:

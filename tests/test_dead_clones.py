@@ -142,3 +142,38 @@ def test_clones_cli_json(git_repo: GitRepoFactory, tmp_path: Path) -> None:
             ],
         }
     ]
+
+
+def test_one_rule_says_what_a_test_path_is(git_repo: GitRepoFactory, tmp_path: Path) -> None:
+    """Ranking, dead code and symbol search read one rule (hybridmap/paths.py is_test_path).
+    Before, dead code missed ``FooTests.java`` and ``x_spec.rb``, the search missed ``spec/``,
+    ``__tests__/`` and ``x.test.ts``, and the ranking missed ``x.test.go``-style names."""
+    from hybridmap.paths import is_test_path
+
+    tests = [
+        "spec/a.rb",
+        "lib/__tests__/x.js",
+        "src/x.test.ts",
+        "src/x.spec.mjs",
+        "app/models/user_spec.rb",
+        "src/FooTests.java",
+        "testing/util.py",
+        "pkg/x_test.go",
+        "conftest.py",
+        "test_a.py",
+    ]
+    assert [p for p in tests if not is_test_path(p)] == []
+    assert [p for p in ("src/contest.py", "src/latest.ts", "specs.md/x.py", "attest/a.py") if is_test_path(p)] == []
+    root = git_repo(
+        {
+            "src/Widget.java": "class Widget {\n  void helperOnlyTested() {}\n}\n",
+            "src/WidgetTests.java": "class WidgetTests {\n  void run() { new Widget().helperOnlyTested(); }\n}\n",
+            "web/render.ts": "export function renderWidget() {}\n",
+            "web/render.test.ts": "function renderWidget() {}\nrenderWidget();\n",
+        }
+    )
+    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "c")}, start_servers=False) as repo:
+        dead = {(d.path, d.name): d.status for d in repo.dead_code().definitions}
+        assert dead.get(("src/Widget.java", "helperOnlyTested")) == "test-only", dead
+        # The definition outside the tests first, although its path sorts after the test's.
+        assert [m.path for m in repo.search_symbols("renderWidget").matches] == ["web/render.ts", "web/render.test.ts"]
