@@ -53,6 +53,21 @@ def word_counts(text: str) -> Counter[str]:
     return out
 
 
+def encode_words(counts: Counter[str]) -> str:
+    """``counts`` as ``FileTags.words`` keeps them: ``word<TAB>count`` lines (a word holds
+    neither: it is letters or digits)."""
+    return "\n".join(f"{word}\t{times}" for word, times in counts.items())
+
+
+def decode_words(text: str) -> Counter[str]:
+    """What :func:`encode_words` wrote."""
+    out: Counter[str] = Counter()
+    for line in text.split("\n") if text else ():
+        word, _, times = line.partition("\t")
+        out[word] = int(times)
+    return out
+
+
 #: ASCII punctuation (the underscore too) and white space become spaces (bytes: a 256-entry
 #: table; a ``str.translate`` mapping looked each character up in a dict, as slow as the regex).
 _CUT = bytes(b if chr(b) not in string.punctuation + string.whitespace else 32 for b in range(256))

@@ -220,6 +220,11 @@ class FileTags:
     """(local name, module) of each name a ``from module import name [as local]`` brings in
     (Python; relative imports left out): where the file's uses of that name point
     (:func:`hybridmap.policies.external_imports`)."""
+    words: str = ""
+    """Every word of the file's text and how often it occurs (:func:`hybridmap.lexical.word_counts`:
+    comments, strings and code alike), one ``word<TAB>count`` per line; empty unless the parse was
+    asked for them (``text_similarity_message_full_text``). A message reads like the prose of the
+    files it is about, which the names alone do not hold."""
 
     @classmethod
     def build(

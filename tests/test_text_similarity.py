@@ -124,3 +124,49 @@ def test_file_words_are_the_words_of_its_names_signatures_and_docs() -> None:
     joined = "\n".join(parts)
     assert file_words("net/server_config.py", tags) == word_counts(joined)
     assert file_words("net/server_config.py", tags)["bind"] >= 3
+
+
+def test_a_message_finds_the_file_whose_comments_read_like_it(git_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A message is prose: with no chat file, each file's whole text is read (its comments and
+    strings too, ``FileTags.words``), not only its names. Here only a comment of
+    ``pay/retry.py`` says what the message says; by names alone, the files that share the
+    message's words in their identifiers come first."""
+    files = {
+        "pay/retry.py": (
+            "# When the card processor times out we back off exponentially and give up after\n"
+            "# the gateway declines the charge twice.\n"
+            "def again(f, n):\n    return [f() for _ in range(n)]\n"
+        ),
+        "pay/card.py": "def card_number(card):\n    return card.number\n",
+        "pay/charge.py": "def charge_card(card, amount):\n    return (card, amount)\n",
+        "pay/gateway.py": "def gateway_url(env):\n    return env\n",
+    }
+    root = git_repo(files)
+    message = "Charges time out at the card processor; back off exponentially before the gateway declines"
+    first = {}
+    for whole_text in (False, True):
+        overrides = {"cache_dir": str(tmp_path / "c"), "text_similarity_message_full_text": whole_text}
+        with RepoMap(root, overrides=overrides) as repo:
+            result = repo.map(mode="static", message=message, tokens=1024)
+        first[whole_text] = result.files[0].path
+    assert first == {False: first[False], True: "pay/retry.py"} and first[False] != "pay/retry.py", first
+
+
+def test_file_words_survive_the_cache_and_the_parse_workers() -> None:
+    """``FileTags.words`` is counted by the parse the map makes and goes through the codec the
+    cache uses (and the parse workers' pickles, which keep every field)."""
+    from hybridmap.codec import decode, encode
+    from hybridmap.languages import LanguageRegistry
+    from hybridmap.lexical import decode_words, word_counts
+    from hybridmap.settings import Settings
+    from hybridmap.sources.treesitter import ParseOptions, parse_file
+
+    source = b"# Backs off exponentially.\ndef again(f):\n    return f()  # once more\n"
+    python = LanguageRegistry.load().compiled("python")
+    tags = parse_file(python, source, ParseOptions.from_settings(Settings())).tags
+    assert tags is not None and decode_words(tags.words) == word_counts(source.decode())
+    assert decode(encode(tags)) == tags
+    options = ParseOptions.from_settings(Settings(text_similarity_message_full_text=False))
+    off = parse_file(python, source, options).tags
+    assert off is not None and off.words == "" and decode(encode(off)) == off
+    assert options.key != ParseOptions.from_settings(Settings()).key  # cached apart

@@ -14,6 +14,7 @@ while its parse took 0.27 s).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import pickle
@@ -33,6 +34,7 @@ from typing import IO, Any
 
 from .. import query_predicates
 from ..languages import CompiledLanguage, LanguageRegistry
+from ..lexical import encode_words, word_counts
 from ..model import REFERENCE_KIND_CODES, FileTags, Span, Symbol
 from ..sandbox import Policy, base_policy, confined
 from ..settings import Settings
@@ -53,6 +55,8 @@ class ParseOptions:
     """0 = unbounded."""
     syntax_error_lines: int = 20
     max_definitions: int = 20_000
+    text_words: bool = False
+    """Count every word of the text (``FileTags.words``: ``text_similarity_message_full_text``)."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ParseOptions:
@@ -67,6 +71,7 @@ class ParseOptions:
             timeout,
             settings.syntax_error_report_lines,
             settings.max_definitions_per_file,
+            settings.text_similarity_message_full_text,
         )
 
     @property
@@ -75,6 +80,7 @@ class ParseOptions:
         return (
             f"x{EXTRACTOR_VERSION}-sig{self.max_signature_lines}-ml{self.match_limit}"
             f"-to{self.timeout_seconds:g}-se{self.syntax_error_lines}-md{self.max_definitions}"
+            f"{'-words' if self.text_words else ''}"
         )
 
 
@@ -361,7 +367,10 @@ def _extract(
         )
     docstrings = compiled.language.grammar in DOCSTRING_GRAMMARS
     symbols = _symbols(defs, source, lines, options.max_signature_lines, docstrings)
-    return _file_tags(symbols, refs, len(lines), complete, tuple(dict.fromkeys(imports))), tuple(problems)
+    tags = _file_tags(symbols, refs, len(lines), complete, tuple(dict.fromkeys(imports)))
+    if options.text_words:
+        tags = dataclasses.replace(tags, words=encode_words(word_counts(source.decode("utf-8", "replace"))))
+    return tags, tuple(problems)
 
 
 def _tag_matches(

@@ -7,7 +7,10 @@ did on held-out repositories (issue 24). Here each file's words are its identifi
 tags hold them (defined names and used names, each occurrence, split into parts by
 :func:`hybridmap.lexical.name_words`), the words of its definitions' signatures and doc lines,
 and the parts of its path; the query is the words of the chat and edited files, the
-identifiers the user named and the words of the user's message. The ``text_similarity_files`` best
+identifiers the user named and the words of the user's message. A request with no chat or
+edited file reads each file's whole text instead (``FileTags.words``, the path's parts added;
+``text_similarity_message_full_text``): a message is prose, and reads like the comments and
+strings of the files it is about. The ``text_similarity_files`` best
 files (chat files excepted) get ``text_similarity_personalization`` of teleport, and their
 best definition ``text_similarity_boost`` times the best definition score, each times the
 file's score over the best file's.
@@ -32,7 +35,7 @@ from typing import ClassVar
 import numpy as np
 
 from ...graph import RepoGraph
-from ...lexical import name_words, word_counts
+from ...lexical import decode_words, name_words, word_counts
 from ...model import FileTags
 from ..context import FileFactor, Mass, RankContext, Signal
 
@@ -59,6 +62,16 @@ def file_words(path: str, tags: FileTags | None) -> Counter[str]:
     for name, times in names.items():
         for part in name_words(name):
             counts[part] += times
+    return counts
+
+
+def file_text_words(path: str, tags: FileTags | None) -> Counter[str]:
+    """A file's words from its whole text (``FileTags.words``) and its path; its names'
+    words (:func:`file_words`) when the parse did not count them (a server's or an old entry)."""
+    if tags is None or not tags.words:
+        return file_words(path, tags)
+    counts = decode_words(tags.words)
+    counts.update(word_counts(path))
     return counts
 
 
@@ -136,22 +149,23 @@ class LexicalModel:
 #: graph after an edit re-reads only the files whose tags changed (an unchanged file's tags are
 #: the same object).
 _VOCABULARY = Vocabulary()
-_VECTORS: dict[str, tuple[FileTags | None, tuple[np.ndarray, np.ndarray]]] = {}
+#: Keyed by (whole text?, path).
+_VECTORS: dict[tuple[bool, str], tuple[FileTags | None, tuple[np.ndarray, np.ndarray]]] = {}
 
 
-def _vector_of(path: str, tags: FileTags | None) -> tuple[np.ndarray, np.ndarray]:
-    held = _VECTORS.get(path)
+def _vector_of(path: str, tags: FileTags | None, whole_text: bool) -> tuple[np.ndarray, np.ndarray]:
+    held = _VECTORS.get((whole_text, path))
     if held is not None and held[0] is tags:
         return held[1]
-    vector = _VOCABULARY.vector(file_words(path, tags))
-    _VECTORS[path] = (tags, vector)
+    vector = _VOCABULARY.vector(file_text_words(path, tags) if whole_text else file_words(path, tags))
+    _VECTORS[(whole_text, path)] = (tags, vector)
     return vector
 
 
 _NONE = np.zeros(0, np.int64)
 #: Each graph's model (dropped with the graph), and each graph's last request's answer
 #: (personalization and file factors both ask for it).
-_MODELS: weakref.WeakKeyDictionary[RepoGraph, LexicalModel] = weakref.WeakKeyDictionary()
+_MODELS: weakref.WeakKeyDictionary[RepoGraph, dict[bool, LexicalModel]] = weakref.WeakKeyDictionary()
 _ANSWERS: weakref.WeakKeyDictionary[RepoGraph, tuple[object, list[tuple[int, float]]]] = weakref.WeakKeyDictionary()
 
 
@@ -160,16 +174,18 @@ _ANSWERS: weakref.WeakKeyDictionary[RepoGraph, tuple[object, list[tuple[int, flo
 _LOCK = threading.Lock()
 
 
-def model_for(graph: RepoGraph, tags: Mapping[str, FileTags]) -> LexicalModel:
-    """The graph's lexical model, built from ``tags`` (the graph's own) the first time."""
+def model_for(graph: RepoGraph, tags: Mapping[str, FileTags], whole_text: bool = False) -> LexicalModel:
+    """The graph's lexical model (of its files' names' words, or of their whole texts), built
+    from ``tags`` (the graph's own) the first time."""
     with _LOCK:
-        model = _MODELS.get(graph)
+        models = _MODELS.setdefault(graph, {})
+        model = models.get(whole_text)
         if model is None:
-            vectors = [_vector_of(path, tags.get(path)) for path in graph.files]
-            model = _MODELS[graph] = LexicalModel.of(vectors, len(_VOCABULARY))
+            vectors = [_vector_of(path, tags.get(path), whole_text) for path in graph.files]
+            model = models[whole_text] = LexicalModel.of(vectors, len(_VOCABULARY))
             live = set(graph.files)
-            for path in [p for p in _VECTORS if p not in live]:  # only the current files' words are kept
-                del _VECTORS[path]
+            for key in [k for k in _VECTORS if k[1] not in live]:  # only the current files' words are kept
+                del _VECTORS[key]
         return model
 
 
@@ -193,7 +209,14 @@ class TextSimilarity(Signal):
             return []
         if _boost(ctx) <= 0 and settings.text_similarity_personalization <= 0:
             return []
-        key = (ctx.chat, ctx.edited, ctx.idents, ctx.message_words, settings.text_similarity_files)
+        key = (
+            ctx.chat,
+            ctx.edited,
+            ctx.idents,
+            ctx.message_words,
+            settings.text_similarity_files,
+            settings.text_similarity_message_full_text,
+        )
         held = _ANSWERS.get(ctx.graph)
         if held is not None and held[0] == key:
             return held[1]
@@ -203,7 +226,8 @@ class TextSimilarity(Signal):
 
     def _answer(self, ctx: RankContext) -> list[tuple[int, float]]:
         settings = ctx.settings
-        model = model_for(ctx.graph, ctx.tags)
+        whole_text = settings.text_similarity_message_full_text and not (ctx.chat or ctx.edited)
+        model = model_for(ctx.graph, ctx.tags, whole_text)
         sources = dict.fromkeys((*ctx.chat, *ctx.edited))
         named = [p for ident in ctx.idents for p in name_words(ident)]
         named += ctx.message_words
