@@ -7,7 +7,7 @@ an agent's event loop among them) and every process compiles each language it me
 each language, each round compiles the old commit's query text (``git show REV:...``, inherits
 resolved) and this checkout's, alternating which goes first; medians and new / old. With
 ``--corpus``, every file of the language under those directories is parsed once and both
-queries run on it (the old one with no predicate callback, as the old code did): the files
+queries run on it (the new one's ``#hm-ancestors?`` applied as the map applies them): the files
 whose definitions or references differ are counted (the change is meant to keep them equal).
 """
 
@@ -50,9 +50,12 @@ def compile_ms(language: object, source: str) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def tags(query: Query, root: object, predicate: bool) -> set[tuple[str, int, int]]:
-    cursor = QueryCursor(query)
-    found = cursor.matches(root, query_predicates.evaluate) if predicate else cursor.matches(root)  # type: ignore[arg-type]
+def tags(query: Query, root: object, checks: query_predicates.AncestorChecks) -> set[tuple[str, int, int]]:
+    found = [
+        (pattern, caps)
+        for pattern, caps in QueryCursor(query).matches(root)  # type: ignore[arg-type]
+        if pattern not in checks or query_predicates.passes(checks[pattern], caps)
+    ]
     return {(c, n.start_byte, n.end_byte) for _, caps in found for c, nodes in caps.items() for n in nodes}
 
 
@@ -83,7 +86,8 @@ def main() -> None:
                         continue
                     root = ts_parser.parse(path.read_bytes()).root_node
                     files += 1
-                    differing += tags(old_query_, root, False) != tags(new_query, root, True)
+                    new_checks = query_predicates.ancestor_checks(new_query, new_text)
+                    differing += tags(old_query_, root, {}) != tags(new_query, root, new_checks)
         o, n = statistics.median(old), statistics.median(new)
         print(f"| {name} | {o:.0f} | {n:.0f} | {n / o:.2f} | {files} | {differing} |")
 

@@ -213,6 +213,7 @@ class CompiledLanguage:
 
     __slots__ = (
         "_parser",
+        "ancestor_checks",
         "has_references",
         "identifier_query",
         "language",
@@ -238,6 +239,7 @@ class CompiledLanguage:
             self.query = Query(self.ts_language, source)
         except QueryError as exc:
             raise ConfigError(f"{language.query_path}: query does not compile: {exc}") from exc
+        self.ancestor_checks = query_predicates.ancestor_checks(self.query, source)
         # A property at run time; tree-sitter 0.25's stub declares it a method.
         capture_count = cast("int", self.query.capture_count)
         names = [self.query.capture_name(i) for i in range(capture_count)]

@@ -5,28 +5,26 @@ the types of its ancestors from the root down to its parent, joined by ``/``
 (``module/if_statement/block``), fully match REGEX. A query cannot say "at module level or in a
 module-level ``if``" or "not inside a class body" but with one pattern per parent, and tree-sitter
 compiles an alternation of parents slowly: as one pattern per parent, C++'s free functions,
-prototypes and globals took 973 ms to compile and Python's definitions 84 ms; with this predicate
-359 ms and 9 ms, and the tags are the same on every file of two C++ projects, ``/usr/include``
-and six Python code bases (7,634 files; ``docs/benchmarks.md``, "Compiling the tag queries").
+prototypes and globals took 0.8-1.0 s to compile and Python's definitions 80-100 ms; with this
+predicate about a third and a tenth of that, and the tags are the same on every file compared
+(``docs/benchmarks.md``, "Compiling the tag queries").
 The compile is one call that holds the GIL: it stalled an agent's event loop during a first map.
 
-A predicate tree-sitter does not know is handed to Python, and one hybridmap does not know would
-silently keep every match: :func:`check` refuses a query that names one.
+A predicate tree-sitter does not know is kept, unevaluated, with the pattern: ``#hm-ancestors?``
+is applied to the matches afterwards (:func:`ancestor_checks`, :func:`passes`), and any other
+would silently keep every match, so :func:`check` refuses a query that names one.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from typing import TYPE_CHECKING, Any, Literal
-
-if TYPE_CHECKING:
-    from tree_sitter import Node
+from typing import Any
 
 ANCESTORS = "hm-ancestors?"
 
 #: The predicates py-tree-sitter 0.25 evaluates itself (``docs/adding-a-language.md``); any other
-#: (``#strip!``, ``#select-adjacent!``) reaches :func:`evaluate`.
+#: (``#strip!``, ``#select-adjacent!``) it leaves unevaluated: every match would pass.
 BUILT_IN = frozenset(
     {
         "eq?",
@@ -46,7 +44,8 @@ BUILT_IN = frozenset(
 )
 
 _PREDICATE = re.compile(r"\(#([\w.-]+[?!])")
-_ANCESTORS_CALL = re.compile(r'\(#hm-ancestors\?\s+@[\w.-]+\s+"((?:[^"\\]|\\.)*)"\s*\)')
+#: ``(#hm-ancestors? @capture "REGEX")``: the capture and the expression, read as written.
+_ANCESTORS_ARGS = re.compile(r'\(#hm-ancestors\?\s+@([\w.-]+)\s+"((?:[^"\\]|\\.)*)"\s*\)')
 
 
 def check(source: str) -> str | None:
@@ -56,10 +55,10 @@ def check(source: str) -> str | None:
     for name in _PREDICATE.findall(code):
         if name not in BUILT_IN and name != ANCESTORS:
             return f"unknown predicate #{name} (hybridmap adds only #{ANCESTORS})"
-    calls = _ANCESTORS_CALL.findall(code)
+    calls = _ANCESTORS_ARGS.findall(code)
     if len(calls) != code.count("#" + ANCESTORS):
         return f'#{ANCESTORS} takes one capture and one string: (#{ANCESTORS} @capture "REGEX")'
-    for pattern in calls:
+    for _, pattern in calls:
         try:
             _regex(pattern)
         except re.error as exc:
@@ -82,16 +81,26 @@ def ancestor_types(node: Any) -> str:
     return "/".join(reversed(types))
 
 
-def evaluate(
-    predicate: str,
-    args: list[tuple[str, Literal["capture", "string"]]],
-    pattern_index: int,
-    captures: dict[str, list[Node]],
-) -> bool:
-    """tree-sitter's callback for the predicates it does not know (``QueryCursor.matches``):
-    ``#hm-ancestors?`` (the only one :func:`check` lets through)."""
-    if predicate != ANCESTORS:
-        return False
-    (capture, _), (pattern, _) = args
-    regex = _regex(pattern)
-    return all(regex.fullmatch(ancestor_types(node)) for node in captures.get(capture, ()))
+#: Per pattern index: the (capture, regular expression) pairs its ``#hm-ancestors?`` name.
+AncestorChecks = dict[int, tuple[tuple[str, "re.Pattern[str]"], ...]]
+
+
+def ancestor_checks(query: Any, source: str) -> AncestorChecks:
+    """The ``#hm-ancestors?`` of each pattern of ``query`` (compiled from ``source``), read from
+    the pattern's own text. They are applied to the matches afterwards (:func:`passes`), not in
+    a predicate callback: a Ctrl-C raised inside a Python callback that tree-sitter's C code
+    called comes out as a ``SystemError`` with the ``KeyboardInterrupt`` lost (py-tree-sitter
+    0.25), and a map would go on instead of stopping."""
+    data = source.encode()
+    checks: AncestorChecks = {}
+    for index in range(query.pattern_count):
+        text = data[query.start_byte_for_pattern(index) : query.end_byte_for_pattern(index)].decode()
+        found = _ANCESTORS_ARGS.findall(text)
+        if found:
+            checks[index] = tuple((capture, _regex(pattern)) for capture, pattern in found)
+    return checks
+
+
+def passes(checks: tuple[tuple[str, re.Pattern[str]], ...], captures: dict[str, list[Any]]) -> bool:
+    """Whether a match's captures meet its pattern's ``#hm-ancestors?``."""
+    return all(regex.fullmatch(ancestor_types(node)) for capture, regex in checks for node in captures.get(capture, ()))

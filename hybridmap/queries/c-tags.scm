@@ -37,7 +37,7 @@
 
 ; Global variables: declarations at file level, also inside `#ifdef` / `#if` blocks (headers),
 ; not locals in function bodies: their ancestors' types, from the root down to the parent, joined
-; by "/" (#hm-ancestors? fully matches them: hybridmap/sources/treesitter.py), end in one of those.
+; by "/" (#hm-ancestors? fully matches them: hybridmap/query_predicates.py), end in one of those.
 ((declaration
     declarator: [
       (identifier) @name.definition.variable

@@ -1,7 +1,7 @@
 ; C++ tags for hybridmap.
 ; Queries cannot say "not inside a class body": free functions, prototypes and globals say where
 ; they count by the types of their ancestors, from the root down to the parent, joined by "/"
-; (#hm-ancestors? fully matches them with a regular expression: hybridmap/sources/treesitter.py).
+; (#hm-ancestors? fully matches them with a regular expression: hybridmap/query_predicates.py).
 ; One pattern per kind, where one per parent took tree-sitter a second to compile.
 
 ; --- definitions ---------------------------------------------------------------

@@ -4,7 +4,7 @@
 ; are not tagged; module-level definitions inside `if` / `try` blocks are.
 
 ; Where a definition counts is said by the types of its ancestors, from the root down to its parent,
-; joined by "/" (#hm-ancestors? fully matches them with a regular expression: hybridmap/sources/treesitter.py).
+; joined by "/" (#hm-ancestors? fully matches them with a regular expression: hybridmap/query_predicates.py).
 ; One pattern per kind instead of one per parent: tree-sitter compiles alternations of parents slowly.
 
 ; Classes: at module level, nested in a class, or in a module-level `if` / `try`.

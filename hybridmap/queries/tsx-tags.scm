@@ -13,29 +13,14 @@
   ] @definition.function)
 ])
 
-; ... and directly inside a top-level IIFE `(function () { ... })()`, `!function () { ... }()`.
-(program (expression_statement [
-  (call_expression function: [
-    (parenthesized_expression [
-      (function_expression body: (statement_block [
-      (function_declaration name: (identifier) @name.definition.function)
-      (generator_function_declaration name: (identifier) @name.definition.function)
-    ] @definition.function))
-      (arrow_function body: (statement_block [
-      (function_declaration name: (identifier) @name.definition.function)
-      (generator_function_declaration name: (identifier) @name.definition.function)
-    ] @definition.function))
-    ])
-    (function_expression body: (statement_block [
-      (function_declaration name: (identifier) @name.definition.function)
-      (generator_function_declaration name: (identifier) @name.definition.function)
-    ] @definition.function))
-  ])
-  (unary_expression argument: (call_expression function: (function_expression body: (statement_block [
-      (function_declaration name: (identifier) @name.definition.function)
-      (generator_function_declaration name: (identifier) @name.definition.function)
-    ] @definition.function))))
-]))
+; ... and directly inside a top-level IIFE `(function () { ... })()`, `(() => { ... })()`,
+; `!function () { ... }()`: said by the types of its ancestors, root to parent, joined by "/"
+; (#hm-ancestors?: hybridmap/query_predicates.py); one pattern per parent compiled slowly.
+([
+  (function_declaration name: (identifier) @name.definition.function)
+  (generator_function_declaration name: (identifier) @name.definition.function)
+] @definition.function
+  (#hm-ancestors? @definition.function "program/expression_statement/(call_expression/(parenthesized_expression/(function_expression|arrow_function)|function_expression)|unary_expression/call_expression/function_expression)/statement_block"))
 
 ; ... and in namespaces `namespace N { export function f() {} }`.
 (internal_module body: (statement_block [

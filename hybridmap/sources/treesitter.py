@@ -383,7 +383,10 @@ def _tag_matches(
     cursor = QueryCursor(compiled.query, match_limit=match_limit, timeout_micros=clock.query_budget())
     defs: _Defs = {}
     refs: _Refs = {}
-    for _pattern, captures in cursor.matches(root, query_predicates.evaluate):
+    ancestors = compiled.ancestor_checks
+    for pattern, captures in cursor.matches(root):
+        if pattern in ancestors and not query_predicates.passes(ancestors[pattern], captures):
+            continue
         module = captures.get("import.module")
         if module:
             source = (module[0].text or b"").decode("utf-8", "replace")
