@@ -6,6 +6,7 @@ import fcntl
 import os
 import pty
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -20,6 +21,12 @@ import pytest
 
 from hybridmap.languages import LanguageRegistry
 from hybridmap.settings import Settings
+
+# A suite a shell starts in the background without job control (``( pytest & )``) has SIGINT
+# ignored, and every process a test starts would inherit that: the Ctrl-C tests would see their
+# map ignore the signal and exit 0. A handler is not inherited across exec; SIG_IGN is.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 
