@@ -34,7 +34,9 @@ def is_test_path(path: str) -> bool:
     """Whether ``path`` (relative, POSIX) is a test: under a test directory (``tests/``,
     ``__tests__/``, ``spec/``...) or named as one (``test_x.py``, ``x_test.go``, ``x.test.ts``,
     ``x.spec.js``, ``x_spec.rb``, ``XTests.java``, ``conftest.py``)."""
-    return bool(_TEST_DIR.search(path) or _TEST_FILE.match(PurePosixPath(path).name))
+    # The name by rpartition, not a second PurePosixPath: path_multiplier asks for every file
+    # of every graph.
+    return bool(_TEST_DIR.search(path) or _TEST_FILE.match(path.rpartition("/")[2]))
 
 
 def is_test_data_or_vendored(directory: str) -> bool:

@@ -14,7 +14,6 @@ while its parse took 0.27 s).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 import pickle
@@ -367,10 +366,8 @@ def _extract(
         )
     docstrings = compiled.language.grammar in DOCSTRING_GRAMMARS
     symbols = _symbols(defs, source, lines, options.max_signature_lines, docstrings)
-    tags = _file_tags(symbols, refs, len(lines), complete, tuple(dict.fromkeys(imports)))
-    if options.text_words:
-        tags = dataclasses.replace(tags, words=encode_words(word_counts(source.decode("utf-8", "replace"))))
-    return tags, tuple(problems)
+    words = encode_words(word_counts(source.decode("utf-8", "replace"))) if options.text_words else ""
+    return _file_tags(symbols, refs, len(lines), complete, tuple(dict.fromkeys(imports)), words), tuple(problems)
 
 
 def _tag_matches(
@@ -476,7 +473,12 @@ def _symbols(
 
 
 def _file_tags(
-    symbols: list[Symbol], refs: _Refs, line_count: int, complete: bool, imports: tuple[tuple[str, str], ...] = ()
+    symbols: list[Symbol],
+    refs: _Refs,
+    line_count: int,
+    complete: bool,
+    imports: tuple[tuple[str, str], ...] = (),
+    words: str = "",
 ) -> FileTags:
     names: list[str] = []
     positions = array("I")
@@ -487,7 +489,9 @@ def _file_tags(
         positions.append(line)
         positions.append(col)
         kinds.append(code)
-    return FileTags(tuple(symbols), tuple(names), positions.tobytes(), bytes(kinds), line_count, complete, imports)
+    return FileTags(
+        tuple(symbols), tuple(names), positions.tobytes(), bytes(kinds), line_count, complete, imports, words
+    )
 
 
 def _iter_captures(cursor: Any, root: Any) -> Iterable[tuple[Any, str]]:
