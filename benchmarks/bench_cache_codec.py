@@ -1,4 +1,4 @@
-"""The disk cache's own encoding (hybridmap/codec.py) against the pickle it replaced, same run.
+"""The disk cache's own encoding (hybridmap/store/codec.py) against the pickle it replaced, same run.
 
     python benchmarks/bench_cache_codec.py [--repeats 3] [--baseline 524ec53] [--corpus PATH]
 
@@ -37,8 +37,8 @@ sys.path.insert(0, str(HERE))
 
 from bench_static import prepare_stdlib  # noqa: E402
 
-from hybridmap import codec  # noqa: E402
-from hybridmap.cache import Cache, disk_key  # noqa: E402
+from hybridmap.store import codec  # noqa: E402
+from hybridmap.store.cache import Cache, disk_key  # noqa: E402
 
 #: Maps argv ROOT with the cache at CACHE, with the hybridmap package found in PACKAGE_PARENT.
 PROBE = textwrap.dedent("""

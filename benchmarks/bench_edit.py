@@ -105,7 +105,8 @@ def dependents_from_pairs() -> None:
     tests/test_graph_incremental.py)."""
     import numpy as np
 
-    from hybridmap import marks, pipeline
+    from hybridmap.pipeline import build as pipeline
+    from hybridmap.pipeline.render import marks
 
     def counted(graph: Any) -> dict[str, Any]:
         total, resolved = graph.dependent_counts()

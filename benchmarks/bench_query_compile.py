@@ -26,8 +26,8 @@ sys.path.insert(0, str(HERE.parent))
 
 from tree_sitter import Parser, Query, QueryCursor  # noqa: E402
 
-from hybridmap import query_predicates  # noqa: E402
-from hybridmap.languages import LanguageRegistry, read_query  # noqa: E402
+from hybridmap.languages import query_predicates  # noqa: E402
+from hybridmap.languages.registry import LanguageRegistry, read_query  # noqa: E402
 
 LANGUAGES = ("python", "c", "cpp", "typescript", "tsx", "javascript", "rust", "go", "java")
 _INHERITS = re.compile(r"^; inherits: (\w+)", re.M)
@@ -35,7 +35,7 @@ _INHERITS = re.compile(r"^; inherits: (\w+)", re.M)
 
 def old_query(rev: str, name: str) -> str:
     text = subprocess.run(
-        ["git", "-C", str(HERE.parent), "show", f"{rev}:hybridmap/queries/{name}-tags.scm"],
+        ["git", "-C", str(HERE.parent), "show", f"{rev}:hybridmap/languages/queries/{name}-tags.scm"],
         check=True,
         capture_output=True,
         text=True,

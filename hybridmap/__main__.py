@@ -1,3 +1,3 @@
-from .cli import main
+from .frontends.cli.main import main
 
 main()

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, NamedTuple, TypedDict, cast
 
-from .sanitize import escape_path, json_safe
+from .infra.sanitize import escape_path, json_safe
 
 
 class FileStatus(StrEnum):
@@ -35,7 +35,7 @@ class Provenance(StrEnum):
     Provenance fields are plain strings: a source writes its own ``name`` (a new source needs
     no entry here), a symbol confirmed by later sources joins their names with ``+``
     (``tree-sitter+lsp``), and an edge a policy derived carries the policy's name
-    (:mod:`hybridmap.policies`). These members are the names other modules compare against.
+    (:mod:`hybridmap.pipeline.policies`). These members are the names other modules compare against.
     """
 
     TREE_SITTER = "tree-sitter"
@@ -219,9 +219,9 @@ class FileTags:
     imports: tuple[tuple[str, str], ...] = ()
     """(local name, module) of each name a ``from module import name [as local]`` brings in
     (Python; relative imports left out): where the file's uses of that name point
-    (:func:`hybridmap.policies.external_imports`)."""
+    (:func:`hybridmap.pipeline.policies.external_imports`)."""
     words: str = ""
-    """Every word of the file's text and how often it occurs (:func:`hybridmap.lexical.word_counts`:
+    """Every word of the file's text and how often it occurs (:func:`hybridmap.languages.lexical.word_counts`:
     comments, strings and code alike), one ``word<TAB>count`` per line; empty unless the parse was
     asked for them (``text_similarity_message_full_text``). A message reads like the prose of the
     files it is about, which the names alone do not hold."""
@@ -547,3 +547,27 @@ class MapResult:
             "mentions": list(self.mentions),
         }
         return cast(MapJson, json_safe(document))
+
+
+#: Problem kind of a file the map's parse deadline left unparsed (never cached).
+DEFERRED_KIND = "parse_deferred"
+
+
+@dataclass(frozen=True, slots=True)
+class ParseOutcome:
+    """One file's parse: its tags (None when it gave none) and what went wrong, as
+    (diagnostic kind, message) pairs: ``partial_parse``, ``parse_timeout``,
+    ``syntax_error``, ``too_many_definitions``, ``parse_error``."""
+
+    tags: FileTags | None
+    problems: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def cacheable(self) -> bool:
+        # An exception may be the machine's (memory), not the content's; a deferred file was cut
+        # by the map's deadline, not by its own limit: both are parsed again next time.
+        return not any(kind in ("parse_error", DEFERRED_KIND) for kind, _ in self.problems)
+
+    @property
+    def deferred(self) -> bool:
+        return any(kind == DEFERRED_KIND for kind, _ in self.problems)

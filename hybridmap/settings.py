@@ -206,7 +206,7 @@ class IndexSettings:
 class RankSettings(IndexSettings):
     """Graph, ranking, rendering and packing: what the map shows."""
 
-    # --- the user's words (``message=``, hybridmap/conversation.py) ---------------
+    # --- the user's words (``message=``, hybridmap/pipeline/inputs/conversation.py) ---------------
     message_max_chars: int = 100_000
     """Only this many leading characters of a request's ``message`` are read for the files and
     identifiers it names (the reading is linear in them; the rest is ignored)."""
@@ -268,7 +268,7 @@ class RankSettings(IndexSettings):
     name_match_imports: bool = True
     """A Python file's use of a name it imports from a module outside the repository (``from
     typing import Any``) is never name-matched to a repository definition of that name (a
-    function ``Any`` somewhere): ``hybridmap.policies.external_imports``. A module is inside the
+    function ``Any`` somewhere): ``hybridmap.pipeline.policies.external_imports``. A module is inside the
     repository when some Python file's or package's dotted path ends with its name."""
     prototype_yields_to_definition: bool = False
     """A use a server resolved to a C/C++ *prototype* in a header links to the definitions the
@@ -316,7 +316,7 @@ class RankSettings(IndexSettings):
     co_change_personalization: float = 0.0
     """Personalization of each file changed together with a chat or edited file in the git
     history, per partnership: times min(commits / ``co_change_scale``, ``co_change_cap``)
-    (``hybridmap.cochange``; 0 = off). Off: at 3 it raised recall at 2,048-4,096 tokens but lowered
+    (``hybridmap.pipeline.inputs.cochange``; 0 = off). Off: at 3 it raised recall at 2,048-4,096 tokens but lowered
     MRR on chi, hono and jq (docs/evaluation.md, "Co-change")."""
     co_change_boost: float = 1.0
     """Added to the rank multiplier of a chat or edited file's history partners, times
@@ -328,7 +328,7 @@ class RankSettings(IndexSettings):
     """Commits shared with a chat file that make one unit of the co-change weights."""
     text_similarity_boost: float = 3.0
     """For the files that read most like the chat and edited files (BM25 over their identifiers',
-    signatures', doc lines' and paths' words, ``hybridmap.rank.signals.text_similarity``): added
+    signatures', doc lines' and paths' words, ``hybridmap.pipeline.rank.signals.text_similarity``): added
     to the score of each one's best definition, times the best score of any definition, times
     the file's BM25 score over the best file's (0 = off). Static co-edit MRR@1024 on six corpora
     at 0 / 1 / 2 / 3 (docs/evaluation.md, "Text similarity"): chi 0.230 / 0.541 / 0.587 / 0.598,
@@ -448,7 +448,7 @@ class RankSettings(IndexSettings):
     """Line marking elided code between shown lines."""
     render_public_marks: bool = False
     """``+`` before a definition that is public by its language's convention (``visibility`` in
-    its TOML; ``hybridmap/visibility.py``). Off by default: a token per marked line, and at equal
+    its TOML; ``hybridmap/languages/visibility.py``). Off by default: a token per marked line, and at equal
     budgets co-edit recall fell (rich 0.465 -> 0.454 at 1,024, jq 0.676 -> 0.651 at 2,048) with
     nothing the eval can see gained (docs/evaluation.md, "Marks"). The JSON's ``public`` is always there."""
     render_dependents_marks: bool = False
@@ -461,7 +461,7 @@ class RankSettings(IndexSettings):
     render_summaries: bool = True
     """A one-line description after a shown definition's signature (``def area(self) -> float: #
     Area in m².``): its docstring or the comment above it, else the server's hover, or a caller's
-    summarizer (``hybridmap/summaries.py``). Only the budget left once the items are packed is
+    summarizer (``hybridmap/pipeline/render/summaries.py``). Only the budget left once the items are packed is
     spent, best-ranked definitions first, so the map shows exactly the same files and definitions
     with or without (tested; co-edit recall and MRR unchanged, docs/evaluation.md): on by
     default, since those tokens were unused. The JSON's ``summary`` says what was shown."""
@@ -620,7 +620,7 @@ class Settings(SourceSettings):
     agents_md_max_bytes: int = 32_768
     """The most bytes ``agent_notes`` returns of the AGENTS.md files from the root down to a working
     directory (Codex's 32 KiB): the file that crosses it is cut at a line, later ones are left out
-    (``hybridmap/agents_md.py``). Never taken from a repository."""
+    (``hybridmap/features/agents_md.py``). Never taken from a repository."""
     clone_similarity: float = 0.8
     """``hybridmap clones``: the least estimated Jaccard similarity of two functions' syntax shapes
     (5-grams of node types, MinHash/LSH) for them to be reported as near-duplicates (1.0: only
@@ -779,7 +779,7 @@ def _check_patterns(rule: Rule, value: Any) -> Any:
     if not all(isinstance(v, str) and 0 < len(v) <= 1_024 and v.isprintable() for v in value):
         return _BAD
     if value:
-        from .ignore import pattern_problem  # only when patterns are given: settings stay cheap to import
+        from .infra.ignore import pattern_problem  # only when patterns are given: settings stay cheap to import
 
         if any(pattern_problem(v) for v in value):  # a pattern git could never match is a typo
             return _BAD

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from hybridmap.languages import LanguageRegistry
+from hybridmap.languages.registry import LanguageRegistry
 from hybridmap.settings import Settings
 
 # A suite a shell starts in the background without job control (``( pytest & )``) has SIGINT

@@ -1,4 +1,4 @@
-"""The AGENTS.md hierarchy (hybridmap/agents_md.py) on real directories: root-first order, the
+"""The AGENTS.md hierarchy (hybridmap/features/agents_md.py) on real directories: root-first order, the
 override rule, the byte budget, links refused, repository text made safe and never obeyed."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from hybridmap.agents_md import agent_notes, directories
-from hybridmap.api import RepoMap
+from hybridmap.api.repo import RepoMap
 from hybridmap.errors import RequestError
+from hybridmap.features.agents_md import agent_notes, directories
 from hybridmap.settings import Settings
 
 from .conftest import GitRepoFactory, write_files

@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 
 from hybridmap import RepoMap
-from hybridmap.languages import LanguageRegistry
+from hybridmap.languages.registry import LanguageRegistry
 from hybridmap.model import FileStatus, MapResult
 from hybridmap.settings import Settings
-from hybridmap.walk import read_source
+from hybridmap.workspace.walk import read_source
 
 from .conftest import git, write_files
 

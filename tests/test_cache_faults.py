@@ -23,12 +23,13 @@ from pathlib import Path
 
 import diskcache
 
-from hybridmap import RepoMap, codec
-from hybridmap.cache import Cache, disk_key, tags_key
-from hybridmap.languages import LanguageRegistry
+from hybridmap import RepoMap
+from hybridmap.languages.registry import LanguageRegistry
 from hybridmap.model import MapResult
 from hybridmap.settings import Settings
 from hybridmap.sources.treesitter import ParseOptions, extract_tags
+from hybridmap.store import codec
+from hybridmap.store.cache import Cache, disk_key, tags_key
 
 from .conftest import git, write_files
 from .test_bad_input import needs_unprivileged, run_as_unprivileged

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hybridmap import RepoMap
-from hybridmap.cochange import CoChangeIndex
+from hybridmap.pipeline.inputs.cochange import CoChangeIndex
 from hybridmap.settings import Settings
 
 from .conftest import git, write_files

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hybridmap import AsyncRepoMap, Comparison, MapRequest, RepoMap, ServerState
-from hybridmap.compare import Edge, choose_layout, compare_maps, render_comparison
+from hybridmap.features.compare import Edge, choose_layout, compare_maps, render_comparison
 
 from .conftest import git, run_on_pty
 from .test_lsp import CASES, FIXTURES, require

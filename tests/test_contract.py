@@ -338,7 +338,7 @@ def test_untracked_build_output_stays_out_unless_asked(git_repo, tmp_path: Path)
 
 
 def test_test_data_weighs_like_tests() -> None:
-    from hybridmap.paths import boost_scale, path_multiplier
+    from hybridmap.languages.paths import boost_scale, path_multiplier
     from hybridmap.settings import Settings
 
     settings = Settings()
@@ -392,7 +392,7 @@ def test_the_first_map_of_this_repository_shows_the_package() -> None:
         "--tokens",
         "500",
         "--chat",
-        "hybridmap/api.py",
+        "hybridmap/api/repo.py",
     )
     files = [f["path"] for f in json.loads(proc.stdout)["files"]]
     # The fixtures were the noise (name matches); test modules changed with api.py in this

@@ -1,4 +1,4 @@
-"""The user's words as free text (hybridmap/conversation.py): what a message names in a real,
+"""The user's words as free text (hybridmap/pipeline/inputs/conversation.py): what a message names in a real,
 parsed repository, in its spelling, and nothing else; bounded on hostile text."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from hybridmap.conversation import MessageIndex, MessageMentions, clean_message, style_key
 from hybridmap.errors import ConfigError
-from hybridmap.languages import LanguageRegistry
+from hybridmap.languages.registry import LanguageRegistry
+from hybridmap.pipeline.inputs.conversation import MessageIndex, MessageMentions, clean_message, style_key
 from hybridmap.settings import Settings, load_settings
 from hybridmap.sources.treesitter import extract_tags
 

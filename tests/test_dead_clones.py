@@ -1,4 +1,4 @@
-"""Dead code (hybridmap/dead_code.py) and clones (hybridmap/clones.py) on fixtures whose answers
+"""Dead code (hybridmap/features/dead_code.py) and clones (hybridmap/features/clones.py) on fixtures whose answers
 are known, through the API and the CLI."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hybridmap.api import RepoMap
+from hybridmap.api.repo import RepoMap
 
 from .conftest import GitRepoFactory
 
@@ -145,10 +145,10 @@ def test_clones_cli_json(git_repo: GitRepoFactory, tmp_path: Path) -> None:
 
 
 def test_one_rule_says_what_a_test_path_is(git_repo: GitRepoFactory, tmp_path: Path) -> None:
-    """Ranking, dead code and symbol search read one rule (hybridmap/paths.py is_test_path).
+    """Ranking, dead code and symbol search read one rule (hybridmap/languages/paths.py is_test_path).
     Before, dead code missed ``FooTests.java`` and ``x_spec.rb``, the search missed ``spec/``,
     ``__tests__/`` and ``x.test.ts``, and the ranking missed ``x.test.go``-style names."""
-    from hybridmap.paths import is_test_path
+    from hybridmap.languages.paths import is_test_path
 
     tests = [
         "spec/a.rb",

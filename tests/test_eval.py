@@ -15,20 +15,20 @@ from pathlib import Path
 import psutil
 import pytest
 
-from hybridmap.conversation import MessageIndex
 from hybridmap.errors import RequestError, RootError
-from hybridmap.evaluate.aider_runner import message_mentions as aider_message_mentions
-from hybridmap.evaluate.definitions import changed_definitions
-from hybridmap.evaluate.diffs import file_diff, parse_hunks
-from hybridmap.evaluate.git import open_repository
-from hybridmap.evaluate.history import select_commits
-from hybridmap.evaluate.mentions import message_mentions
-from hybridmap.evaluate.metrics import MapOutcome, ShownFile, percentile, score
-from hybridmap.evaluate.peer import DEFAULT_PYTHON, find_aider_python
-from hybridmap.evaluate.tasks import build_tasks, message_text, with_typos
-from hybridmap.evaluate.worktree import ScratchWorktree
-from hybridmap.languages import LanguageRegistry
+from hybridmap.frontends.evaluate.aider_runner import message_mentions as aider_message_mentions
+from hybridmap.frontends.evaluate.definitions import changed_definitions
+from hybridmap.frontends.evaluate.diffs import file_diff, parse_hunks
+from hybridmap.frontends.evaluate.git import open_repository
+from hybridmap.frontends.evaluate.history import select_commits
+from hybridmap.frontends.evaluate.mentions import message_mentions
+from hybridmap.frontends.evaluate.metrics import MapOutcome, ShownFile, percentile, score
+from hybridmap.frontends.evaluate.peer import DEFAULT_PYTHON, find_aider_python
+from hybridmap.frontends.evaluate.tasks import build_tasks, message_text, with_typos
+from hybridmap.frontends.evaluate.worktree import ScratchWorktree
+from hybridmap.languages.registry import LanguageRegistry
 from hybridmap.model import FileTags
+from hybridmap.pipeline.inputs.conversation import MessageIndex
 from hybridmap.settings import Settings
 from hybridmap.sources.treesitter import extract_tags
 
@@ -388,8 +388,8 @@ def test_tasks_of_a_commit(history: tuple[Path, dict[str, str]], registry_module
 
 
 def test_metrics_on_known_answers() -> None:
-    from hybridmap.evaluate.definitions import ChangedDefinition
-    from hybridmap.evaluate.tasks import Task
+    from hybridmap.frontends.evaluate.definitions import ChangedDefinition
+    from hybridmap.frontends.evaluate.tasks import Task
 
     task = Task(
         "co-edit",
@@ -901,8 +901,8 @@ def test_peer_bm25_lists_the_files_that_read_like_the_task(history: tuple[Path, 
 
 
 def test_first_five_recall_counts_only_the_top_of_the_map() -> None:
-    from hybridmap.evaluate.metrics import MapOutcome, ShownFile, score
-    from hybridmap.evaluate.tasks import Task
+    from hybridmap.frontends.evaluate.metrics import MapOutcome, ShownFile, score
+    from hybridmap.frontends.evaluate.tasks import Task
 
     task = Task("co-edit", ("chat.py",), (), (), ("deep.py", "top.py"), ())
     files = tuple(ShownFile(p, ()) for p in ("a.py", "top.py", "b.py", "c.py", "d.py", "deep.py"))

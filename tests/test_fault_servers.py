@@ -30,7 +30,7 @@ import psutil
 import pytest
 
 from hybridmap import MapResult, RepoMap, ServerState
-from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
+from hybridmap.languages.registry import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
 
 from .test_lsp import fixture_repo
 
@@ -401,7 +401,7 @@ QUIET_SCRIPT = """
 import sys
 from pathlib import Path
 from hybridmap import RepoMap
-from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
+from hybridmap.languages.registry import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
 root, configs, cache = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 for user in sorted(configs.iterdir()):
     registry = LanguageRegistry.load([BUILTIN_CONFIG_DIR, user], [BUILTIN_QUERY_DIR])

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from hybridmap import RepoMap, ServerState
-from hybridmap.git import git_config_environment
-from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
+from hybridmap.infra.git import git_config_environment
+from hybridmap.languages.registry import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
 from hybridmap.sources.lsp.session import ENV_ALLOWLIST, INSTALL_DIRS, TOKEN_VARIABLE
 
 from .test_fault_servers import output_files

@@ -1,4 +1,4 @@
-"""Fuzzy file search (hybridmap/file_search.py): fzf-style scores, smart case, streaming while a
+"""Fuzzy file search (hybridmap/features/file_search.py): fzf-style scores, smart case, streaming while a
 tree is listed, on real directories and git repositories."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hybridmap.api import RepoMap
-from hybridmap.file_search import CHUNK, listing_chunks, match_path, stream_matches
+from hybridmap.api.repo import RepoMap
+from hybridmap.features.file_search import CHUNK, listing_chunks, match_path, stream_matches
 from hybridmap.settings import Settings
 
 from .conftest import GitRepoFactory, write_files

@@ -1,9 +1,9 @@
-"""The incremental graph (``hybridmap.graph_update``) equals a rebuild after every edit.
+"""The incremental graph (``hybridmap.pipeline.graph.update``) equals a rebuild after every edit.
 
-Equality is :func:`hybridmap.graph_update.graph_differences`: the same files and identifiers in
+Equality is :func:`hybridmap.pipeline.graph.update.graph_differences`: the same files and identifiers in
 order, the same edge rows in the same (canonical) order with weights equal bit for bit and
 provenance compared by name, the same definers, symbol columns, file pairs and definition keys;
-and the ranking of both graphs is equal (``==`` on the whole :class:`~hybridmap.rank.Ranking`:
+and the ranking of both graphs is equal (``==`` on the whole :class:`~hybridmap.pipeline.rank.Ranking`:
 every item, score, file score and reason), since the rows are summed in the same order.
 
 Two property tests: random edit sequences on a repository of real files mapped by the real
@@ -25,11 +25,12 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hybridmap import RepoMap, graph_update
-from hybridmap.graph import RepoGraph, build_graph, definer_counts
-from hybridmap.graph_update import GraphUpdater, graph_differences
+from hybridmap import RepoMap
 from hybridmap.model import FileTags, Span, Symbol
-from hybridmap.rank import rank
+from hybridmap.pipeline.graph import update as graph_update
+from hybridmap.pipeline.graph.repo_graph import RepoGraph, build_graph, definer_counts
+from hybridmap.pipeline.graph.update import GraphUpdater, graph_differences
+from hybridmap.pipeline.rank import rank
 from hybridmap.settings import Settings
 
 #: Few names, so that files define and use the same ones (definer sets move with every edit).

@@ -1,4 +1,4 @@
-"""Gitignore-style patterns (``hybridmap/ignore.py``): the same answers as pathspec's
+"""Gitignore-style patterns (``hybridmap/infra/ignore.py``): the same answers as pathspec's
 GitIgnoreSpec where pathspec follows git, git's own where it does not, and polynomial time for
 any pattern (the hostile repositories are in ``tests/hostile/test_gitignore.py``)."""
 
@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 
-from hybridmap.ignore import IgnoreSpec, compile_pattern, pattern_problem
+from hybridmap.infra.ignore import IgnoreSpec, compile_pattern, pattern_problem
 
 # --- agreement with pathspec on random small patterns and paths --------------------------------
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from hybridmap.graph import build_graph
-from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
+from hybridmap.languages.registry import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
 from hybridmap.model import DEFINITION_KINDS, REFERENCE_KIND_CODES
+from hybridmap.pipeline.graph.repo_graph import build_graph
 from hybridmap.settings import Settings
 from hybridmap.sources.treesitter import extract_tags
 
@@ -149,7 +149,7 @@ def test_fixture_files_link_to_each_other(registry: LanguageRegistry, language: 
 
 def test_query_inheritance(tmp_path: Path) -> None:
     from hybridmap.errors import ConfigError
-    from hybridmap.languages import read_query
+    from hybridmap.languages.registry import read_query
 
     (tmp_path / "base-tags.scm").write_text("(identifier) @name.reference.call\n")
     (tmp_path / "child-tags.scm").write_text("; inherits: base\n(call) @x\n")
@@ -163,7 +163,7 @@ def test_query_inheritance(tmp_path: Path) -> None:
 
 
 def test_where_a_definition_counts_is_said_by_its_ancestors(registry: LanguageRegistry) -> None:
-    """#hm-ancestors? (hybridmap/query_predicates.py): module-level definitions, also in a
+    """#hm-ancestors? (hybridmap/languages/query_predicates.py): module-level definitions, also in a
     module-level if / try / else / except; methods of module-level and nested classes; nothing
     local to a function body. C++: free functions at file, namespace and #ifdef level (templates
     too), not locals."""
@@ -282,8 +282,8 @@ def test_a_file_named_like_an_extension_is_decided_by_its_shebang(registry: Lang
     """``docs/adding-a-language.md``, "File names without an extension": ``bin/elm`` is Elm only by
     a shebang (there is none for Elm), a shell script by ``#!/bin/sh``; a whole name declared as a
     glob (``Makefile``) needs nothing; the first line is read safely, and only for those names."""
-    from hybridmap.languages import shebang_interpreter
-    from hybridmap.walk import head_reader
+    from hybridmap.languages.registry import shebang_interpreter
+    from hybridmap.workspace.walk import head_reader
 
     outside = tmp_path / "outside.sh"
     outside.write_text("#!/bin/sh\n")

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from hybridmap import AsyncRepoMap, RepoMap
-from hybridmap.budget import budget_for, conversation_budget
-from hybridmap.live import LiveEvent
+from hybridmap.pipeline.budget import budget_for, conversation_budget
 from hybridmap.settings import Settings
+from hybridmap.workspace.live import LiveEvent
 
 from .conftest import committed_copy, write_files
 from .test_lsp import FIXTURES, require

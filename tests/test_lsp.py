@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hybridmap import RepoMap, ServerState
-from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
+from hybridmap.languages.registry import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
 from hybridmap.sources.lsp.session import find_command
 
 from .conftest import committed_copy
@@ -254,7 +254,7 @@ def test_header_prototypes_point_at_the_defining_file(git_repo, tmp_path: Path) 
     """clangd answers definition with the header's prototype when it has not opened the file
     with the body (it knows bodies only in open files). The edge to the header is then the
     server's (``lsp``); the policy adds the file defining the function (``header-definition``,
-    hybridmap/policies.py). The defining file's own call, answered with
+    hybridmap/pipeline/policies.py). The defining file's own call, answered with
     the body in the same file, reaches the header it includes (``own-header``)."""
     require("clangd")
     root = git_repo(

@@ -22,8 +22,8 @@ pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp_types import CallToolResult
 
-from hybridmap.mcp.tools import ToolFailure, relative_path
-from hybridmap.sanitize import safe_line
+from hybridmap.frontends.mcp.tools import ToolFailure, relative_path
+from hybridmap.infra.sanitize import safe_line
 
 from .test_lsp import fixture_repo, require
 
@@ -268,7 +268,10 @@ def test_process_exits_on_close_and_stops_its_servers(tmp_path: Path) -> None:
 
 
 def test_missing_sdk_says_what_to_install(tmp_path: Path) -> None:
-    code = f"import sys; sys.modules['mcp'] = None\nfrom hybridmap.cli import main\nmain(['mcp', {str(tmp_path)!r}])"
+    code = (
+        "import sys; sys.modules['mcp'] = None\n"
+        f"from hybridmap.frontends.cli.main import main\nmain(['mcp', {str(tmp_path)!r}])"
+    )
     proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2, proc.stderr
     assert "pip install 'mcp>=2.3,<3'" in proc.stderr and proc.stdout == ""  # hybridmap[mcp] is not on PyPI
@@ -290,10 +293,10 @@ def test_bad_root_is_one_line_and_exit_2(tmp_path: Path) -> None:
 def test_a_map_never_imports_the_sdk(git_repo: Any) -> None:
     root = git_repo({"a.py": "def f():\n    pass\n"})
     code = (
-        "import sys\nfrom hybridmap.cli import main\n"
+        "import sys\nfrom hybridmap.frontends.cli.main import main\n"
         f"main(['map', {str(root)!r}, '--mode', 'static'], standalone_mode=False)\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', 'hybridmap.mcp')"
-        " or m.startswith('hybridmap.mcp')))"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', 'hybridmap.frontends.mcp')"
+        " or m.startswith('hybridmap.frontends.mcp')))"
     )
     proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
@@ -476,7 +479,7 @@ def test_tool_list_is_small_and_arguments_are_strict(tmp_path: Path) -> None:
     """The whole tool list a host puts in every conversation, in cl100k tokens (7,634 on
     48637be); every input schema is closed, and an unknown argument is a one-line tool error
     naming it (on 48637be ``tokenz`` was silently dropped and a default map came back)."""
-    from hybridmap.tokens import make_counter
+    from hybridmap.pipeline.pack.tokens import make_counter
 
     root = _ruby_repo(tmp_path)
     count = make_counter("cl100k_base").count

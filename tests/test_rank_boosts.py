@@ -15,11 +15,11 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from hybridmap import RepoMap
-from hybridmap.graph import build_graph
 from hybridmap.model import FileTags, Span, Symbol
-from hybridmap.rank import rank
-from hybridmap.rank.signals.definition_tokens import NameParts
-from hybridmap.rank.signals.directory_proximity import DirectoryTree
+from hybridmap.pipeline.graph.repo_graph import build_graph
+from hybridmap.pipeline.rank import rank
+from hybridmap.pipeline.rank.signals.definition_tokens import NameParts
+from hybridmap.pipeline.rank.signals.directory_proximity import DirectoryTree
 from hybridmap.settings import ConfigError, Settings, settings_from_mapping
 
 
@@ -234,7 +234,7 @@ def test_a_real_repository_map_follows_the_boosts(git_repo, tmp_path: Path) -> N
 
 
 def test_private_definitions_weigh_less_outside_their_directory() -> None:
-    from hybridmap.marks import Visibility
+    from hybridmap.languages.visibility import Visibility
 
     tags = {
         "store/store.go": _tags(["PublicThing", "privateThing"], []),
@@ -274,7 +274,7 @@ def test_private_definitions_weigh_less_outside_their_directory() -> None:
 
 
 def test_in_c_only_static_definitions_count_as_private_for_ranking() -> None:
-    from hybridmap.marks import Visibility
+    from hybridmap.languages.visibility import Visibility
 
     def sym(signature: str) -> Symbol:
         return Symbol(signature.split("(")[0].split()[-1], "function", Span(0, 0, 1, 0), 0, 0, signature)
@@ -292,9 +292,9 @@ def test_in_c_only_static_definitions_count_as_private_for_ranking() -> None:
 
 
 def test_the_private_mask_after_an_edit_equals_a_fresh_one() -> None:
-    from hybridmap.marks import Visibility
-    from hybridmap.rank.context import RankContext
-    from hybridmap.rank.signals import private_definitions
+    from hybridmap.languages.visibility import Visibility
+    from hybridmap.pipeline.rank.context import RankContext
+    from hybridmap.pipeline.rank.signals import private_definitions
 
     tags = {f"pkg{i}/f{i}.go": _tags([f"Public{i}", f"private{i}"], [f"Public{(i + 1) % 5}"]) for i in range(5)}
     visibility = Visibility({"go": "capitalized"}, dict.fromkeys(tags, "go"))

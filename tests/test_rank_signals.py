@@ -111,9 +111,9 @@ def make_case(name: str, tags: Mapping[str, Any]) -> Case:
 def compute(case: Case) -> list[RankingJson]:
     """Every ranking of ``case`` by whichever ``hybridmap`` is importable (imported here, so the
     subprocess gets the checkout's)."""
-    from hybridmap.graph import build_graph
     from hybridmap.model import FileTags, Span, Symbol
-    from hybridmap.rank import rank
+    from hybridmap.pipeline.graph.repo_graph import build_graph
+    from hybridmap.pipeline.rank import rank
     from hybridmap.settings import Settings
 
     tags = {
@@ -286,7 +286,7 @@ def doc_example() -> Any:
     """The signal class of ``docs/ranking.md``'s worked example, as written there."""
     text = (REPO / "docs" / "ranking.md").read_text(encoding="utf-8")
     code = text.split("```python\n", 1)[1].split("```", 1)[0]
-    code = code.replace("from ..context import", "from hybridmap.rank.context import")
+    code = code.replace("from ..context import", "from hybridmap.pipeline.rank.context import")
     module = types.ModuleType("ranking_md_example")
     sys.modules[module.__name__] = module  # dataclasses resolve the ClassVar annotation there
     exec(compile(code, "docs/ranking.md", "exec"), module.__dict__)  # noqa: S102  # our own documentation
@@ -294,8 +294,8 @@ def doc_example() -> Any:
 
 
 def test_a_signal_is_one_class_in_the_list() -> None:
-    from hybridmap.graph import build_graph
-    from hybridmap.rank import DEFAULT_SIGNALS, rank
+    from hybridmap.pipeline.graph.repo_graph import build_graph
+    from hybridmap.pipeline.rank import DEFAULT_SIGNALS, rank
     from hybridmap.settings import Settings
     from tests.test_rank import _corpus
 

@@ -20,7 +20,7 @@ import pytest
 
 from hybridmap import RepoMap, ServerState
 from hybridmap.errors import ConfigError
-from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
+from hybridmap.languages.registry import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
 from hybridmap.model import ServerReport
 from hybridmap.settings import Settings
 from hybridmap.sources.lsp.config import root_markers

@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hybridmap import RepoMap
-from hybridmap.compare import Edge, graph_edges
-from hybridmap.indexer import build_index, find_indexer, find_node, indexer_environment
+from hybridmap.features.compare import Edge, graph_edges
+from hybridmap.features.indexer import build_index, find_indexer, find_node, indexer_environment
 from hybridmap.settings import Settings
 from hybridmap.sources.base import SourceView
 from hybridmap.sources.scip.index import ScipIndex
@@ -29,7 +29,7 @@ from hybridmap.sources.scip.loaded import checked_path, sidecar_path
 from hybridmap.sources.scip.source import ScipSource
 from hybridmap.sources.scip.symbols import parse_symbol, reference_name
 from hybridmap.sources.scip.wire import WireError, fields, packed_int32, varint
-from hybridmap.walk import read_source
+from hybridmap.workspace.walk import read_source
 
 from .conftest import committed_copy, git
 from .test_lsp import CASES, FIXTURES

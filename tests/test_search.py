@@ -1,4 +1,4 @@
-"""Symbol search (hybridmap/search.py): style variants, typos, filters, incremental updates, on
+"""Symbol search (hybridmap/features/search.py): style variants, typos, filters, incremental updates, on
 real repositories mapped by the real pipeline, through the API, the sync facade and the CLI."""
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from hybridmap.api import AsyncRepoMap, RepoMap
+from hybridmap.api.repo import AsyncRepoMap, RepoMap
 from hybridmap.errors import RequestError
-from hybridmap.search import SymbolIndex, name_parts, normalized
-from hybridmap.spelling import edit_distance
+from hybridmap.features.search import SymbolIndex, normalized
+from hybridmap.infra.spelling import edit_distance
+from hybridmap.languages.lexical import name_parts
 
 from .conftest import GitRepoFactory, git, write_files
 

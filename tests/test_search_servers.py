@@ -1,5 +1,5 @@
-"""Symbol search merged with the language servers' ``workspace/symbol`` (hybridmap/search_servers.py,
-hybridmap/search_merge.py), with real servers on small real repositories: a definition the index
+"""Symbol search merged with the language servers' ``workspace/symbol`` (hybridmap/features/search_servers.py,
+hybridmap/features/search_merge.py), with real servers on small real repositories: a definition the index
 cannot see (its file is beyond ``max_files``) comes from the server alone, one both find is listed
 once with both sources; a server that never answers leaves the index's answer intact within
 ``search_server_timeout``; locations outside the root, through a symlink, in other schemes or in
@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from hybridmap.api import RepoMap
+from hybridmap.api.repo import RepoMap
 from hybridmap.errors import RequestError
-from hybridmap.languages import LanguageRegistry
-from hybridmap.sanitize import json_dumps
-from hybridmap.walk import is_special_file
+from hybridmap.infra.sanitize import json_dumps
+from hybridmap.languages.registry import LanguageRegistry
+from hybridmap.workspace.walk import is_special_file
 
 from .conftest import GitRepoFactory, write_files
 from .servers.fault_server import HOSTILE_URIS

@@ -12,17 +12,17 @@ from pathlib import Path
 import pytest
 
 from hybridmap import RepoMap
-from hybridmap.compare import graph_edges
-from hybridmap.languages import LanguageRegistry
-from hybridmap.merge import merge_views
+from hybridmap.features.compare import graph_edges
+from hybridmap.languages.registry import LanguageRegistry
 from hybridmap.model import FileTags, Provenance, Span, Symbol
+from hybridmap.pipeline.merge import merge_views
 from hybridmap.settings import Settings
 from hybridmap.sources import registry as source_registry
 from hybridmap.sources.base import PassiveSource, SourceView, SymbolSource
 from hybridmap.sources.lsp.source import LspSource
 from hybridmap.sources.registry import SourceContext
 from hybridmap.sources.static_index import TreeSitterSource
-from hybridmap.workspace import Snapshot, Workspace
+from hybridmap.workspace.state import Snapshot, Workspace
 
 from .conftest import GitRepoFactory
 
@@ -85,7 +85,7 @@ def test_unreadable_files_are_said_not_lost(git_repo: GitRepoFactory, registry: 
 def test_base_source_parses_only_what_changed(
     git_repo: GitRepoFactory, registry: LanguageRegistry, tmp_path: Path
 ) -> None:
-    from hybridmap.cache import Cache
+    from hybridmap.store.cache import Cache
 
     root = git_repo(FILES)
     settings = Settings(stat_racy_seconds=0.0)
@@ -198,7 +198,7 @@ def test_unknown_source_names_are_a_diagnostic(git_repo: GitRepoFactory, tmp_pat
 
 
 def test_registry_builds_sources_in_precedence(git_repo: GitRepoFactory, registry: LanguageRegistry) -> None:
-    from hybridmap.cache import Cache
+    from hybridmap.store.cache import Cache
 
     root = git_repo(FILES)
     cache = Cache(None, 2**20)

@@ -18,12 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hybridmap import RepoMap
-from hybridmap.codec import MAGIC, decode
-from hybridmap.languages import LanguageRegistry
+from hybridmap.infra.sanitize import safe_line
+from hybridmap.languages.registry import LanguageRegistry
 from hybridmap.model import FileTags, MapResult, Span, Symbol
-from hybridmap.sanitize import safe_line
+from hybridmap.pipeline.render.summaries import SymbolText
 from hybridmap.sources.treesitter import extract_tags
-from hybridmap.summaries import SymbolText
+from hybridmap.store.codec import MAGIC, decode
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "summaries"
@@ -166,9 +166,10 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     room)."""
     root = tmp_path_factory.mktemp("corpus")
     ignore = shutil.ignore_patterns("__pycache__")
-    for part in ("rank", "sources"):
+    for part in ("pipeline/rank", "sources"):
         shutil.copytree(ROOT / "hybridmap" / part, root / "hybridmap" / part, ignore=ignore)
-    for module in ("pack.py", "render.py", "model.py"):
+    for module in ("pipeline/pack/packer.py", "pipeline/render/skeleton.py", "model.py"):
+        (root / "hybridmap" / module).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / "hybridmap" / module, root / "hybridmap" / module)
     return root
 
@@ -202,7 +203,7 @@ def assert_same_map_plus_summaries(on: MapResult, off: MapResult, budget: int) -
 @pytest.mark.parametrize("budget", [64, 256, 1024, 4096, 16384, 30000])
 def test_same_files_and_definitions_with_or_without_summaries(maps: tuple[RepoMap, RepoMap], budget: int) -> None:
     on, off = maps
-    for chat in ([], ["hybridmap/pack.py"]):
+    for chat in ([], ["hybridmap/pipeline/pack/packer.py"]):
         assert_same_map_plus_summaries(
             on.map(tokens=budget, chat_files=chat, mode="static"),
             off.map(tokens=budget, chat_files=chat, mode="static"),
@@ -235,7 +236,9 @@ def test_a_budget_share_kept_for_summaries(maps: tuple[RepoMap, RepoMap], tmp_pa
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     budget=st.integers(min_value=1, max_value=24000),
-    chat=st.sampled_from([[], ["hybridmap/render.py"], ["hybridmap/model.py", "hybridmap/rank/ranker.py"]]),
+    chat=st.sampled_from(
+        [[], ["hybridmap/pipeline/render/skeleton.py"], ["hybridmap/model.py", "hybridmap/pipeline/rank/ranker.py"]]
+    ),
 )
 def test_any_budget_same_items_within_the_budget(maps: tuple[RepoMap, RepoMap], budget: int, chat: list[str]) -> None:
     on, off = maps

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hybridmap import RepoMap
-from hybridmap.lexical import Bm25Files
-from hybridmap.rank.signals.text_similarity import LexicalModel, Vocabulary
+from hybridmap.languages.lexical import Bm25Files
+from hybridmap.pipeline.rank.signals.text_similarity import LexicalModel, Vocabulary
 
 
 def _model_of(docs: list[list[str]]) -> tuple[LexicalModel, Vocabulary]:
@@ -98,7 +98,7 @@ def test_named_words_find_the_file_that_reads_like_them(git_repo, tmp_path: Path
 @given(text=st.text(alphabet=st.sampled_from(list("aZ_09 .-(\n\tÉé日本xHTTPServer")), max_size=80))
 def test_word_counts_are_the_words_counted(text: str) -> None:
     """The fast path (cut at punctuation, split each distinct piece once) gives ``words``'s words."""
-    from hybridmap.lexical import word_counts, words
+    from hybridmap.languages.lexical import word_counts, words
 
     assert word_counts(text) == Counter(words(text))
 
@@ -106,10 +106,10 @@ def test_word_counts_are_the_words_counted(text: str) -> None:
 def test_file_words_are_the_words_of_its_names_signatures_and_docs() -> None:
     """Names are counted before they are split (the fast path); the same words as one pass over
     the path, the names, the used names, the signatures and the doc lines."""
-    from hybridmap.evaluate.definitions import parse_source
-    from hybridmap.languages import LanguageRegistry
-    from hybridmap.lexical import word_counts
-    from hybridmap.rank.signals.text_similarity import file_words
+    from hybridmap.frontends.evaluate.definitions import parse_source
+    from hybridmap.languages.lexical import word_counts
+    from hybridmap.languages.registry import LanguageRegistry
+    from hybridmap.pipeline.rank.signals.text_similarity import file_words
     from hybridmap.settings import Settings
 
     source = (
@@ -155,11 +155,11 @@ def test_a_message_finds_the_file_whose_comments_read_like_it(git_repo, tmp_path
 def test_file_words_survive_the_cache_and_the_parse_workers() -> None:
     """``FileTags.words`` is counted by the parse the map makes and goes through the codec the
     cache uses (and the parse workers' pickles, which keep every field)."""
-    from hybridmap.codec import decode, encode
-    from hybridmap.languages import LanguageRegistry
-    from hybridmap.lexical import decode_words, word_counts
+    from hybridmap.languages.lexical import decode_words, word_counts
+    from hybridmap.languages.registry import LanguageRegistry
     from hybridmap.settings import Settings
     from hybridmap.sources.treesitter import ParseOptions, parse_file
+    from hybridmap.store.codec import decode, encode
 
     source = b"# Backs off exponentially.\ndef again(f):\n    return f()  # once more\n"
     python = LanguageRegistry.load().compiled("python")

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from hybridmap import RepoMap
-from hybridmap.api import visibility_conventions
+from hybridmap.api.repo import visibility_conventions
 from hybridmap.errors import ConfigError
-from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry, load_language
+from hybridmap.languages.registry import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry, load_language
+from hybridmap.languages.visibility import is_public
 from hybridmap.sources.treesitter import extract_tags
-from hybridmap.visibility import is_public
 
 from .conftest import write_files
 

@@ -10,7 +10,7 @@ import pytest
 from hybridmap.errors import RootError
 from hybridmap.model import FileStatus
 from hybridmap.settings import Settings
-from hybridmap.walk import classify, list_files, read_source, resolve_root
+from hybridmap.workspace.walk import classify, list_files, read_source, resolve_root
 
 from .conftest import git, write_files
 

@@ -12,7 +12,7 @@ symbol and edge), that refines the base view of the files:
 Every source implements :class:`SymbolSource`; :class:`PassiveSource` gives the no-op defaults,
 so a source that only reads something (an index, a database) writes one method, :meth:`view`.
 ``hybridmap/sources/registry.py`` names the sources a map may use and builds them;
-:func:`hybridmap.merge.merge_views` combines their views in the configured precedence. Nothing
+:func:`hybridmap.pipeline.merge.merge_views` combines their views in the configured precedence. Nothing
 downstream knows which source said what except through the provenance it wrote.
 """
 
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from ..model import Diagnostic, FileTags, HoverKey, Pair, ServerReport
 
 if TYPE_CHECKING:
-    from ..workspace import ChangeSet, Snapshot
+    from ..workspace.state import ChangeSet, Snapshot
 
 __all__ = ["HoverKey", "Pair", "PassiveSource", "SourceRequest", "SourceView", "SymbolSource"]
 

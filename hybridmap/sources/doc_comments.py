@@ -22,7 +22,7 @@ tool directives are not documentation and are dropped (``//go:noinline``, ``// e
 paragraph ends at a blank line or a tag line (``@param``); a sentence ends at ``.`` followed by
 a space (Javadoc's summary rule). Bounded: at most :data:`DOC_NODES` comment nodes and
 :data:`DOC_SCAN_BYTES` of each are read, and at most :data:`DOC_STORE_CHARS` characters kept.
-The text is kept raw: the render sanitizes it (:func:`hybridmap.sanitize.safe_line`).
+The text is kept raw: the render sanitizes it (:func:`hybridmap.infra.sanitize.safe_line`).
 """
 
 from __future__ import annotations

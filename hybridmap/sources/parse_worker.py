@@ -15,7 +15,7 @@ import struct
 import sys
 from pathlib import Path
 
-from ..languages import LanguageRegistry
+from ..languages.registry import LanguageRegistry
 from .treesitter import parse_serial
 
 

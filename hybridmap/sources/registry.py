@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..cache import Cache
-from ..languages import LanguageRegistry
+from ..languages.registry import LanguageRegistry
 from ..model import Diagnostic
 from ..settings import Settings
+from ..store.cache import Cache
 from .base import SymbolSource
 
 

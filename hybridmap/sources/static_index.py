@@ -1,7 +1,7 @@
 """The tree-sitter symbol source, the base of every map: answers at once, for every file.
 
 One :class:`TreeSitterSource` lives as long as its repository map. It takes each snapshot of
-the :class:`~hybridmap.workspace.Workspace` with its change set and keeps the tags of files
+the :class:`~hybridmap.workspace.state.Workspace` with its change set and keeps the tags of files
 whose content hash did not change; the others come from the cache (keyed by content, grammar
 and options) or are parsed, in worker processes when there are many, within
 ``parse_deadline_seconds`` (a file left out is parsed by the next map).
@@ -15,14 +15,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..cache import Cache, tags_key
-from ..languages import LanguageRegistry
-from ..model import Diagnostic, FileStatus, FileTags, Symbol
+from ..languages.registry import LanguageRegistry
+from ..model import Diagnostic, FileStatus, FileTags, ParseOutcome, Symbol
 from ..settings import Settings
-from ..walk import read_source
-from ..workspace import ChangeSet, Snapshot
+from ..store.cache import Cache, tags_key
+from ..workspace.state import ChangeSet, Snapshot
+from ..workspace.walk import read_source
 from .base import PassiveSource, SourceRequest, SourceView
-from .treesitter import NO_DEADLINE, ParseOptions, ParseOutcome, default_workers, parse_many
+from .treesitter import NO_DEADLINE, ParseOptions, default_workers, parse_many
 
 Progress = Callable[[str, int, int], None]
 

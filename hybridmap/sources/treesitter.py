@@ -31,11 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from .. import query_predicates
-from ..languages import CompiledLanguage, LanguageRegistry
-from ..lexical import encode_words, word_counts
-from ..model import REFERENCE_KIND_CODES, FileTags, Span, Symbol
-from ..sandbox import Policy, base_policy, confined
+from ..infra.sandbox import Policy, base_policy, confined
+from ..languages import query_predicates
+from ..languages.lexical import encode_words, word_counts
+from ..languages.registry import CompiledLanguage, LanguageRegistry
+from ..model import DEFERRED_KIND, REFERENCE_KIND_CODES, FileTags, ParseOutcome, Span, Symbol
 from ..settings import Settings
 from .doc_comments import DOCSTRING_GRAMMARS, doc_line
 
@@ -83,28 +83,6 @@ class ParseOptions:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class ParseOutcome:
-    """One file's parse: its tags (None when it gave none) and what went wrong, as
-    (diagnostic kind, message) pairs: ``partial_parse``, ``parse_timeout``,
-    ``syntax_error``, ``too_many_definitions``, ``parse_error``."""
-
-    tags: FileTags | None
-    problems: tuple[tuple[str, str], ...] = ()
-
-    @property
-    def cacheable(self) -> bool:
-        # An exception may be the machine's (memory), not the content's; a deferred file was cut
-        # by the map's deadline, not by its own limit: both are parsed again next time.
-        return not any(kind in ("parse_error", DEFERRED_KIND) for kind, _ in self.problems)
-
-    @property
-    def deferred(self) -> bool:
-        return any(kind == DEFERRED_KIND for kind, _ in self.problems)
-
-
-#: Problem kind of a file the map's parse deadline left unparsed (never cached).
-DEFERRED_KIND = "parse_deferred"
 DEFERRED = ParseOutcome(None, ((DEFERRED_KIND, "not parsed within parse_deadline_seconds; parsed next map"),))
 
 

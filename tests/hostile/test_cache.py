@@ -21,11 +21,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hybridmap import RepoMap, codec
-from hybridmap.cache import Cache, SafeDisk
-from hybridmap.languages import LanguageRegistry
-from hybridmap.model import REFERENCE_KIND_CODES, FileTags, MapResult, Provenance, Span, Symbol
-from hybridmap.sources.treesitter import ParseOutcome
+from hybridmap import RepoMap
+from hybridmap.languages.registry import LanguageRegistry
+from hybridmap.model import REFERENCE_KIND_CODES, FileTags, MapResult, ParseOutcome, Provenance, Span, Symbol
+from hybridmap.store import codec
+from hybridmap.store.cache import Cache, SafeDisk
 
 from ..conftest import git, write_files
 

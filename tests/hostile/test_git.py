@@ -261,7 +261,7 @@ def test_history_for_ranking_runs_no_repository_command_and_stays_in_the_root(tm
     """log_name_only (the co-change signal's git log): a repository whose config names commands
     for everything log could run, and hooks; paths come back relative to the root, changes
     outside it left out, the output bounded, a refused root answered with nothing."""
-    from hybridmap.git import log_name_only
+    from hybridmap.infra.git import log_name_only
 
     marker = tmp_path / "ran"
     root = repository(tmp_path, files={**SOURCE, "pkg/store.py": "def store():\n    pass\n"})

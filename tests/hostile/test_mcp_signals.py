@@ -25,7 +25,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from hybridmap.mcp.stdio import LoopStdin
+from hybridmap.frontends.mcp.stdio import LoopStdin
 from hybridmap.sources.lsp.launch import TOKEN_VARIABLE
 
 from ..test_lsp import fixture_repo, require

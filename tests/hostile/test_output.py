@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hybridmap import RepoMap
-from hybridmap.sanitize import _UNSAFE, escape_path, json_safe, safe_line, unescape_path
+from hybridmap.infra.sanitize import _UNSAFE, escape_path, json_safe, safe_line, unescape_path
 from tests.conftest import git, run_on_pty
 
 OSC_TITLE = "\x1b]0;owned\x07"

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from hybridmap import RepoMap
 from hybridmap.errors import HybridMapError
-from hybridmap.sanitize import unescape_path
+from hybridmap.infra.sanitize import unescape_path
 from hybridmap.settings import Settings
 from tests.conftest import git
 from tests.hostile.test_output import FORBIDDEN

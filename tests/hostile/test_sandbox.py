@@ -1,4 +1,4 @@
-"""The OS sandbox (``hybridmap/sandbox/``): whatever a server's flags say, it cannot run a
+"""The OS sandbox (``hybridmap/infra/sandbox/``): whatever a server's flags say, it cannot run a
 program the repository ships, write into the repository or the user's home, or connect.
 
 The generic case needs no real language server: a user-configured server (our fault server, a
@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from hybridmap import RepoMap, ServerState
-from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
-from hybridmap.sandbox import Policy, confined, support
+from hybridmap.infra.sandbox import Policy, confined, support
+from hybridmap.languages.registry import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
 
 from ..test_fault_servers import FAULT_SERVER, write_user_config
 from ..test_lsp import fixture_repo, registry_with_only, require

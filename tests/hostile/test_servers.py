@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from hybridmap.doctor import check_servers
-from hybridmap.languages import LanguageRegistry
+from hybridmap.features.doctor import check_servers
+from hybridmap.languages.registry import LanguageRegistry
 from hybridmap.settings import Settings
 
 from ..conftest import git
@@ -110,7 +110,7 @@ def test_doctor_cli_with_absolute_root_pattern_has_no_traceback(tmp_path: Path) 
 
 from hybridmap import MapResult, RepoMap, ServerState  # noqa: E402
 from hybridmap.errors import RequestError  # noqa: E402
-from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR  # noqa: E402
+from hybridmap.languages.registry import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR  # noqa: E402
 
 from ..test_fault_servers import FAULT_SERVER, alive, read_pids, write_user_config  # noqa: E402
 from ..test_lsp import fixture_repo  # noqa: E402
@@ -223,7 +223,7 @@ EXIT_WITHOUT_CLOSE = """
 import sys
 from pathlib import Path
 from hybridmap import RepoMap
-from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
+from hybridmap.languages.registry import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
 registry = LanguageRegistry.load([BUILTIN_CONFIG_DIR, Path(sys.argv[2])], [BUILTIN_QUERY_DIR])
 repo = RepoMap(sys.argv[1], registry=registry, overrides={"cache_dir": sys.argv[3]})
 print(repo.map(mode="hybrid", server_wait=3, tokens=256).servers["python"].state)

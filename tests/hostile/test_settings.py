@@ -27,8 +27,8 @@ from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 
 from hybridmap import RepoMap
-from hybridmap.budget import budget_for
 from hybridmap.errors import ConfigError
+from hybridmap.pipeline.budget import budget_for
 from hybridmap.settings import (
     REPOSITORY_TUNABLE,
     RULES,

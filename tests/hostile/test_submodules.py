@@ -12,9 +12,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from hybridmap.git import git_config_environment
+from hybridmap.infra.git import git_config_environment
 from hybridmap.settings import Settings
-from hybridmap.walk import list_files
+from hybridmap.workspace.walk import list_files
 from tests.conftest import git, write_files
 from tests.hostile.test_git import command_writing, map_json, repository
 

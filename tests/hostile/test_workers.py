@@ -160,7 +160,7 @@ def test_the_aider_runner_started_inside_a_repository_does_not_import_its_module
     variables (``-I`` would drop the ``PYTHONHASHSEED`` its reproducibility needs)."""
     import asyncio
 
-    from hybridmap.evaluate.peer import DEFAULT_PYTHON, _communicate
+    from hybridmap.frontends.evaluate.peer import DEFAULT_PYTHON, _communicate
 
     if not DEFAULT_PYTHON.exists():
         pytest.skip("no Aider environment (benchmarks/setup_aider_env.sh)")

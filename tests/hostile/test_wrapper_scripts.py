@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from hybridmap import RepoMap, ServerState
-from hybridmap.languages import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
+from hybridmap.languages.registry import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
 
 from ..conftest import git
 from ..test_lsp import FIXTURES, require

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from ...cache import Cache
+from ...store.cache import Cache
 
 V = TypeVar("V")
 

@@ -114,7 +114,7 @@ class ServerConfig:
     project's ``node_modules/hardhat`` and config): started only when the user allows it
     (``allow_servers_running_repository_code``), otherwise reported ``untrusted``."""
     sandbox: SandboxNeeds = field(default_factory=lambda: SandboxNeeds())
-    """What the OS sandbox grants it beyond the base policy (``hybridmap/sandbox/policy.toml``)."""
+    """What the OS sandbox grants it beyond the base policy (``hybridmap/infra/sandbox/policy.toml``)."""
     source: Path | None = None
     trusted: bool = True
 

@@ -1,6 +1,6 @@
 """The sandbox one server runs in: its policy, its scratch directory, its pinned toolchain.
 
-Every server gets the base policy (``hybridmap/sandbox/policy.toml``: system programs, our own
+Every server gets the base policy (``hybridmap/infra/sandbox/policy.toml``: system programs, our own
 installs), read access to the repository, its own files (the program, and the scripts its
 arguments name), and one scratch directory it may write: ``<cache_dir>/servers/<server>-<key>``,
 one per server and repository, kept between runs so caches stay warm (jdtls's workspace data,
@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...sandbox import Policy, base_policy, confined, expand, support, system_policy
-from ...sandbox.landlock import Support
+from ...infra.sandbox import Policy, base_policy, confined, expand, support, system_policy
+from ...infra.sandbox.landlock import Support
 from ...settings import Settings
 from .config import ServerConfig
 from .launch import FROM_SOURCE_TREE, PROJECT_DIR, SERVERS_DIR, user_servers_dir

@@ -13,7 +13,7 @@ text they were sent, not the disk. :class:`Documents` keeps both sides honest:
   the disk between maps (each server only of files in its project root); deleted
   files that were open are closed first.
 
-File texts are read through :func:`~hybridmap.walk.read_source` (never outside
+File texts are read through :func:`~hybridmap.workspace.walk.read_source` (never outside
 the root, bad files skipped) and kept only while their hash is current.
 """
 
@@ -27,7 +27,7 @@ from lsprotocol import types as T
 
 from ...model import FileStatus
 from ...settings import Settings
-from ...walk import read_source
+from ...workspace.walk import read_source
 from .roots import contains
 from .session import LspSession, language_id
 

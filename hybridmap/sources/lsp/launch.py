@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...boundaries import absolute_path_entries, inside
-from ...git import git_config_environment
+from ...infra.boundaries import absolute_path_entries, inside
+from ...infra.git import git_config_environment
 from .config import ServerConfig
 
 #: Environment variables passed from the user's environment to every server.

@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
-from ...boundaries import inside
+from ...infra.boundaries import inside
 from ...settings import Settings
-from ...walk import PathFilter
+from ...workspace.walk import PathFilter
 
 if TYPE_CHECKING:
-    from ...workspace import Snapshot
+    from ...workspace.state import Snapshot
     from ..base import SourceView
     from .documents import Documents
     from .session import LspSession

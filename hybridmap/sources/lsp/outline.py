@@ -19,10 +19,10 @@ from pathlib import Path
 
 from lsprotocol import types as T
 
-from ...cache import Cache
 from ...errors import ServerError
 from ...model import FileTags, HoverKey
 from ...settings import Settings
+from ...store.cache import Cache
 from .answers import cached_answer
 from .documents import Documents
 from .resolver import server_key

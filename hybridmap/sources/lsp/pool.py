@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigError
-from ...languages import LanguageRegistry
+from ...languages.registry import LanguageRegistry
 from ...model import Diagnostic, ServerReport, ServerState
 from ...settings import Settings
 from .config import ServerConfig, merge_candidates, root_markers, root_pattern_problem, servers_for_language

@@ -21,8 +21,8 @@ from typing import Any
 
 import psutil
 
-from ...sandbox import Policy, confined
-from ...sandbox.landlock import Support
+from ...infra.sandbox import Policy, confined
+from ...infra.sandbox.landlock import Support
 from .launch import TOKEN_VARIABLE
 
 

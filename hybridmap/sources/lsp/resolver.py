@@ -22,7 +22,7 @@ in (a C/C++ header when clangd, without a background index, stops at a function'
 prototype; the calling file itself when the definition is local). Edges derived
 from those answers (a header prototype also reaching the function's definition, a
 file's own function reaching the headers it includes) are
-:mod:`hybridmap.policies`' work, applied once after all sources are merged and
+:mod:`hybridmap.pipeline.policies`' work, applied once after all sources are merged and
 stamped with the policy's own provenance, never ``lsp``.
 
 Why definition at the use site rather than references on each definition:
@@ -48,11 +48,11 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as T
 
-from ...cache import Cache
 from ...errors import ServerError
-from ...graph import is_well_named
+from ...languages.lexical import is_well_named
 from ...model import FileTags
 from ...settings import Settings
+from ...store.cache import Cache
 from .answers import cached_answer
 from .documents import Documents
 from .session import LspSession

@@ -36,8 +36,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...boundaries import inside
-from ...paths import is_test_data_or_vendored
+from ...infra.boundaries import inside
+from ...languages.paths import is_test_data_or_vendored
 
 MAX_MARKERS = 32
 """How many marker names one language may declare (``roots`` and ``workspace-roots`` each)."""

@@ -31,7 +31,7 @@ from typing import Any
 from lsprotocol import types as T
 
 from ...errors import ServerError
-from ...logs import guard_library_logging
+from ...infra.logs import guard_library_logging
 from ...model import ServerState
 from ...settings import Settings
 from .config import ServerConfig
@@ -58,7 +58,7 @@ from .text_sync import TextSync
 from .wire import Channel
 
 # pygls (imported by the adapter) logs every quirk of a server; its records stay out of a host's
-# INFO logs (hybridmap/logs.py). What matters reaches the user as a server state or detail.
+# INFO logs (hybridmap/infra/logs.py). What matters reaches the user as a server state or detail.
 guard_library_logging()
 
 __all__ = [  # what other modules import from here; the definitions live in launch and process

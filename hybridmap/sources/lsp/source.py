@@ -27,16 +27,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...cache import Cache
-from ...languages import LanguageRegistry
+from ...languages.registry import LanguageRegistry
 from ...model import NOT_STARTED_ONE_SHOT, Diagnostic, FileTags, HoverKey, ServerReport, ServerState
 from ...settings import Settings
+from ...store.cache import Cache
 from ..base import SourceRequest, SourceView
 from .pool import ServerPool
 from .work import Job, WorkQueue
 
 if TYPE_CHECKING:  # imported when the first server starts: they import lsprotocol (~0.3 s)
-    from ...workspace import ChangeSet, Snapshot
+    from ...workspace.state import ChangeSet, Snapshot
     from .documents import Documents
     from .outline import OutlineFetcher
     from .resolver import DefinitionResolver

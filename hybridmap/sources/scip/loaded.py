@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ...boundaries import inside
+from ...infra.boundaries import inside
 from ...model import Diagnostic
 from ...settings import Settings
 from .index import ROLE_DEFINITION, Document, ScipIndex

@@ -25,14 +25,14 @@ from typing import TYPE_CHECKING, Protocol
 
 from ...model import Diagnostic, FileTags, HoverKey, Pair, Provenance
 from ...settings import Settings
-from ...walk import read_source
+from ...workspace.walk import read_source
 from ..base import PassiveSource, SourceRequest, SourceView
 from .facts import FileFacts, SymbolNames, file_facts
 from .loaded import LoadedIndex, index_key, load_index
 from .wire import WireError
 
 if TYPE_CHECKING:
-    from ...workspace import ChangeSet
+    from ...workspace.state import ChangeSet
 
 
 class SnapshotLike(Protocol):

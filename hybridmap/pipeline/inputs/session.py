@@ -1,0 +1,86 @@
+"""What an agent did in one conversation, as a long-lived map hears it.
+
+The agent (or its harness) reports events: files it edited, files it read, the file open in
+its editor. They weigh in every later map of the session (``edited_file_personalization``,
+``read_file_personalization``, ``active_file_personalization``), the most recent
+``session_max_files`` of each kind. The session also remembers the content of the repository
+at its last map, to say what is new, gone or changed at the next (:class:`~.model.MapChanges`).
+Paths here are relative to the root and already validated by the caller.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from ...model import MapChanges
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFiles:
+    """The files a map is asked with: the session's events plus the request's own."""
+
+    edited: tuple[str, ...] = ()
+    read: tuple[str, ...] = ()
+    active: tuple[str, ...] = ()
+    """At most one file; a tuple so the ranker treats the three alike."""
+
+
+class Session:
+    """One conversation's events and the last map's view of the repository."""
+
+    def __init__(self, max_files: int) -> None:
+        self._max = max_files
+        self._edited: OrderedDict[str, None] = OrderedDict()
+        self._read: OrderedDict[str, None] = OrderedDict()
+        self._active: str | None = None
+        self._last_shas: Mapping[str, str] | None = None
+
+    def file_edited(self, path: str) -> None:
+        self._remember(self._edited, path)
+        self._read.pop(path, None)  # an edited file was read too: the stronger event stands
+
+    def file_read(self, path: str) -> None:
+        if path not in self._edited:
+            self._remember(self._read, path)
+
+    def set_active(self, path: str | None) -> None:
+        self._active = path
+
+    def forget(self) -> None:
+        """Drop the events (a new conversation on the same repository); keep the last map."""
+        self._edited.clear()
+        self._read.clear()
+        self._active = None
+
+    def _remember(self, kind: OrderedDict[str, None], path: str) -> None:
+        kind.pop(path, None)
+        kind[path] = None
+        while len(kind) > self._max:
+            kind.popitem(last=False)
+
+    def files(self, edited: Iterable[str] = (), read: Iterable[str] = (), active: str | None = None) -> SessionFiles:
+        """The session's files with a request's added (the request's active file wins)."""
+        all_edited = tuple(dict.fromkeys((*self._edited, *edited)))
+        all_read = tuple(p for p in dict.fromkeys((*self._read, *read)) if p not in all_edited)
+        chosen = active if active is not None else self._active
+        return SessionFiles(all_edited, all_read, (chosen,) if chosen else ())
+
+    def changes(self, shas: Mapping[str, str]) -> MapChanges:
+        """What moved since the last call (the first call compares with nothing), then remember."""
+        last = self._last_shas
+        self._last_shas = shas
+        if last is None:
+            return MapChanges(first=True)
+        return Session.compare(last, shas)
+
+    @staticmethod
+    def compare(before: Mapping[str, str], after: Mapping[str, str]) -> MapChanges:
+        """Files new, gone and changed (by content hash) from ``before`` to ``after``."""
+        if before is after:
+            return MapChanges(first=False)
+        new = tuple(sorted(p for p in after if p not in before))
+        gone = tuple(sorted(p for p in before if p not in after))
+        changed = tuple(sorted(p for p, sha in after.items() if p in before and before[p] != sha))
+        return MapChanges(False, new, gone, changed)

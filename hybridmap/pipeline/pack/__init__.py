@@ -1,0 +1,1 @@
+"""Packing rendered text into an exact token budget, and the token counters."""

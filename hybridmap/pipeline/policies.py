@@ -1,0 +1,457 @@
+"""Derivation policies: edges derived from what the sources resolved, each under its own name. Pure.
+
+A source that resolves names (a language server, a SCIP index) says where a use points; its
+edges carry its name (``lsp``, ``scip``). Some relations the map wants follow from those answers
+without being them, and are derived here, once, after every source has been merged
+(:func:`apply_policies`, called by :class:`hybridmap.pipeline.build.MapBuilder`):
+
+- ``header-definition``: a use resolved to a C/C++ function *prototype* in a header also
+  reaches the file that defines the function with a body (clangd without a background index
+  stops at the prototype, and the edits go where the body is);
+- ``own-header``: a C/C++ source file's use of its own function (the server answers with the
+  body in the same file) also reaches the headers the file includes that declare it: the
+  file's interface, edited with it (``lexer.c`` -> ``lexer.h``).
+
+Every derived edge respects **linkage** and the **include relation** (``docs/policies.md``):
+
+- a C/C++ function with internal linkage (``static`` before its name at file or namespace
+  scope, or anything inside an anonymous namespace) is never a derived target;
+- a source file reaches only headers it includes, directly or through other headers
+  (``#include`` paths resolved as :meth:`_Repo.include` says);
+- a definition is a ``header-definition`` target only if its file includes the header, or,
+  when no defining file does, if it is the only definition with external linkage.
+
+With ``name_match_linkage`` on, linkage also restricts the *name-matched* edges the graph
+would add for uses no source resolved: a C/C++ file-local definition is a candidate only in its
+own file (and, for a header, in the files that include it), a Go unexported name only in its
+own package (directory). Such a pair is handed to the graph as resolved, with the surviving
+candidates under the ``name-match`` provenance. Policies produce no targets for other
+languages, so no other linkage rule is needed here (a Python name is imported, a TypeScript
+one exported: the servers resolve those).
+
+Facts per file (includes, functions, file-local names) are memoized by the identity of the
+file's tags (``memo``), so a warm map pays only for the pairs it derives from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import posixpath
+import re
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from ..model import REFERENCE_KIND_CODES, FileTags, Pair, Provenance, ResolvedEdges, Symbol
+from ..settings import Settings
+from .merge import Merged
+
+HEADER_DEFINITION = "header-definition"
+"""A use resolved to a header prototype, extended to the function's defining file."""
+OWN_HEADER = "own-header"
+"""A source file's use of its own function, extended to the included headers declaring it."""
+
+#: C/C++ headers: a function found there is usually a declaration, defined in a source file.
+HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".h++", ".inc", ".cuh")
+#: Files that define what headers declare (C, C++, Objective-C, CUDA sources).
+C_SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".c++", ".m", ".mm", ".cu")
+C_FAMILY_SUFFIXES = HEADER_SUFFIXES + C_SOURCE_SUFFIXES
+#: Where an include not found beside the including file or at the root is looked for (what
+#: build files most often pass as -I), before a unique repository file with that path suffix.
+INCLUDE_DIRS = ("include", "inc", "src", "lib")
+
+_FUNCTION_KINDS = frozenset({"function", "method"})
+_CLASS_KINDS = frozenset({"class", "struct", "interface"})
+#: Kinds that have linkage of their own at file or namespace scope.
+_LINKAGE_KINDS = frozenset({"function", "method", "variable"})
+#: The name the C++ query gives an anonymous namespace (its keyword).
+_ANONYMOUS_NAMESPACE = "namespace"
+#: The C/C++ queries tag an ``#include`` as a module reference named by its path.
+_INCLUDE_KIND = REFERENCE_KIND_CODES.index("module")
+_STATIC = re.compile(r"\bstatic\b")
+_SCOPE = re.compile(r"(\w+)\s*::\s*~?\w+\s*\($")
+
+
+@dataclass(frozen=True, slots=True)
+class Function:
+    """A C/C++ function or method as the policies see it."""
+
+    owner: str
+    """The class it belongs to (enclosing class, or ``Owner`` of an out-of-line ``Owner::name``); "" if free."""
+    body: bool
+    """A definition (else a prototype: the declaration ends with ``;`` before any ``{``)."""
+    local: bool
+    """Internal linkage: never a target from another file."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileFacts:
+    """What the policies read from one file's tags."""
+
+    includes: tuple[str, ...] = ()
+    """Raw ``#include`` paths (``<...>`` for system-style ones), in file order."""
+    functions: Mapping[str, tuple[Function, ...]] = field(default_factory=dict)
+    local_names: frozenset[str] = frozenset()
+    """Names every definition of which here is file-local (C/C++) or package-local (Go)."""
+    names: frozenset[str] = frozenset()
+    """Every name the file defines (what name matching makes it a candidate for)."""
+    refs: frozenset[str] = frozenset()
+    """Every name the file uses."""
+    imports: Mapping[str, str] = field(default_factory=dict)
+    """Python: name as the file uses it -> the module a ``from module import`` brings it from."""
+
+
+#: path -> (the tags the facts were read from, the facts).
+PolicyMemo = dict[str, tuple[FileTags, FileFacts]]
+
+
+def apply_policies(merged: Merged, settings: Settings, memo: PolicyMemo | None = None) -> Merged:
+    """``merged`` with the derived edges added to its resolved pairs (see the module docstring).
+
+    ``memo`` keeps per-file facts between calls; it is left holding exactly the current files."""
+    if not merged.resolved and not settings.name_match_linkage and not settings.name_match_imports:
+        return merged  # nothing resolved to derive from, nothing to restrict: no facts to read
+    facts = file_facts(merged.tags, memo)
+    if not any(f.functions or f.local_names or f.imports for f in facts.values()):
+        return merged  # no C/C++ or Go definitions, no Python imports: nothing to derive or restrict
+    repo = _Repo(merged.tags, facts)
+    resolved = derive(merged.resolved, repo, settings.prototype_yields_to_definition)
+    if settings.name_match_linkage:
+        resolved.update(restrict_name_matches(resolved, repo, settings.max_definers_per_ident))
+    if settings.name_match_imports:
+        resolved.update(external_imports(resolved, repo))
+    return dataclasses.replace(merged, resolved=resolved)
+
+
+def python_modules(paths: Iterable[str]) -> frozenset[str]:
+    """Every dotted name an absolute import could give a repository module or package by: each
+    suffix of each Python file's module path (``src/pkg/sub/mod.py`` -> ``mod``, ``sub.mod``,
+    ``pkg.sub.mod``, ``src.pkg.sub.mod``) and of each directory holding one (namespace packages)."""
+    out: set[str] = set()
+    for path in paths:
+        if not path.endswith((".py", ".pyi")):
+            continue
+        parts = path.rsplit(".", 1)[0].split("/")
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        for end in range(len(parts), 0, -1):  # the module, then each package above it
+            for start in range(end):
+                out.add(".".join(parts[start:end]))
+    return frozenset(out)
+
+
+#: The last file set's modules: a hybrid map merges again whenever a server answers, and the
+#: suffixes of 100,000 paths cost about a second; the file set changes far less often.
+_LAST_MODULES: list[tuple[frozenset[str], frozenset[str]]] = []
+_MODULES_LOCK = threading.Lock()
+
+
+def _modules_of(paths: frozenset[str]) -> frozenset[str]:
+    with _MODULES_LOCK:
+        if _LAST_MODULES and _LAST_MODULES[0][0] == paths:
+            return _LAST_MODULES[0][1]
+        modules = python_modules(paths)
+        _LAST_MODULES[:] = [(paths, modules)]
+        return modules
+
+
+def external_imports(resolved: Mapping[Pair, Mapping[str, str]], repo: _Repo) -> ResolvedEdges:
+    """Python uses of a name the file imports from a module that is not in the repository
+    (``from typing import Any``): no name-matched edge to a repository file that happens to
+    define ``Any``. Handed to the graph as resolved to nothing; pairs a source resolved stay."""
+    importing = {path: f.imports for path, f in repo.facts.items() if f.imports}
+    if not importing:
+        return {}
+    modules = _modules_of(frozenset(repo.tags))
+    defined = frozenset().union(*(f.names for f in repo.facts.values()))
+    out: ResolvedEdges = {}
+    for path, imports in importing.items():
+        for name, module in imports.items():
+            if name in defined and module not in modules and (path, name) not in resolved:
+                out[(path, name)] = {}
+    return out
+
+
+def file_facts(tags: Mapping[str, FileTags], memo: PolicyMemo | None = None) -> dict[str, FileFacts]:
+    """Each file's :class:`FileFacts`, reusing ``memo`` entries whose tags are the same object."""
+    out: dict[str, FileFacts] = {}
+    for path, file_tags in tags.items():
+        previous = memo.get(path) if memo is not None else None
+        if previous is not None and previous[0] is file_tags:
+            out[path] = previous[1]
+            continue
+        out[path] = facts = read_facts(path, file_tags)
+        if memo is not None:
+            memo[path] = (file_tags, facts)
+    if memo is not None:
+        for path in [p for p in memo if p not in tags]:
+            del memo[path]
+    return out
+
+
+def read_facts(path: str, tags: FileTags) -> FileFacts:
+    """One file's facts: C/C++ includes and functions, C/C++ and Go file-local names."""
+    names = frozenset(s.name for s in tags.symbols)
+    refs = frozenset(tags.ref_names)
+    if path.endswith(".go"):
+        # Go: a name is exported iff it starts with an upper-case letter; otherwise it is visible
+        # in its package (the directory) only.
+        unexported = frozenset(name for name in names if name and not name[0].isupper())
+        return FileFacts(local_names=unexported, names=names, refs=refs)
+    if not path.endswith(C_FAMILY_SUFFIXES):
+        return FileFacts(names=names, refs=refs, imports=dict(tags.imports))
+    kinds = tags.ref_kinds
+    includes = tuple(n for i, n in enumerate(tags.ref_names) if kinds[i] == _INCLUDE_KIND and _is_path(n))
+    symbols = tags.symbols
+    functions: dict[str, list[Function]] = {}
+    local: dict[str, bool] = {}
+    for sym in symbols:
+        file_local = sym.kind in _LINKAGE_KINDS and _internal_linkage(sym, symbols)
+        local[sym.name] = local.get(sym.name, True) and file_local
+        if sym.kind in _FUNCTION_KINDS:
+            functions.setdefault(sym.name, []).append(Function(_owner(sym, symbols), _has_body(sym), file_local))
+    return FileFacts(
+        includes,
+        {name: tuple(found) for name, found in functions.items()},
+        frozenset(name for name, only_local in local.items() if only_local),
+        names,
+        refs,
+    )
+
+
+def _is_path(name: str) -> bool:
+    # The C++ query also tags `using ns::Name;` as a module reference: an identifier, never a path.
+    return name.startswith("<") or "." in name or "/" in name
+
+
+def _call_position(sym: Symbol) -> int:
+    """Where the symbol's name (followed by its parameter list, for a function) starts in its signature."""
+    text, name = sym.signature, sym.name
+    first = -1
+    start = text.find(name)
+    while start >= 0:  # str.find, not a regex per symbol: a cold map reads every C/C++ symbol
+        end = start + len(name)
+        if (start == 0 or not _is_word(text[start - 1])) and (end == len(text) or not _is_word(text[end])):
+            if text[end:].lstrip().startswith("("):
+                return start
+            first = start if first < 0 else first
+        start = text.find(name, start + 1)
+    return first if first >= 0 else len(text)
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _has_body(sym: Symbol) -> bool:
+    # The signature runs to the body's first line: a prototype's reaches its `;` first. One-line
+    # definitions keep `{ ... ; }` on that line, hence "which comes first after the name".
+    rest = sym.signature[_call_position(sym) :]
+    semicolon, brace = rest.find(";"), rest.find("{")
+    return not (semicolon >= 0 and (brace < 0 or semicolon < brace))
+
+
+def _class_parent(sym: Symbol, symbols: tuple[Symbol, ...]) -> Symbol | None:
+    parent = symbols[sym.parent] if 0 <= sym.parent < len(symbols) else None
+    return parent if parent is not None and parent.kind in _CLASS_KINDS else None
+
+
+def _owner(sym: Symbol, symbols: tuple[Symbol, ...]) -> str:
+    parent = _class_parent(sym, symbols)
+    if parent is not None:
+        return parent.name
+    scope = _SCOPE.search(sym.signature[: _call_position(sym) + len(sym.name)] + "(")
+    return scope.group(1) if scope is not None else ""
+
+
+def _internal_linkage(sym: Symbol, symbols: tuple[Symbol, ...]) -> bool:
+    """``static`` before the name at file/namespace scope, or inside an anonymous namespace.
+
+    A ``static`` member of a class has external linkage (it is the class's), so a symbol with
+    a class parent is never file-local."""
+    if _class_parent(sym, symbols) is not None:
+        return False
+    index = sym.parent
+    while 0 <= index < len(symbols):
+        if symbols[index].kind == "namespace" and symbols[index].name == _ANONYMOUS_NAMESPACE:
+            return True
+        index = symbols[index].parent
+    return bool(_STATIC.search(sym.signature[: _call_position(sym)]))
+
+
+class _Repo:
+    """Include resolution and closure over one snapshot's files (computed as asked, per call)."""
+
+    def __init__(self, tags: Mapping[str, FileTags], facts: Mapping[str, FileFacts]) -> None:
+        self.tags = tags
+        self.facts = facts
+        self._closure: dict[str, frozenset[str]] = {}
+        self._by_basename: dict[str, list[str]] | None = None
+        self._definers: dict[str, list[str]] | None = None
+
+    def include(self, including: str, raw: str) -> str | None:
+        """The repository file ``#include raw`` in ``including`` names, if any.
+
+        A quoted path is looked for beside the including file first (the compiler's rule);
+        then, for both kinds, at the root and under :data:`INCLUDE_DIRS`; last, the one
+        repository file whose path ends with it (a project's own -I directory), if only one does."""
+        system = raw.startswith("<")
+        target = raw.strip("<>")
+        bases = ([] if system else [posixpath.dirname(including)]) + ["", *INCLUDE_DIRS]
+        for base in bases:
+            candidate = posixpath.normpath(posixpath.join(base, target))
+            if candidate in self.tags:
+                return candidate
+        if self._by_basename is None:
+            self._by_basename = {}
+            for path in self.tags:
+                self._by_basename.setdefault(posixpath.basename(path), []).append(path)
+        suffix = "/" + posixpath.normpath(target)
+        found = [p for p in self._by_basename.get(posixpath.basename(target), ()) if p.endswith(suffix)]
+        return found[0] if len(found) == 1 else None
+
+    def closure(self, path: str) -> frozenset[str]:
+        """The files ``path`` includes, directly or through the files it includes."""
+        known = self._closure.get(path)
+        if known is not None:
+            return known
+        seen: set[str] = set()
+        stack = [path]
+        while stack:
+            current = stack.pop()
+            for raw in self.facts[current].includes if current in self.facts else ():
+                found = self.include(current, raw)
+                if found is not None and found not in seen and found != path:
+                    seen.add(found)
+                    stack.append(found)
+        self._closure[path] = result = frozenset(seen)
+        return result
+
+    def definers(self, name: str) -> list[str]:
+        """C/C++ source files defining ``name`` with a body and external linkage."""
+        if self._definers is None:
+            self._definers = {}
+            for path, facts in self.facts.items():
+                if path.endswith(C_SOURCE_SUFFIXES):
+                    for fname, functions in facts.functions.items():
+                        if any(f.body and not f.local for f in functions):
+                            self._definers.setdefault(fname, []).append(path)
+        return self._definers.get(name, [])
+
+
+def _prototypes(facts: FileFacts | None, name: str) -> list[Function]:
+    """``name``'s prototypes in a header, unless the header also defines it (an inline body)."""
+    functions = facts.functions.get(name, ()) if facts is not None else ()
+    if any(f.body for f in functions):
+        return []
+    return [f for f in functions if not f.local]
+
+
+def _matches(prototype: Function, definition: Function) -> bool:
+    # A member's prototype is defined as that class's member (in its body, or out of line as
+    # `Owner::name`). A free function's scope is not known across files (`ns::name` may be a
+    # namespace or a class), so any same-named definition matches it: an over-approximation
+    # the include rule narrows.
+    return not prototype.owner or definition.owner == prototype.owner
+
+
+def derive(resolved: ResolvedEdges, repo: _Repo, yield_prototype: bool = False) -> ResolvedEdges:
+    """``resolved`` plus the ``header-definition`` and ``own-header`` edges (a new mapping).
+
+    Derived only from edges a source gave (never from another derived edge), and never over
+    them: a target a source named keeps the source's provenance. With ``yield_prototype``, a
+    header the source named only for a prototype gives way to the definitions derived from it
+    (the edge moves to where the function lives; a header whose prototype has no definer here
+    keeps it): the ranking the resolver gave before issue 14, now under honest names."""
+    out: ResolvedEdges = {}
+    for pair, targets in resolved.items():
+        path, name = pair
+        extra: dict[str, str] = {}
+        yielded: set[str] = set()
+        if path.endswith(C_FAMILY_SUFFIXES):
+            for target in targets:
+                if target.endswith(HEADER_SUFFIXES) and target != path:
+                    definitions = _header_definitions(repo, path, target, name)
+                    extra.update(dict.fromkeys(definitions, HEADER_DEFINITION))
+                    if yield_prototype and definitions:
+                        yielded.add(target)
+            if path in targets and path.endswith(C_SOURCE_SUFFIXES):
+                extra.update(dict.fromkeys(_own_headers(repo, path, name), OWN_HEADER))
+        kept = {t: p for t, p in targets.items() if t not in yielded} if yielded else targets
+        out[pair] = {**extra, **kept} if extra else targets
+    return out
+
+
+def _header_definitions(repo: _Repo, path: str, header: str, name: str) -> list[str]:
+    """Files defining the function whose prototype in ``header`` a use in ``path`` resolved to.
+
+    Those that include the header (the customary place: the compiler then checks the
+    definition against the prototype); when none does, the only externally linked
+    definition, if there is exactly one (a program links one definition of an external name;
+    with several, which one is the build's choice, not ours)."""
+    prototypes = _prototypes(repo.facts.get(header), name)
+    if not prototypes:
+        return []
+    candidates = [
+        d
+        for d in repo.definers(name)
+        if d != path
+        and any(f.body and not f.local and _matches(p, f) for f in repo.facts[d].functions[name] for p in prototypes)
+    ]
+    including = [d for d in candidates if header in repo.closure(d)]
+    return including or (candidates if len(candidates) == 1 else [])
+
+
+def _own_headers(repo: _Repo, path: str, name: str) -> list[str]:
+    """Headers ``path`` includes (transitively) that declare its own externally linked ``name``."""
+    own = [f for f in repo.facts[path].functions.get(name, ()) if f.body and not f.local]
+    if not own:
+        return []
+    return sorted(
+        header
+        for header in repo.closure(path)
+        if header.endswith(HEADER_SUFFIXES)
+        and any(_matches(p, f) for p in _prototypes(repo.facts.get(header), name) for f in own)
+    )
+
+
+def restrict_name_matches(resolved: Mapping[Pair, Mapping[str, str]], repo: _Repo, limit: int) -> ResolvedEdges:
+    """Pairs no source resolved whose name-matched candidates include a definition the use
+    cannot see (file-local elsewhere): the candidates it can see, as ``name-match`` edges.
+
+    Pairs whose name has more than ``limit`` definers are left alone (the graph adds no
+    name-matched edge for them anyway)."""
+    hidden = frozenset().union(*(facts.local_names for facts in repo.facts.values()))
+    if not hidden:
+        return {}
+    uses = {path: facts.refs & hidden for path, facts in repo.facts.items()}
+    wanted = frozenset().union(*uses.values())
+    definers: dict[str, list[str]] = {}
+    for path, facts in repo.facts.items():
+        for name in facts.names & wanted:
+            definers.setdefault(name, []).append(path)
+    out: ResolvedEdges = {}
+    for path, names in uses.items():
+        for name in names:
+            found = definers.get(name, ())
+            if (path, name) in resolved or not found or len(found) > limit:
+                continue
+            visible = [d for d in found if _visible(repo, path, d, name)]
+            if len(visible) < len(found):
+                out[(path, name)] = dict.fromkeys(visible, Provenance.NAME_MATCH.value)
+    return out
+
+
+def _visible(repo: _Repo, path: str, target: str, name: str) -> bool:
+    """Can a use of ``name`` in ``path`` mean ``target``'s definition (linkage only)?"""
+    if target == path:
+        return True
+    if path.endswith(C_FAMILY_SUFFIXES) and name in repo.facts[path].local_names:
+        return False  # the file's own `static` definition is what its uses mean (it shadows the rest)
+    if name not in repo.facts[target].local_names:
+        return True
+    if target.endswith(".go"):
+        return path.endswith(".go") and posixpath.dirname(path) == posixpath.dirname(target)
+    # C/C++ internal linkage: visible where the defining file is compiled, i.e. in the files
+    # that include it (a header's `static inline` function), never from another source file.
+    return target.endswith(HEADER_SUFFIXES) and target in repo.closure(path)

@@ -1,0 +1,171 @@
+"""What a ranking signal reads (:class:`RankContext`) and what it may contribute.
+
+A signal (:class:`Signal`) is a small frozen object with a ``name``. The ranker
+(:mod:`.ranker`) runs one phase at a time, calls that phase's hook of every signal in the
+order of the signal list, and applies what the hooks return:
+
+1. edge weights: :meth:`Signal.edge_factors` -> :class:`EdgeFactor` (edge rows x a factor);
+2. personalization: :meth:`Signal.personalization` -> :class:`Mass` (teleport mass to a file);
+3. file priors: :meth:`Signal.prior` -> :class:`Prior` (a request-independent multiplier per
+   file, computed once per graph and settings);
+4. PageRank (the ranker);
+5. file multipliers: :meth:`Signal.file_factors` -> :class:`FileFactor` (x times, + plus),
+   starting from the priors; then the ranker spreads each file's rank, times the multipliers,
+   to the definitions it uses;
+6. definition boosts: :meth:`Signal.boost_definitions` -> the definitions' scores, changed.
+
+Each contribution may carry a human-readable ``why`` that ends up in the file's reasons
+(``MapResult.files[].why``). A hook a signal does not override contributes nothing.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import ClassVar, Generic, TypeVar
+
+import numpy as np
+
+from ...languages.visibility import Visibility
+from ...model import FileTags
+from ...settings import Settings
+from ..graph.repo_graph import RepoGraph
+from ..inputs.cochange import CoChange
+
+T = TypeVar("T")
+
+
+class PerGraph(Generic[T]):
+    """What a signal derives from a graph alone (its directory tree, its names by part...):
+    built on first use, kept while the graph lives (a weak key: dropped with it)."""
+
+    def __init__(self, build: Callable[[RepoGraph], T]) -> None:
+        self._build = build
+        self._held: weakref.WeakKeyDictionary[RepoGraph, T] = weakref.WeakKeyDictionary()
+
+    def __call__(self, graph: RepoGraph) -> T:
+        value = self._held.get(graph)
+        if value is None:
+            value = self._held[graph] = self._build(graph)
+        return value
+
+
+@dataclass(frozen=True)
+class RankContext:
+    """One request over one graph: what every signal reads. Built by the ranker, never edited."""
+
+    graph: RepoGraph
+    tags: Mapping[str, FileTags]
+    settings: Settings
+    chat: tuple[int, ...]
+    """Chat files (the files being edited) as graph indices, in request order, once each."""
+    mentioned_files: tuple[int, ...]
+    """Files the user named, as graph indices, in request order, once each."""
+    idents: tuple[str, ...]
+    """Identifiers the user named, in request order, once each."""
+    edited: tuple[int, ...] = ()
+    """Files the agent edited in this session (graph indices, once each)."""
+    read: tuple[int, ...] = ()
+    """Files the agent read in this session."""
+    active: tuple[int, ...] = ()
+    """The file open in the agent's editor (zero or one)."""
+    co_change: CoChange | None = None
+    """Files changed together in the git history (None: not asked for, or no history)."""
+    visibility: Visibility | None = None
+    """Each definition's visibility by its language's convention (None: not known)."""
+    message_words: tuple[str, ...] = ()
+    """The words of the user's message, once each (identifier parts, lowercased)."""
+
+    @property
+    def n(self) -> int:
+        """How many files the graph has."""
+        return len(self.graph.files)
+
+    @cached_property
+    def chat_set(self) -> frozenset[int]:
+        return frozenset(self.chat)
+
+    @cached_property
+    def chat_users(self) -> tuple[int, ...]:
+        """Files (not chat files) with at least one edge into a chat file, in index order: the
+        chat files' callers, importers and tests. Shared by the signals that read it."""
+        if not self.chat:
+            return ()
+        graph = self.graph
+        chat_ids = list(self.chat)
+        into_chat = np.isin(graph.edge_dst, chat_ids) & ~np.isin(graph.edge_src, chat_ids)
+        return tuple(sorted(set(graph.edge_src[into_chat].tolist())))
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeFactor:
+    """Multiply the weight of edges ``rows`` (indices into the graph's edge arrays) by ``factor``."""
+
+    rows: np.ndarray
+    factor: float
+
+
+@dataclass(frozen=True, slots=True)
+class Mass:
+    """Add ``amount`` to the personalization (teleport) mass of file ``file``."""
+
+    file: int
+    amount: float
+    why: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Prior:
+    """A multiplier of every file from the file alone (its path, say): the base the request's
+    file factors start from, and, with ``path_weighted_teleport``, the teleport's distribution.
+    It depends on the graph and the settings only, so the ranker computes it once per graph."""
+
+    multiplier: np.ndarray
+    """One float per file (graph order)."""
+    reasons: tuple[tuple[str, ...], ...]
+    """Per file (graph order), why its multiplier is not 1 (listed after the request's reasons)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileFactor:
+    """After PageRank: file ``file``'s multiplier becomes ``multiplier * times + plus``."""
+
+    file: int
+    times: float = 1.0
+    plus: float = 0.0
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Signal:
+    """One ranking signal. Subclasses set :attr:`name` and override the hooks they contribute to.
+
+    Signals are frozen (hashable, so their priors can be cached) and read everything from the
+    :class:`RankContext`; any weight they apply is a named, documented, range-checked setting
+    in :class:`~hybridmap.settings.Settings`, read from ``ctx.settings``.
+    """
+
+    name: ClassVar[str] = ""
+
+    def edge_factors(self, ctx: RankContext) -> Iterable[EdgeFactor]:
+        """Edge-weight multipliers, before PageRank."""
+        return ()
+
+    def personalization(self, ctx: RankContext) -> Iterable[Mass]:
+        """Personalization mass per file, before PageRank."""
+        return ()
+
+    def prior(self, ctx: RankContext) -> Prior | None:
+        """A request-independent multiplier per file (``ctx.graph`` and ``ctx.settings`` only)."""
+        return None
+
+    def file_factors(self, ctx: RankContext) -> Iterable[FileFactor]:
+        """File multipliers after PageRank (they scale the files' rank and what flows from it)."""
+        return ()
+
+    def boost_definitions(self, ctx: RankContext, scores: np.ndarray) -> np.ndarray:
+        """The definitions' scores (one per symbol of ``ctx.graph``), boosted; ``scores`` itself
+        is the ranker's and may be returned changed."""
+        return scores

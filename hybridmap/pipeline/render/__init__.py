@@ -1,0 +1,1 @@
+"""The skeleton text of ranked files and definitions: marks, summaries, the renderer."""

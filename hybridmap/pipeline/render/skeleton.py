@@ -1,0 +1,130 @@
+"""Render ranked definitions as a skeleton a model can read.
+
+Each file block is its path followed by the signature lines of the chosen
+definitions, in file order, each preceded by the signature of its enclosing
+class/scope, with original indentation; ``⋮`` marks elided code between
+non-adjacent lines. Files chosen by name only are listed bare. Marks (:mod:`.marks`): ``+``
+before a public definition, ``[R:N]`` after a path N other files depend on, ``[NEW]`` after a
+file new since the session's previous map. A summary (:mod:`.summaries`) follows a shown
+definition's last signature line on the same line, after :data:`SUMMARY_SEPARATOR`, so it can
+never start a line of its own (a header, an elision mark). Pure: the text
+comes from the signatures stored in the tags, never from disk. Paths and lines
+come from the repository: they pass through :mod:`.sanitize`, so no control,
+bidi or invisible character reaches the text and a name cannot forge a header.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+
+from ...infra.sanitize import escape_path, safe_line
+from ...languages.visibility import Visibility
+from ...model import FileTags
+from ...settings import Settings
+from ..rank import RankItem
+from .marks import Dependents
+
+#: Between a signature line and its summary: ``def area(self) -> float: # Area in m².`` One
+#: space before the ``#`` costs a token less than PEP 8's two (cl100k), and a comment reads as
+#: a comment in every language the map shows.
+SUMMARY_SEPARATOR = " # "
+#: (path, symbol index) -> the summary shown after that symbol's signature.
+Summaries = Mapping[tuple[str, int], str]
+
+
+class Renderer:
+    """Renders any subset of a request's ranked items; memoizes per-item lines."""
+
+    def __init__(
+        self,
+        tags: Mapping[str, FileTags],
+        settings: Settings,
+        special_files: Sequence[str] = (),
+        new_files: Collection[str] = (),
+        visibility: Visibility | None = None,
+        dependents: Mapping[str, Dependents] | None = None,
+    ) -> None:
+        self._tags = tags
+        self._settings = settings
+        self._new = new_files
+        """Files that appeared since the session's previous map: ``[NEW]`` after the path."""
+        self._visibility = visibility if settings.render_public_marks else None
+        self._dependents = (dependents or {}) if settings.render_dependents_marks else {}
+        self._lines: dict[tuple[str, int], tuple[tuple[int, str], ...]] = {}
+        self.header = ""
+        if special_files and settings.special_files_first:
+            self.header = "Project files: " + ", ".join(map(escape_path, special_files)) + "\n"
+
+    def _cut(self, text: str) -> str:
+        limit = self._settings.max_line_chars
+        return text if len(text) <= limit else text[:limit]
+
+    def item_lines(self, item: RankItem) -> tuple[tuple[int, str], ...]:
+        key = (item.path, item.symbol)
+        lines = self._lines.get(key)
+        if lines is None:
+            out: dict[int, str] = {}
+            if item.symbol >= 0:
+                symbols = self._tags[item.path].symbols
+                index = item.symbol
+                while index >= 0:  # the symbol, then each enclosing scope
+                    sym = symbols[index]
+                    public = self._visibility is not None and self._visibility.public(item.path, symbols, index)
+                    for offset, text in enumerate(sym.signature.split("\n")):
+                        line = self._cut(safe_line(text))
+                        if public and offset == 0:
+                            stripped = line.lstrip()
+                            line = line[: len(line) - len(stripped)] + "+" + stripped
+                        out.setdefault(sym.span.start_line + offset, line)
+                    index = sym.parent
+            lines = self._lines[key] = tuple(sorted(out.items()))
+        return lines
+
+    def summary_line(self, path: str, index: int) -> int:
+        """The line a summary of ``path``'s symbol ``index`` follows: its signature's last line."""
+        symbol = self._tags[path].symbols[index]
+        return symbol.span.start_line + symbol.signature.count("\n")
+
+    @staticmethod
+    def summary_text(raw: str, limit: int) -> str:
+        """``raw`` as shown: one line (every run of white space one space), sanitized, cut at
+        ``limit`` characters (``summary_max_chars``; an ellipsis ends a cut one); "" when empty."""
+        text = safe_line(" ".join(raw.split()))
+        return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+    def with_summary(self, line: str, summary: str) -> str:
+        return f"{line}{SUMMARY_SEPARATOR}{summary}"
+
+    def render(self, items: Sequence[RankItem], with_header: bool = True, summaries: Summaries | None = None) -> str:
+        blocks: dict[str, dict[int, str]] = {}
+        for item in items:
+            block = blocks.setdefault(item.path, {})
+            for line_no, text in self.item_lines(item):
+                block[line_no] = text
+        summarized: set[tuple[str, int]] = set()  # one summary per line, the first given
+        for (path, index), summary in (summaries or {}).items():
+            block = blocks.get(path, {})
+            line_no = self.summary_line(path, index)
+            if line_no in block and (path, line_no) not in summarized:
+                summarized.add((path, line_no))
+                block[line_no] = self.with_summary(block[line_no], summary)
+        mark = self._settings.elision_mark
+        parts: list[str] = [self.header] if with_header and self.header else []
+        for path, block in blocks.items():
+            shown = escape_path(path)
+            mark_new = " [NEW]" if path in self._new else ""
+            reach = self._dependents.get(path)
+            if reach is not None and reach.total >= self._settings.dependents_mark_min:
+                mark_new = f" [R:{reach.total}]" + mark_new
+            if not block:
+                parts.append(shown + mark_new + "\n")
+                continue
+            parts.append(shown + ":" + mark_new + "\n")
+            previous = None
+            for line_no in sorted(block):
+                if previous is not None and line_no != previous + 1:
+                    parts.append(mark + "\n")
+                parts.append(block[line_no] + "\n")
+                previous = line_no
+            parts.append(mark + "\n")
+        return "".join(parts)

@@ -1,0 +1,1 @@
+"""The content-keyed disk cache and the codec of what it stores (no pickle)."""

@@ -1,0 +1,444 @@
+"""The one place hybridmap touches its disk cache.
+
+The cache stores only data we decode ourselves (:mod:`hybridmap.store.codec`), never pickle:
+diskcache's own ``Disk`` unpickles what it reads, so anyone able to write the cache directory
+could run code in every later map (CVE-2025-69872). Here :class:`SafeDisk` stores bytes only,
+refuses an entry in pickle (or any other) mode, a pickled key, and a value file path that is not
+of diskcache's own shape; directories are created owner-only (0o700) and files 0o600, and a
+directory that others could write (group/world-writable, or another user's) is not used at all
+(``cache_unavailable``, in memory). The codec format is part of every key on disk: entries of
+another format, such as the pickles of earlier versions, simply miss.
+
+Entries are keyed by *content* (sha256 of the bytes parsed) plus everything else
+the value depends on (schema version, the shape of the cached records, grammar +
+query fingerprint, extraction settings), never by path or mtime: a renamed file
+hits, an edited one misses, a cache written by another version simply misses.
+
+A cache must never stop a map, nor hold it up for long:
+
+* a damaged database (garbage, truncated, "malformed") is removed and rebuilt
+  once, at open or whenever a read or write finds the damage (``cache_corrupt``);
+* an entry that does not decode (damaged, of a format we do not write, or pickled:
+  refused unread), or that its reader finds unusable, is dropped and its file parsed
+  again (``cache_corrupt``, with the count);
+* a database whose settings table holds keys or values hybridmap does not write (diskcache
+  turns them into PRAGMA statements and attributes) is treated as damaged: rebuilt;
+* another process holding the database lock longer than ``cache_timeout_seconds``
+  makes this map run on without storing (``cache_unavailable``), and a busy
+  database is never mistaken for a damaged one;
+* an unwritable or unopenable cache turns into an in-memory dict for this
+  process (``cache_unavailable``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import os
+import re
+import sqlite3
+import stat
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, TypeGuard
+
+import diskcache
+
+from ..model import Diagnostic, FileTags, Span, Symbol
+from . import codec
+
+#: Bump when the *meaning* of cached values changes. Their shape is covered by
+#: :data:`VALUE_SHAPE`: adding a field to a cached record changes every key by itself.
+#: 3: values in hybridmap's own encoding (:mod:`hybridmap.store.codec`), never pickled;
+#: 2: values became ``ParseOutcome`` (tags + problems); 1 stored bare ``FileTags``.
+CACHE_SCHEMA = 3
+
+_DATABASE_FILES = ("cache.db", "cache.db-wal", "cache.db-shm")
+#: Storing a value outside the database itself: a value file (disk full, unwritable), encoding.
+_STORE_ERRORS = (OSError, codec.CodecError, TypeError, AttributeError)
+#: Prefix of every key on disk: the encoding's format. Entries of any other format miss.
+DISK_KEY_PREFIX = f"{codec.MAGIC.decode()}{codec.FORMAT}:"
+#: A value file name as diskcache's ``Disk.filename`` makes them: anything else in a row (an
+#: absolute path, ``..``) is never opened nor deleted.
+_VALUE_FILE = re.compile(r"[0-9a-f]{2}/[0-9a-f]{2}/[0-9a-f]{28}\.val")
+#: The settings diskcache may find in its table (diskcache turns ``sqlite_*`` ones into PRAGMA
+#: statements and ``disk_*`` ones into attributes of the Disk); all are passed explicitly.
+_SETTINGS: dict[str, Any] = {
+    **diskcache.DEFAULT_SETTINGS,
+    "eviction_policy": "least-recently-stored",
+    "statistics": 0,
+    "tag_index": 0,
+}
+_SETTING_KEYS = frozenset(_SETTINGS) | frozenset(("count", "size", "hits", "misses"))
+_SETTING_VALUE = re.compile(r"[A-Za-z0-9_-]{1,40}")
+
+
+def disk_key(key: str) -> str:
+    """The key ``key`` is stored under on disk."""
+    return DISK_KEY_PREFIX + key
+
+
+class RefusedEntry(ValueError):
+    """An entry stored in a form hybridmap never reads (pickle, text, a foreign file path)."""
+
+
+class SafeDisk(diskcache.Disk):  # type: ignore[misc]  # diskcache ships no types
+    """diskcache's serializer, restricted to bytes in and bytes out: nothing is ever unpickled.
+
+    Values are our codec's bytes, kept in the row or, when large, in an owner-only value file;
+    keys are str. Every row diskcache reads passes through :meth:`fetch` (values) or :meth:`get`
+    (keys, when listing), and every value file it deletes through :meth:`remove`.
+    """
+
+    def put(self, key: Any) -> tuple[Any, bool]:  # pyright: ignore[reportIncompatibleMethodOverride]
+        if type(key) is not str:  # diskcache would pickle it
+            raise TypeError(f"cache keys are str, not {type(key).__name__}")
+        return key, True
+
+    def get(self, key: Any, raw: bool) -> Any:
+        if not raw or type(key) is not str:
+            raise RefusedEntry("a pickled cache key (refused unread)")
+        return key
+
+    def store(
+        self,
+        value: Any,
+        read: bool,  # pyright: ignore[reportIncompatibleMethodOverride]
+        key: Any = diskcache.UNKNOWN,
+    ) -> tuple[int, int, str | None, Any]:
+        if type(value) is not bytes or read:
+            raise TypeError(f"the disk cache stores bytes, not {type(value).__name__}")
+        if len(value) < self.min_file_size:
+            return 0, diskcache.core.MODE_RAW, None, sqlite3.Binary(value)
+        filename, full_path = self.filename()  # random names: key and value are not used
+        with open(self._create(full_path), "wb") as fh:
+            fh.write(value)
+        return len(value), diskcache.core.MODE_BINARY, filename, None
+
+    @staticmethod
+    def _create(full_path: str) -> int:
+        """A new value file, 0o600, in 0o700 directories (os.makedirs would give the upper one the
+        umask's mode). Retried like diskcache: another process may remove an emptied directory."""
+        sub = os.path.dirname(full_path)
+        for attempt in range(10):
+            for directory in (os.path.dirname(sub), sub):
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(directory, 0o700)
+            try:
+                return os.open(full_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            except FileNotFoundError:
+                if attempt == 9:
+                    raise
+        raise AssertionError("unreachable")
+
+    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> bytes:
+        if read:
+            raise RefusedEntry("file handles are not read from the cache")
+        if mode == diskcache.core.MODE_RAW and type(value) is bytes:
+            return value
+        if mode == diskcache.core.MODE_BINARY and value is None and self._ours(filename):
+            fd = os.open(os.path.join(self._directory, filename), os.O_RDONLY | os.O_NOFOLLOW)
+            with open(fd, "rb") as fh:
+                return fh.read()
+        if mode == diskcache.core.MODE_PICKLE:
+            raise RefusedEntry("a pickled cache entry (refused unread)")
+        raise RefusedEntry(f"a cache entry in a form hybridmap does not write (mode {mode})")
+
+    def remove(self, file_path: str) -> None:
+        if self._ours(file_path):
+            super().remove(file_path)
+
+    @staticmethod
+    def _ours(filename: object) -> TypeGuard[str]:
+        return isinstance(filename, str) and _VALUE_FILE.fullmatch(filename) is not None
+
+
+def unsafe_directory(directory: Path) -> str | None:
+    """Why others could plant entries in ``directory`` (None when only its owner, we, can)."""
+    st = directory.stat()
+    if not stat.S_ISDIR(st.st_mode):
+        return "it is not a directory"
+    if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+        return f"it is owned by another user (uid {st.st_uid})"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"others can write it (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+class ForeignSettings(sqlite3.DatabaseError):
+    """The database's settings table was written by something else: treated as damage."""
+
+
+def _check_settings(con: sqlite3.Connection) -> None:
+    """Raise :class:`ForeignSettings` for a settings row hybridmap never writes."""
+    try:
+        rows = con.execute("SELECT key, value FROM Settings").fetchall()
+    except sqlite3.OperationalError:  # no table yet: a new database
+        return
+    for key, value in rows:
+        if key not in _SETTING_KEYS or not (
+            type(value) in (int, float) or (type(value) is str and _SETTING_VALUE.fullmatch(value))
+        ):
+            raise ForeignSettings(f"settings table holds an entry hybridmap does not write ({key!r})")
+
+
+def record_shape(*records: type) -> str:
+    """A short hash of the field names of dataclass records, in order."""
+    text = ";".join(f"{cls.__qualname__}({','.join(f.name for f in dataclasses.fields(cls))})" for cls in records)
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+#: Changes by itself when a field is added to, removed from or renamed in a cached model record.
+VALUE_SHAPE = record_shape(FileTags, Symbol, Span)
+
+
+def failure_kind(exc: BaseException) -> str:
+    """ "corrupt", "busy" or "unavailable": what a database error means for the cache."""
+    if type(exc).__name__ == "Timeout":  # diskcache.Timeout: a lock held past our timeout
+        return "busy"
+    if isinstance(exc, ForeignSettings):
+        return "corrupt"
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+        return "corrupt"
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+        return "busy"
+    if name:
+        return "unavailable"
+    text = str(exc).lower()  # errors raised without a code (or an older sqlite3 module)
+    if "malformed" in text or "not a database" in text:
+        return "corrupt"
+    if "locked" in text or "busy" in text:
+        return "busy"
+    return "unavailable"
+
+
+class Cache:
+    """diskcache with a safe fallback. Thread-safe for our use (diskcache is)."""
+
+    def __init__(
+        self, directory: Path | None, size_limit: int = 2**30, timeout: float = 5.0, memory_entries: int = 20_000
+    ) -> None:
+        self.directory = directory
+        self.diagnostics: list[Diagnostic] = []
+        # Without a usable disk cache, entries live here, oldest first out beyond memory_entries:
+        # a long-lived map that edits files every turn must not grow without bound.
+        self._memory: OrderedDict[str, Any] = OrderedDict()
+        self._memory_entries = max(1, memory_entries)
+        self._disk: Any = None
+        self._size_limit = size_limit
+        self._timeout = timeout
+        self._rebuilt = False
+        if directory is not None:
+            self._disk = self._open(directory)
+
+    @property
+    def persistent(self) -> bool:
+        return self._disk is not None
+
+    def _note(self, kind: str, message: str) -> None:
+        diag = Diagnostic(str(self.directory or "<cache>"), kind, message)
+        if diag not in self.diagnostics:
+            self.diagnostics.append(diag)
+
+    def _probe(self, directory: Path) -> None:
+        """Raise what opening would meet, within our timeout: diskcache itself retries
+        a locked database for 60 s, reports damage only on the first query, and acts on
+        its settings table before we can look."""
+        path = directory / "cache.db"
+        if not path.exists():
+            # Created empty (SQLite's new database) so that it and its -wal/-shm, which SQLite
+            # creates with the database's mode, are 0o600 whatever the umask.
+            try:
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+                return
+            except FileExistsError:  # another process created it first: probe theirs
+                pass
+        con = sqlite3.connect(str(path), timeout=self._timeout, isolation_level=None)
+        try:
+            con.execute("PRAGMA schema_version").fetchone()  # reads the header: NOTADB on garbage
+            con.execute("BEGIN IMMEDIATE")  # the write lock diskcache takes on open
+            _check_settings(con)
+            con.execute("ROLLBACK")
+        finally:
+            con.close()
+
+    def _open(self, directory: Path) -> Any:
+        for attempt in (1, 2):
+            try:
+                directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+                unsafe = unsafe_directory(directory)
+                if unsafe is not None:
+                    self._note(
+                        "cache_unavailable",
+                        f"cache directory not used: {unsafe}, so anyone who "
+                        "can write it could plant entries; running without it "
+                        f"(use a directory only you can write: chmod 700 {directory})",
+                    )
+                    return None
+                self._probe(directory)
+                return diskcache.Cache(
+                    str(directory),
+                    timeout=self._timeout,
+                    disk=SafeDisk,
+                    **{**_SETTINGS, "size_limit": self._size_limit},
+                )
+            except (sqlite3.Error, diskcache.Timeout) as exc:
+                kind = failure_kind(exc)
+                if kind == "corrupt" and attempt == 1:
+                    self._rebuilt = True
+                    self._note("cache_corrupt", f"cache database unreadable ({exc}); rebuilding it")
+                    self._remove_database(directory)
+                    continue
+                self._note("cache_unavailable", self._why(kind, exc))
+                return None
+            except OSError as exc:
+                self._note("cache_unavailable", f"cannot use cache ({exc.strerror or exc}); running without it")
+                return None
+        return None
+
+    def _why(self, kind: str, exc: BaseException) -> str:
+        if kind == "busy":
+            return (
+                f"cache locked by another process for more than cache_timeout_seconds="
+                f"{self._timeout:g}; running without it"
+            )
+        return f"cannot use cache ({type(exc).__name__}: {exc}); running without it"
+
+    @staticmethod
+    def _remove_database(directory: Path) -> None:
+        # Only our own database files: the directory may be shared with other things.
+        for name in _DATABASE_FILES:
+            with contextlib.suppress(OSError):
+                (directory / name).unlink()
+
+    def _close_disk(self) -> None:
+        with contextlib.suppress(Exception):
+            self._disk.close()
+        self._disk = None
+
+    def _database_failed(self, exc: BaseException) -> None:
+        """A read or write met a database error: rebuild once if damaged, else stop using it."""
+        kind = failure_kind(exc)
+        if kind == "busy":
+            # Not ours to fix and not damage: keep the database, skip this operation.
+            self._note(
+                "cache_unavailable",
+                f"cache locked by another process for more than "
+                f"cache_timeout_seconds={self._timeout:g}; results kept "
+                "in memory for this process",
+            )
+            return
+        self._close_disk()
+        if kind == "corrupt" and not self._rebuilt and self.directory is not None:
+            self._rebuilt = True
+            self._note("cache_corrupt", f"cache database damaged ({exc}); rebuilt empty")
+            self._remove_database(self.directory)
+            self._disk = self._open(self.directory)
+            return
+        self._note("cache_unavailable", f"cache failed ({type(exc).__name__}: {exc}); continuing in memory")
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        refused: list[str] = []
+        undecodable: list[str] = []
+        for key in keys:
+            value = self._memory.get(key)
+            if value is None and self._disk is not None:
+                value = self._read(key, refused, undecodable)
+            if value is not None:
+                found[key] = value
+        if refused:
+            self.drop(refused, "pickled or foreign, refused unread")
+        if undecodable:
+            self.drop(undecodable, "not in hybridmap's cache encoding")
+        return found
+
+    def _read(self, key: str, refused: list[str], undecodable: list[str]) -> Any:
+        """One entry from disk, decoded; None when missing or unusable (noted in the lists)."""
+        try:
+            data = self._disk.get(disk_key(key))
+        except (sqlite3.Error, diskcache.Timeout) as exc:
+            self._database_failed(exc)
+            return None
+        except RefusedEntry:
+            refused.append(key)
+            return None
+        except Exception:  # noqa: BLE001 - any other row diskcache cannot read: dropped, never stops a map
+            undecodable.append(key)
+            return None
+        if data is None:
+            return None
+        try:
+            return codec.decode(data)
+        except codec.CodecError:
+            undecodable.append(key)
+            return None
+
+    def drop(self, keys: Iterable[str], why: str) -> None:
+        """Delete entries a reader could not use, and say so."""
+        count = 0
+        for key in keys:
+            count += 1
+            self._memory.pop(key, None)
+            if self._disk is not None:
+                try:
+                    self._disk.delete(disk_key(key))
+                except (sqlite3.Error, diskcache.Timeout) as exc:
+                    self._database_failed(exc)
+                except Exception:  # noqa: BLE001, S110 - dropping a bad entry is best effort; it is reported below
+                    pass
+        if count:
+            self._note(
+                "cache_corrupt",
+                f"{count} cached entr{'y' if count == 1 else 'ies'} unusable ({why}); dropped and parsed again",
+            )
+
+    def set_many(self, items: Mapping[str, Any]) -> None:
+        if not items:
+            return
+        if self._disk is None:
+            self._remember(items)
+            return
+        try:
+            encoded = [(disk_key(key), codec.encode(value)) for key, value in items.items()]
+            with self._disk.transact():  # one transaction: thousands of entries in one fsync
+                for key, data in encoded:
+                    self._disk.set(key, data)
+        except (sqlite3.Error, diskcache.Timeout) as exc:
+            self._remember(items)
+            self._database_failed(exc)
+            if self._disk is not None and failure_kind(exc) == "corrupt":
+                self.set_many(items)  # into the rebuilt database
+        except _STORE_ERRORS as exc:
+            self._remember(items)
+            self._close_disk()
+            self._note("cache_unavailable", f"cache failed ({type(exc).__name__}: {exc}); continuing in memory")
+
+    def _remember(self, items: Mapping[str, Any]) -> None:
+        for key, value in items.items():
+            self._memory[key] = value
+            self._memory.move_to_end(key)
+        while len(self._memory) > self._memory_entries:
+            self._memory.popitem(last=False)
+
+    def clear(self) -> int:
+        self._memory.clear()
+        if self._disk is None:
+            return 0
+        try:
+            return int(self._disk.clear())
+        except (sqlite3.Error, diskcache.Timeout, OSError) as exc:
+            self._close_disk()
+            self._note("cache_unavailable", f"cache failed ({type(exc).__name__}: {exc})")
+            return 0
+
+    def close(self) -> None:
+        if self._disk is not None:
+            self._close_disk()
+
+
+def tags_key(language_fingerprint: str, sha256: str, extraction: str) -> str:
+    return f"tags:{CACHE_SCHEMA}.{VALUE_SHAPE}:{language_fingerprint}:{extraction}:{sha256}"

@@ -1,0 +1,262 @@
+"""hybridmap's own encoding of cached values: data only, decoded strictly, never executed.
+
+The disk cache holds nothing else (see :mod:`hybridmap.store.cache`): unlike pickle, decoding these
+bytes can only build the records below, so whoever could write a cache entry can at worst make
+it unusable, never run code. Exactly the values the cache's callers store are supported:
+
+* :class:`ParseOutcome` (the tree-sitter source), :class:`FileTags` (server outlines),
+* ``str`` (hover text),
+* ``(tuple[str, ...], tuple[tuple[str, str], ...])`` (resolved definition targets and their shas).
+
+Layout: ``MAGIC`` + format version byte + kind byte + body. A record's body is
+``struct "<II"`` (lengths of ``ref_positions`` and ``ref_kinds``), those two byte strings, then
+compact JSON of flat lists: the symbols as 13 columns (names, kinds, span lines and columns...),
+so decoding checks each column's types and builds every record in C-level ``map`` calls instead of
+a Python loop per symbol. Text is UTF-8 with ``surrogatepass``; the resolution is JSON.
+Anything else (other magic, version or kind, bad JSON, a field of the wrong type or count, a
+reference kind out of range) raises :class:`CodecError`. Records written before a symbol's
+``doc`` column existed (12 columns) still decode, with ``doc`` empty.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+from typing import Any, TypeGuard, cast
+
+from ..model import REFERENCE_KIND_CODES, FileTags, ParseOutcome, Span, Symbol
+
+MAGIC = b"hmc"
+#: Bump when the layout changes; the cache puts it in every key, so older entries simply miss.
+FORMAT = 1
+
+_OUTCOME, _OUTCOME_EMPTY, _TAGS, _TEXT, _RESOLUTION = 1, 2, 3, 4, 5
+_HEADER = struct.Struct("<3sBB")
+_LENGTHS = struct.Struct("<II")
+#: The type of each of a symbol's 13 columns, in order (JSON gives exactly these back).
+_SYMBOL_TYPES = (str, str, int, int, int, int, int, int, str, int, str, str, str)
+#: Columns of records written before ``doc`` existed (server outlines are cached without the
+#: extraction's fingerprint, so such entries are still met).
+_OLD_COLUMNS = 12
+_NO_SYMBOLS: list[list[Any]] = [[] for _ in _SYMBOL_TYPES]
+_dumps = json.JSONEncoder(separators=(",", ":"), check_circular=False, allow_nan=False).encode
+_loads = json.loads
+#: What a malformed body raises while being decoded; all turned into CodecError.
+_DECODE_ERRORS = (ValueError, TypeError, KeyError, IndexError, struct.error, RecursionError, OverflowError)
+
+
+class CodecError(ValueError):
+    """Bytes that are not a value of ours, or a value we do not store."""
+
+
+# --- encoding ----------------------------------------------------------------------------------
+
+
+def encode(value: object) -> bytes:
+    """The bytes of one cached value; :class:`CodecError` for a type the cache does not store."""
+    if isinstance(value, ParseOutcome):
+        problems = [[kind, message] for kind, message in value.problems]
+        if value.tags is None:
+            return _header(_OUTCOME_EMPTY) + _dumps(problems).encode()
+        return _header(_OUTCOME) + _tags_body(value.tags, problems)
+    if isinstance(value, FileTags):
+        return _header(_TAGS) + _tags_body(value, [])
+    if type(value) is str:
+        return _header(_TEXT) + value.encode("utf-8", "surrogatepass")
+    if _is_resolution(value):
+        targets, shas = value
+        return _header(_RESOLUTION) + _dumps([list(targets), [list(pair) for pair in shas]]).encode()
+    raise CodecError(f"the cache does not store {type(value).__name__} values")
+
+
+def _header(kind: int) -> bytes:
+    return _HEADER.pack(MAGIC, FORMAT, kind)
+
+
+def _tags_body(tags: FileTags, problems: list[list[str]]) -> bytes:
+    rows = [
+        (
+            s.name,
+            s.kind,
+            s.span.start_line,
+            s.span.start_col,
+            s.span.end_line,
+            s.span.end_col,
+            s.name_line,
+            s.name_col,
+            s.signature,
+            s.parent,
+            str(s.provenance),
+            s.detail,
+            s.doc,
+        )
+        for s in tags.symbols
+    ]
+    symbols = [list(column) for column in zip(*rows, strict=True)] if rows else _NO_SYMBOLS
+    fields = [symbols, tags.ref_names, tags.line_count, tags.complete, problems]
+    if tags.imports or tags.words:  # absent in most files (and in values written before it existed)
+        fields.append([list(pair) for pair in tags.imports])
+    if tags.words:
+        fields.append(tags.words)
+    rest = _dumps(fields).encode()
+    return b"".join(
+        (_LENGTHS.pack(len(tags.ref_positions), len(tags.ref_kinds)), tags.ref_positions, tags.ref_kinds, rest)
+    )
+
+
+Resolution = tuple[tuple[str, ...], tuple[tuple[str, str], ...]]
+
+
+def _is_resolution(value: object) -> TypeGuard[Resolution]:
+    if type(value) is not tuple or len(value) != 2:
+        return False
+    targets, shas = value
+    return (
+        type(targets) is tuple
+        and all(type(t) is str for t in targets)
+        and type(shas) is tuple
+        and all(type(p) is tuple and len(p) == 2 and type(p[0]) is str and type(p[1]) is str for p in shas)
+    )
+
+
+# --- decoding ----------------------------------------------------------------------------------
+
+
+def decode(data: bytes) -> Any:
+    """The value ``data`` encodes; :class:`CodecError` for anything :func:`encode` did not write."""
+    if type(data) is not bytes:
+        raise CodecError(f"a cached value is bytes, not {type(data).__name__}")
+    if len(data) < _HEADER.size:
+        raise CodecError("not a hybridmap cache value (too short)")
+    magic, version, kind = _HEADER.unpack_from(data)
+    if magic != MAGIC:
+        raise CodecError("not a hybridmap cache value (unknown header)")
+    if version != FORMAT:
+        raise CodecError(f"cache value format {version}, expected {FORMAT}")
+    decoder = _DECODERS.get(kind)
+    if decoder is None:
+        raise CodecError(f"unknown cache value kind {kind}")
+    try:
+        return decoder(data[_HEADER.size :])
+    except CodecError:
+        raise
+    except _DECODE_ERRORS as exc:
+        raise CodecError(f"malformed cache value (kind {kind}): {type(exc).__name__}: {exc}") from None
+
+
+def _decode_outcome(body: bytes) -> ParseOutcome:
+    tags, problems = _decode_tags(body)
+    return ParseOutcome(tags, problems)
+
+
+def _decode_outcome_empty(body: bytes) -> ParseOutcome:
+    return ParseOutcome(None, _problems(_loads(body)))
+
+
+def _decode_file_tags(body: bytes) -> FileTags:
+    tags, problems = _decode_tags(body)
+    _check(problems == (), "file tags with problems")
+    return tags
+
+
+def _decode_text(body: bytes) -> str:
+    return body.decode("utf-8", "surrogatepass")
+
+
+def _decode_resolution(body: bytes) -> Resolution:
+    targets, shas = _loads(body)
+    _check(type(targets) is list and _all_str(targets), "resolution targets")
+    _check(type(shas) is list and all(type(p) is list and len(p) == 2 and _all_str(p) for p in shas), "resolution shas")
+    return tuple(targets), _pairs(shas)
+
+
+def _decode_tags(body: bytes) -> tuple[FileTags, tuple[tuple[str, str], ...]]:
+    n_positions, n_kinds = _LENGTHS.unpack_from(body)
+    start = _LENGTHS.size
+    positions = body[start : start + n_positions]
+    kinds = body[start + n_positions : start + n_positions + n_kinds]
+    fields = _loads(body[start + n_positions + n_kinds :])
+    _check(type(fields) is list and len(fields) in (5, 6, 7), "tags fields")
+    symbols, names, line_count, complete, problems = fields[:5]
+    imports = _problems(fields[5]) if len(fields) >= 6 else ()  # the same shape: pairs of str
+    words = fields[6] if len(fields) == 7 else ""
+    _check(type(words) is str, "file words")
+    _check(type(names) is list and _all_str(names), "reference names")
+    _check(len(positions) == n_positions == 8 * len(names) and len(kinds) == n_kinds == len(names), "reference columns")
+    _check(not kinds or max(kinds) < len(REFERENCE_KIND_CODES), "reference kind")
+    _check(type(line_count) is int and type(complete) is bool, "file fields")
+    tags = FileTags(_symbols(symbols), tuple(names), positions, kinds, line_count, complete, imports, words)
+    return tags, _problems(problems)
+
+
+def _symbols(decoded: object) -> tuple[Symbol, ...]:
+    c = cast("list[list[Any]]", decoded)
+    _check(
+        type(c) is list
+        and len(c) in (_OLD_COLUMNS, len(_SYMBOL_TYPES))
+        and all(type(column) is list for column in c)
+        and len(set(map(len, c))) == 1,
+        "symbol columns",
+    )
+    if len(c) == _OLD_COLUMNS:
+        c = [*c, [""] * len(c[0])]
+    for column, kind in zip(c, _SYMBOL_TYPES, strict=True):  # one C-level pass per column (bool is not int here)
+        _check(set(map(type, column)) <= {kind}, "symbol field")
+    # A file's symbols share a handful of provenances: each distinct one is checked once, not
+    # once per symbol (a regex per symbol was 4.5 s of a warm 100k-file map's profile).
+    for value in set(c[10]):
+        _provenance(value)
+    return tuple(
+        map(
+            Symbol,
+            c[0],
+            c[1],
+            map(Span, c[2], c[3], c[4], c[5]),
+            c[6],
+            c[7],
+            c[8],
+            c[9],
+            c[10],
+            c[11],
+            c[12],
+        )
+    )
+
+
+_PROVENANCE_NAME = re.compile(r"[a-z][a-z0-9-]*(?:[+:][a-z][a-z0-9-]*)*")
+
+
+def _provenance(value: str) -> str:
+    """A provenance as written by a source (``tree-sitter``, ``tree-sitter+lsp``, ``scip``...)."""
+    if _PROVENANCE_NAME.fullmatch(value) is None:
+        raise KeyError(value)  # a CodecError for the caller, like any malformed column
+    return value
+
+
+def _problems(items: Any) -> tuple[tuple[str, str], ...]:
+    _check(type(items) is list and all(type(p) is list and len(p) == 2 and _all_str(p) for p in items), "problems")
+    return _pairs(items)
+
+
+def _pairs(items: object) -> tuple[tuple[str, str], ...]:
+    """Checked lists of two str, as tuples."""
+    return tuple((first, second) for first, second in cast("list[list[str]]", items))
+
+
+def _all_str(items: list[Any]) -> bool:
+    return set(map(type, items)) <= {str}
+
+
+def _check(ok: bool, what: str) -> None:
+    if not ok:
+        raise CodecError(f"malformed cache value: {what}")
+
+
+_DECODERS = {
+    _OUTCOME: _decode_outcome,
+    _OUTCOME_EMPTY: _decode_outcome_empty,
+    _TAGS: _decode_file_tags,
+    _TEXT: _decode_text,
+    _RESOLUTION: _decode_resolution,
+}
