@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from hybridmap import RepoMap
-from hybridmap.api.repo import visibility_conventions
 from hybridmap.errors import ConfigError
 from hybridmap.languages.registry import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry, load_language
 from hybridmap.languages.visibility import is_public
@@ -111,14 +110,14 @@ def registry() -> LanguageRegistry:
 
 
 def test_every_declared_convention_has_a_case(registry: LanguageRegistry) -> None:
-    declared = {name for name, convention in visibility_conventions(registry).items() if convention}
+    declared = {name for name, convention in registry.visibility_conventions().items() if convention}
     assert declared == set(CASES)
 
 
 @pytest.mark.parametrize("language", sorted(CASES))
 def test_public_and_private_by_convention(registry: LanguageRegistry, language: str) -> None:
     filename, source, public, private = CASES[language]
-    convention = visibility_conventions(registry)[language]
+    convention = registry.visibility_conventions()[language]
     tags = extract_tags(registry.compiled(language), source.encode())
     seen = {s.name: is_public(convention, tags.symbols, i, filename) for i, s in enumerate(tags.symbols)}
     for name in public:

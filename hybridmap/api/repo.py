@@ -121,7 +121,7 @@ class _RepoCore:
         if start_servers or not self._counter.has_stored_counts():
             _Background(self._counter.preload)
         summaries = SummarySource(summarizer, self._cache, self._workspace.read)
-        self._builder = MapBuilder(self.settings, self._counter, visibility_conventions(self.registry), summaries)
+        self._builder = MapBuilder(self.settings, self._counter, self.registry.visibility_conventions(), summaries)
         self._focus: tuple[str, ...] = ()
         """Files whose answers matter first: the last map's files and chat files."""
         self._changes = ChangeSet()
@@ -497,7 +497,8 @@ class AsyncRepoMap(_RepoCore):
         _lookup_mode(mode, server_wait)
         snapshot = await self._looked_up()
         base = self._base.view(snapshot)
-        found = await asyncio.to_thread(find_dead, base.tags, snapshot.languages)
+        exported = self.registry.exported_conventions()
+        found = await asyncio.to_thread(find_dead, base.tags, snapshot.languages, exported)
         lsp = self._lsp
         if mode == "static" or lsp is None or not found.definitions:
             return found
@@ -687,16 +688,6 @@ class _Background:
 
     def result(self) -> Any:
         return self._future.result()
-
-
-def visibility_conventions(registry: LanguageRegistry) -> dict[str, str | None]:
-    """Each language's ``[language] visibility`` (``hybridmap/languages/visibility.py``), None when absent."""
-    out: dict[str, str | None] = {}
-    for name in registry.names:
-        section = registry.get(name).raw.get("language", {})
-        value = section.get("visibility") if isinstance(section, Mapping) else None
-        out[name] = value if isinstance(value, str) else None
-    return out
 
 
 def _lookup_mode(mode: str, server_wait: float) -> None:

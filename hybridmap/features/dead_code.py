@@ -8,36 +8,33 @@ queries tag count (calls, imports, base classes, annotations, decorators), so a 
 handed over as a value looks dead. In hybrid mode :mod:`.dead_servers` asks a language server
 for each candidate's references: ``evidence: resolved``, or the candidate is ``refuted``.
 
-It is conservative on what other code may use from outside the repository: exported API
-is left out and counted (``exported``): public names defined in a package's ``__init__.py``,
-``export``ed TypeScript/JavaScript, capitalised Go names, ``pub`` Rust and ``public``
-Java/C#/Kotlin/Scala/PHP/Swift definitions; so are entry points and hooks a framework calls by
-name (``main``, dunder methods, tests, ``setUp``...). Only functions, methods, classes and
-types are checked (variables and fields are too often read by reflection or a template).
+It is conservative on what other code may use from outside the repository: exported API is
+left out and counted (``exported``), by each language's ``exported`` convention
+(:mod:`hybridmap.languages.visibility`: its ``visibility`` unless it says otherwise; public
+names of a Python package's ``__init__.py``, ``export``ed TypeScript/JavaScript, capitalised Go
+names, ``pub`` Rust, ``public`` Java/C#/Swift, Kotlin and Scala unless ``private``...); so are
+entry points and hooks a framework calls by name (``main``, dunder methods, tests, ``setUp``...).
+Only functions, methods, classes and types are checked (variables and fields are too often read
+by reflection or a template).
 """
 
 from __future__ import annotations
 
-import re
 from array import array
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import TypedDict
 
 from ..infra.sanitize import escape_path, safe_line
 from ..languages.paths import is_test_path
+from ..languages.visibility import is_public
 from ..model import Diagnostic, DiagnosticJson, FileTags, Symbol
 
 CHECKED_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait", "type", "macro"})
 _ENTRY_NAMES = frozenset(
     {"main", "init", "setUp", "tearDown", "setUpClass", "tearDownClass", "setUpModule", "tearDownModule", "run"}
 )
-_PUBLIC_KEYWORD = {"rust": re.compile(r"\bpub\b"), "typescript": re.compile(r"\bexport\b")}
-_PUBLIC = re.compile(r"\bpublic\b")
-_PUBLIC_LANGUAGES = frozenset({"java", "csharp", "kotlin", "scala", "php", "swift"})
-_EXPORTING = frozenset({"typescript", "tsx", "javascript"})
 #: Languages whose definitions are entry points by nature (make targets, CMake functions).
 _UNCHECKED_LANGUAGES = frozenset({"make", "cmake", "dockerfile"})
 
@@ -141,22 +138,6 @@ def users_by_name(tags: Mapping[str, FileTags]) -> dict[str, set[str]]:
     return users
 
 
-def is_exported(path: str, sym: Symbol, language: str) -> bool:
-    """Public API by the language's convention (conservative: when in doubt, exported)."""
-    name = sym.name
-    if language == "python":
-        return PurePosixPath(path).name == "__init__.py" and not name.startswith("_")
-    if language == "go":
-        return name[:1].isupper()
-    if language in _EXPORTING:
-        return bool(_PUBLIC_KEYWORD["typescript"].search(sym.signature))
-    if language == "rust":
-        return bool(_PUBLIC_KEYWORD["rust"].search(sym.signature))
-    if language in _PUBLIC_LANGUAGES:
-        return bool(_PUBLIC.search(sym.signature))
-    return False
-
-
 def _entry_point(path: str, sym: Symbol) -> bool:
     name = sym.name
     return (
@@ -167,8 +148,11 @@ def _entry_point(path: str, sym: Symbol) -> bool:
     )
 
 
-def find_dead(tags: Mapping[str, FileTags], languages: Mapping[str, str]) -> DeadCode:
-    """Dead and test-only definitions of ``tags`` (path -> tags; ``languages``: path -> language)."""
+def find_dead(
+    tags: Mapping[str, FileTags], languages: Mapping[str, str], conventions: Mapping[str, str | None]
+) -> DeadCode:
+    """Dead and test-only definitions of ``tags`` (path -> tags; ``languages``: path -> language;
+    ``conventions``: language -> its ``exported`` convention, from the registry)."""
     users = users_by_name(tags)
     found: list[DeadDefinition] = []
     checked = exported = 0
@@ -176,10 +160,12 @@ def find_dead(tags: Mapping[str, FileTags], languages: Mapping[str, str]) -> Dea
         language = languages.get(path, "")
         if language in _UNCHECKED_LANGUAGES:
             continue
-        for sym in tags[path].symbols:
+        convention = conventions.get(language)
+        symbols = tags[path].symbols
+        for index, sym in enumerate(symbols):
             if sym.kind not in CHECKED_KINDS or _entry_point(path, sym):
                 continue
-            if is_exported(path, sym, language):
+            if is_public(convention, symbols, index, path):
                 exported += 1
                 continue
             checked += 1

@@ -114,7 +114,7 @@ async def check_servers(
     language_of = {p: lang for p in listing.paths if (lang := registry.language_for(p, head))}
     counts = Counter(language_of.values())
     pool = ServerPool(registry, root, settings, environ)
-    documents = Documents(root, settings)
+    documents = Documents(root, settings, registry.lsp_language_ids())
     checks: list[LanguageCheck] = []
     try:
         # Each file's project root, as a map gives it: a server's required root patterns are

@@ -1,8 +1,10 @@
-"""What a file's path alone says about it: tests, vendored or generated code, entry points.
+"""What a file's path alone says about it: tests, vendored or generated code, entry points, C
+headers.
 
 Read by the ranking signals: :mod:`hybridmap.pipeline.rank.signals.path_kinds` (each file's prior) and
 the chat boosts (:func:`boost_scale`); :func:`is_test_path` is also the one rule the symbol
-search (tests after the rest) and dead code (a definition only tests use) follow."""
+search (tests after the rest) and dead code (a definition only tests use) follow;
+:func:`is_c_header` is the one rule the C/C++ policies and the ``header`` visibility follow."""
 
 from __future__ import annotations
 
@@ -75,3 +77,23 @@ def boost_scale(path: str, settings: Settings) -> float:
     links a chat file to every fixture defining a common name. Tests keep the whole boost: the
     tests of an edited file are often edited with it (docs/evaluation.md)."""
     return settings.fixture_path_weight if _FIXTURE_DIR.search(path) else 1.0
+
+
+#: C-family headers: a function found there is usually a declaration, defined in a source file;
+#: what a header declares is the file's public API. Lowercase: a suffix matches in any case, as a
+#: file's language does (``FOO.H`` is a C file, and a header).
+C_HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".h++", ".inc", ".cuh")
+#: C-family sources: files that define what headers declare (C, C++, Objective-C, CUDA).
+C_SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".c++", ".m", ".mm", ".cu")
+
+
+def is_c_header(path: str) -> bool:
+    return path.lower().endswith(C_HEADER_SUFFIXES)
+
+
+def is_c_source(path: str) -> bool:
+    return path.lower().endswith(C_SOURCE_SUFFIXES)
+
+
+def is_c_family(path: str) -> bool:
+    return is_c_header(path) or is_c_source(path)

@@ -64,6 +64,14 @@ class Language:
     """Names without an extension taken only with a shebang (see :func:`_parse_file_types`)."""
     shebangs: frozenset[str] = frozenset()
     """Interpreters whose ``#!`` line makes such a file a source of this language (``sh``, ``php``)."""
+    visibility: str | None = None
+    """``[language] visibility``: which definitions are public (:mod:`.visibility`); the map's ``+``."""
+    exported: str | None = None
+    """``[language] exported``: which definitions code outside the repository can use (dead code
+    leaves them out), in the same conventions; the ``visibility`` convention when not given."""
+    lsp_language_id: str = ""
+    """``[language] lsp-language-id``: the ``languageId`` its files are opened with on a language
+    server (``typescriptreact`` for TSX); the language's name when not given."""
 
 
 def _has_extension(name: str) -> bool:
@@ -159,9 +167,11 @@ def load_language(config_path: Path, query_dirs: Sequence[Path], layers: Sequenc
     roots = section.get("roots", [])
     if not isinstance(roots, list) or not all(isinstance(r, str) for r in roots):
         raise ConfigError(f"{config_path}: 'roots' must be a list of strings")
-    visibility = section.get("visibility")
-    if visibility is not None and visibility not in CONVENTIONS:
-        raise ConfigError(f"{config_path}: 'visibility' must be one of {', '.join(CONVENTIONS)}")
+    visibility = _convention(section, "visibility", config_path)
+    exported = _convention(section, "exported", config_path)
+    language_id = section.get("lsp-language-id", name)
+    if not isinstance(language_id, str) or not language_id.strip() or not language_id.isprintable():
+        raise ConfigError(f"{config_path}: 'lsp-language-id' must be a non-empty string")
     query_name = section.get("query", f"{name}-tags.scm")
     query_path = None
     for directory in reversed(list(query_dirs)):
@@ -183,7 +193,17 @@ def load_language(config_path: Path, query_dirs: Sequence[Path], layers: Sequenc
         raw=data,
         bare_names=frozenset(bare_names),
         shebangs=frozenset(shebangs),
+        visibility=visibility,
+        exported=exported if exported is not None else visibility,
+        lsp_language_id=language_id,
     )
+
+
+def _convention(section: Mapping[str, Any], key: str, config_path: Path) -> str | None:
+    value = section.get(key)
+    if value is not None and value not in CONVENTIONS:
+        raise ConfigError(f"{config_path}: '{key}' must be one of {', '.join(CONVENTIONS)}")
+    return value if isinstance(value, str) else None
 
 
 _INHERITS = re.compile(r"^;+\s*inherits:\s*([\w,\s-]+)$", re.M)
@@ -329,6 +349,18 @@ class LanguageRegistry:
 
     def get(self, name: str) -> Language:
         return self._languages[name]
+
+    def visibility_conventions(self) -> dict[str, str | None]:
+        """Language -> its ``visibility`` convention (None when it declares none)."""
+        return {name: lang.visibility for name, lang in self._languages.items()}
+
+    def exported_conventions(self) -> dict[str, str | None]:
+        """Language -> its ``exported`` convention (its ``visibility`` one when not given)."""
+        return {name: lang.exported for name, lang in self._languages.items()}
+
+    def lsp_language_ids(self) -> dict[str, str]:
+        """Language -> the ``languageId`` a server is told for its files."""
+        return {name: lang.lsp_language_id for name, lang in self._languages.items()}
 
     def language_for(self, path: str, head: Callable[[str], bytes] | None = None) -> str | None:
         """``path``'s language, by :func:`_parse_file_types`' rule; None when it is not a source.

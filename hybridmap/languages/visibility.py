@@ -16,7 +16,16 @@ A language declares its convention in its TOML (``[language] visibility = "..."`
   unless said otherwise), for a member also its type;
 * ``defp``: Elixir's ``defp``/``defmacrop`` are private;
 * ``header``: C/C++: what a header (``.h``, ``.hpp``...) declares is public, ``static`` is not;
+* ``package-face``: ``underscore``, and only in a package's ``__init__.py`` (Python's
+  ``exported``: what a package offers its importers, where the rest of an application's modules
+  are its own business);
 * none (the key absent): not said.
+
+``exported`` (same conventions) says which definitions code *outside the repository* can use, for
+dead code; when a language does not give it, it is its ``visibility``. They differ where the
+language's own word differs: Java's package-private members are visible to the map's reader but
+not outside the package (``public-keyword``), and a Python module's public names are reachable
+from outside only through its package (``package-face``).
 
 Only the symbol's own signature, name and path are read: no parse, no server. Where a server's
 detail says more (a Go method on an unexported type), this convention still answers; the map
@@ -29,10 +38,20 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 from ..model import Symbol
+from .paths import is_c_header
 
-CONVENTIONS = ("underscore", "capitalized", "export", "pub", "modifiers", "public-keyword", "defp", "header")
+CONVENTIONS = (
+    "underscore",
+    "capitalized",
+    "export",
+    "pub",
+    "modifiers",
+    "public-keyword",
+    "defp",
+    "header",
+    "package-face",
+)
 
-_HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".h++", ".inc", ".cuh")
 _PRIVATE_MODIFIER = re.compile(r"\b(private|protected|internal|fileprivate)\b")
 _PUB = re.compile(r"^\s*(#\[[^\]]*\]\s*)*pub\b")
 _EXPORT = re.compile(r"^\s*(@\w+(\([^)]*\))?\s*)*export\b")
@@ -46,6 +65,10 @@ def _first_line(symbol: Symbol) -> str:
 def _underscore(symbol: Symbol, path: str, parents: Sequence[Symbol]) -> bool:
     name = symbol.name
     return not name.startswith("_") or (name.startswith("__") and name.endswith("__"))
+
+
+def _package_face(symbol: Symbol, path: str, parents: Sequence[Symbol]) -> bool:
+    return path.rsplit("/", 1)[-1] == "__init__.py" and _underscore(symbol, path, parents)
 
 
 def _capitalized(symbol: Symbol, path: str, parents: Sequence[Symbol]) -> bool:
@@ -85,7 +108,7 @@ def _defp(symbol: Symbol, path: str, parents: Sequence[Symbol]) -> bool:
 
 
 def _header(symbol: Symbol, path: str, parents: Sequence[Symbol]) -> bool:
-    return path.lower().endswith(_HEADER_SUFFIXES) and not _STATIC.match(_first_line(symbol))
+    return is_c_header(path) and not _STATIC.match(_first_line(symbol))
 
 
 def is_static(symbol: Symbol) -> bool:
@@ -102,6 +125,7 @@ _RULES: dict[str, Callable[[Symbol, str, Sequence[Symbol]], bool]] = {
     "public-keyword": _public_keyword,
     "defp": _defp,
     "header": _header,
+    "package-face": _package_face,
 }
 
 

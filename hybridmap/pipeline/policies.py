@@ -42,6 +42,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from ..languages.paths import is_c_family, is_c_header, is_c_source
 from ..model import REFERENCE_KIND_CODES, FileTags, Pair, Provenance, ResolvedEdges, Symbol
 from ..settings import Settings
 from .merge import Merged
@@ -51,11 +52,6 @@ HEADER_DEFINITION = "header-definition"
 OWN_HEADER = "own-header"
 """A source file's use of its own function, extended to the included headers declaring it."""
 
-#: C/C++ headers: a function found there is usually a declaration, defined in a source file.
-HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".h++", ".inc", ".cuh")
-#: Files that define what headers declare (C, C++, Objective-C, CUDA sources).
-C_SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".c++", ".m", ".mm", ".cu")
-C_FAMILY_SUFFIXES = HEADER_SUFFIXES + C_SOURCE_SUFFIXES
 #: Where an include not found beside the including file or at the root is looked for (what
 #: build files most often pass as -I), before a unique repository file with that path suffix.
 INCLUDE_DIRS = ("include", "inc", "src", "lib")
@@ -198,7 +194,7 @@ def read_facts(path: str, tags: FileTags) -> FileFacts:
         # in its package (the directory) only.
         unexported = frozenset(name for name in names if name and not name[0].isupper())
         return FileFacts(local_names=unexported, names=names, refs=refs)
-    if not path.endswith(C_FAMILY_SUFFIXES):
+    if not is_c_family(path):
         return FileFacts(names=names, refs=refs, imports=dict(tags.imports))
     kinds = tags.ref_kinds
     includes = tuple(n for i, n in enumerate(tags.ref_names) if kinds[i] == _INCLUDE_KIND and _is_path(n))
@@ -332,7 +328,7 @@ class _Repo:
         if self._definers is None:
             self._definers = {}
             for path, facts in self.facts.items():
-                if path.endswith(C_SOURCE_SUFFIXES):
+                if is_c_source(path):
                     for fname, functions in facts.functions.items():
                         if any(f.body and not f.local for f in functions):
                             self._definers.setdefault(fname, []).append(path)
@@ -368,14 +364,14 @@ def derive(resolved: ResolvedEdges, repo: _Repo, yield_prototype: bool = False) 
         path, name = pair
         extra: dict[str, str] = {}
         yielded: set[str] = set()
-        if path.endswith(C_FAMILY_SUFFIXES):
+        if is_c_family(path):
             for target in targets:
-                if target.endswith(HEADER_SUFFIXES) and target != path:
+                if is_c_header(target) and target != path:
                     definitions = _header_definitions(repo, path, target, name)
                     extra.update(dict.fromkeys(definitions, HEADER_DEFINITION))
                     if yield_prototype and definitions:
                         yielded.add(target)
-            if path in targets and path.endswith(C_SOURCE_SUFFIXES):
+            if path in targets and is_c_source(path):
                 extra.update(dict.fromkeys(_own_headers(repo, path, name), OWN_HEADER))
         kept = {t: p for t, p in targets.items() if t not in yielded} if yielded else targets
         out[pair] = {**extra, **kept} if extra else targets
@@ -410,8 +406,7 @@ def _own_headers(repo: _Repo, path: str, name: str) -> list[str]:
     return sorted(
         header
         for header in repo.closure(path)
-        if header.endswith(HEADER_SUFFIXES)
-        and any(_matches(p, f) for p in _prototypes(repo.facts.get(header), name) for f in own)
+        if is_c_header(header) and any(_matches(p, f) for p in _prototypes(repo.facts.get(header), name) for f in own)
     )
 
 
@@ -446,7 +441,7 @@ def _visible(repo: _Repo, path: str, target: str, name: str) -> bool:
     """Can a use of ``name`` in ``path`` mean ``target``'s definition (linkage only)?"""
     if target == path:
         return True
-    if path.endswith(C_FAMILY_SUFFIXES) and name in repo.facts[path].local_names:
+    if is_c_family(path) and name in repo.facts[path].local_names:
         return False  # the file's own `static` definition is what its uses mean (it shadows the rest)
     if name not in repo.facts[target].local_names:
         return True
@@ -454,4 +449,4 @@ def _visible(repo: _Repo, path: str, target: str, name: str) -> bool:
         return path.endswith(".go") and posixpath.dirname(path) == posixpath.dirname(target)
     # C/C++ internal linkage: visible where the defining file is compiled, i.e. in the files
     # that include it (a header's `static inline` function), never from another source file.
-    return target.endswith(HEADER_SUFFIXES) and target in repo.closure(path)
+    return is_c_header(target) and target in repo.closure(path)

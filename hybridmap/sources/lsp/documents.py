@@ -29,13 +29,14 @@ from ...model import FileStatus
 from ...settings import Settings
 from ...workspace.walk import read_source
 from .roots import contains
-from .session import LspSession, language_id
+from .session import LspSession
 
 
 class Documents:
-    def __init__(self, root: Path, settings: Settings) -> None:
+    def __init__(self, root: Path, settings: Settings, language_ids: Mapping[str, str]) -> None:
         self._root = root
         self._settings = settings
+        self._language_ids = language_ids  # language -> the languageId its files are opened with
         self._shas: Mapping[str, str] = {}
         self._languages: Mapping[str, str] = {}
         self._lines: OrderedDict[str, tuple[str, list[bytes]]] = OrderedDict()
@@ -150,7 +151,8 @@ class Documents:
         uri = self.uri(path)
         text = b"\n".join(lines).decode("utf-8", "replace")
         if not session.is_open(uri):
-            session.did_open(uri, language_id(self._languages.get(path, session.language)), text)
+            language = self._languages.get(path, session.language)
+            session.did_open(uri, self._language_ids.get(language, language), text)
         elif self._open.get(key) != sha:
             session.did_change(uri, text)  # changed since the server last saw it
         self._open[key] = sha

@@ -73,7 +73,6 @@ __all__ = [  # what other modules import from here; the definitions live in laun
     "expand_install_dir",
     "find_command",
     "group_alive",
-    "language_id",
     "processes_of",
     "server_environment",
     "tree_rss_mb",
@@ -463,11 +462,3 @@ def _client_capabilities() -> T.ClientCapabilities:
             hover=T.HoverClientCapabilities(content_format=[T.MarkupKind.PlainText, T.MarkupKind.Markdown]),
         ),
     )
-
-
-#: LSP languageId per hybridmap language name, where they differ.
-_LANGUAGE_IDS = {"tsx": "typescriptreact", "bash": "shellscript"}
-
-
-def language_id(language: str) -> str:
-    return _LANGUAGE_IDS.get(language, language)

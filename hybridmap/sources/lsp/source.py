@@ -61,6 +61,7 @@ class LspSource:
         self._start_servers = start_servers
         """False for a one-shot call that does not wait: no server is started at all."""
         self.pool = ServerPool(registry, root, settings, environ)
+        self._language_ids = registry.lsp_language_ids()
         self._engines: tuple[Documents, DefinitionResolver, OutlineFetcher] | None = None
         self._queue = WorkQueue(settings, self._session_for, self._run)
         self._plan_lock = asyncio.Lock()
@@ -80,7 +81,7 @@ class LspSource:
             from .resolver import DefinitionResolver
 
             self._engines = (
-                Documents(self._root, self._settings),
+                Documents(self._root, self._settings, self._language_ids),
                 DefinitionResolver(self._root, self._cache, self._settings),
                 OutlineFetcher(self._root, self._cache, self._settings),
             )
