@@ -31,7 +31,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from hybridmap.api.repo import RepoMap  # noqa: E402
+from hybridmap import RepoMap  # noqa: E402
 
 KINDS = frozenset({"function", "method", "class"})
 

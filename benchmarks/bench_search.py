@@ -27,7 +27,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from hybridmap.api.repo import RepoMap  # noqa: E402
+from hybridmap import RepoMap  # noqa: E402
 from hybridmap.features.search import SymbolIndex, normalized  # noqa: E402
 
 #: (query, expected name, expected path, kind of query)

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 # hybridmap.sources.* and must not pay for pygls, scipy and networkx.
 _EXPORTS = {
     "AsyncRepoMap": "api.repo",
-    "RepoMap": "api.repo",
+    "RepoMap": "api.sync",
     "Comparison": "features.compare",
     "ConfigError": "errors",
     "HybridMapError": "errors",
@@ -27,7 +27,8 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
-    from .api.repo import AsyncRepoMap, RepoMap
+    from .api.repo import AsyncRepoMap
+    from .api.sync import RepoMap
     from .errors import ConfigError, HybridMapError, RequestError, RootError, ServerError
     from .features.compare import Comparison
     from .model import (

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hybridmap.api.repo import RepoMap
+from hybridmap import RepoMap
 from hybridmap.errors import RequestError
 from hybridmap.features.agents_md import agent_notes, directories
 from hybridmap.settings import Settings

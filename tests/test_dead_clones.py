@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hybridmap.api.repo import RepoMap
+from hybridmap import RepoMap
 
 from .conftest import GitRepoFactory
 

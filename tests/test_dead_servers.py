@@ -18,7 +18,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from hybridmap.api.repo import RepoMap
+from hybridmap import RepoMap
 from hybridmap.features.dead_code import DeadCode
 
 from .conftest import GitRepoFactory, write_files

@@ -12,7 +12,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from hybridmap.api.repo import RepoMap
+from hybridmap import RepoMap
 
 from .conftest import GitRepoFactory
 

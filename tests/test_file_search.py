@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hybridmap.api.repo import RepoMap
+from hybridmap import RepoMap
 from hybridmap.features.file_search import CHUNK, listing_chunks, match_path, stream_matches
 from hybridmap.settings import Settings
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hybridmap.api.repo import AsyncRepoMap, RepoMap
+from hybridmap import AsyncRepoMap, RepoMap
 from hybridmap.errors import RequestError
 from hybridmap.features.search import SymbolIndex, normalized
 from hybridmap.infra.spelling import edit_distance

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from hybridmap.api.repo import RepoMap
+from hybridmap import RepoMap
 from hybridmap.errors import RequestError
 from hybridmap.infra.sanitize import json_dumps
 from hybridmap.languages.registry import LanguageRegistry

@@ -1,3 +1,3 @@
 """The embedding API: :class:`hybridmap.api.repo.AsyncRepoMap` and its sync facade
-:class:`hybridmap.api.repo.RepoMap`, plus lookups.
+:class:`hybridmap.api.sync.RepoMap` (generated), plus lookups.
 """

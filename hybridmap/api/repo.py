@@ -21,8 +21,8 @@ import math
 import os
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
-from concurrent.futures import CancelledError, Future
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Self, TypeVar
@@ -68,6 +68,11 @@ class _RepoCore:
     :class:`~.pipeline.MapBuilder` turns their views into a map. A refresh hands the change set
     to every source; :class:`AsyncRepoMap` adds the public calls, the session and watch mode.
     """
+
+    #: The repository's root, its settings and its languages: read by callers and the facade.
+    root: Path
+    settings: Settings
+    registry: LanguageRegistry
 
     def __init__(
         self,
@@ -700,221 +705,3 @@ def _lookup_mode(mode: str, server_wait: float) -> None:
 
 def _co_change_on(settings: Settings) -> bool:
     return settings.co_change_personalization > 0 or settings.co_change_boost > 0
-
-
-async def _now(function: Callable[..., _T], *args: Any) -> _T:
-    """Run a plain method of the async map on its loop (its state belongs to that thread)."""
-    return function(*args)
-
-
-class RepoMap:
-    """Synchronous facade over :class:`AsyncRepoMap`, for scripts.
-
-    It owns a private event loop in a daemon thread, so it works from plain code
-    and from inside someone else's running loop alike (the call then blocks
-    that loop's thread: agent loops should use :class:`AsyncRepoMap`).
-    """
-
-    def __init__(self, root: str | os.PathLike[str], **kwargs: Any) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="hybridmap-loop", daemon=True)
-        self._calls: set[Future[Any]] = set()
-        """Calls other threads are waiting on; close() ends them (see :meth:`close`)."""
-        self._calls_lock = threading.Lock()
-        self._closing = False
-        self._thread.start()
-        try:
-            self._async = self._call(self._create(root, kwargs))
-        except BaseException:
-            self._stop_loop()
-            raise
-
-    async def _create(self, root: str | os.PathLike[str], kwargs: dict[str, Any]) -> AsyncRepoMap:
-        return AsyncRepoMap(root, **kwargs)
-
-    def _call(self, coro: Coroutine[Any, Any, _T]) -> _T:
-        with self._calls_lock:
-            if self._closing or self._loop.is_closed():
-                coro.close()
-                raise RequestError("this map is closed")
-            future: Future[_T] = asyncio.run_coroutine_threadsafe(coro, self._loop)
-            self._calls.add(future)
-        try:
-            return future.result()
-        except CancelledError:
-            if self._closing:  # close() from another thread ended this call
-                raise RequestError("this map was closed while the call was running") from None
-            raise
-        finally:
-            with self._calls_lock:
-                self._calls.discard(future)
-
-    @property
-    def root(self) -> Path:
-        return self._async.root
-
-    @property
-    def settings(self) -> Settings:
-        return self._async.settings
-
-    # The signatures mirror AsyncRepoMap's exactly (no **kwargs): a misspelt argument such as
-    # ``chat_file=`` fails the type check, not the call (tests/test_contract.py runs mypy on it).
-    def map(
-        self,
-        request: MapRequest | None = None,
-        *,
-        chat_files: Iterable[str] = (),
-        mentioned_files: Iterable[str] = (),
-        mentioned_idents: Iterable[str] = (),
-        tokens: int | None = None,
-        mode: Mode = "hybrid",
-        server_wait: float = 0.0,
-        message: str = "",
-        conversation_tokens: int | None = None,
-        edited_files: Iterable[str] = (),
-        read_files: Iterable[str] = (),
-        active_file: str | None = None,
-    ) -> MapResult:
-        """Build a map (see :meth:`AsyncRepoMap.map`)."""
-        return self._call(
-            self._async.map(
-                request,
-                chat_files=chat_files,
-                mentioned_files=mentioned_files,
-                mentioned_idents=mentioned_idents,
-                tokens=tokens,
-                mode=mode,
-                server_wait=server_wait,
-                message=message,
-                conversation_tokens=conversation_tokens,
-                edited_files=edited_files,
-                read_files=read_files,
-                active_file=active_file,
-            )
-        )
-
-    def file_edited(self, path: str) -> None:
-        """See :meth:`AsyncRepoMap.file_edited`."""
-        self._call(_now(self._async.file_edited, path))
-
-    def file_read(self, path: str) -> None:
-        self._call(_now(self._async.file_read, path))
-
-    def active_file(self, path: str | None) -> None:
-        self._call(_now(self._async.active_file, path))
-
-    def session_files(self) -> SessionFiles:
-        return self._call(_now(self._async.session_files))
-
-    def forget_session(self) -> None:
-        self._call(_now(self._async.forget_session))
-
-    def refresh(self) -> MapChanges:
-        """Re-read the repository now (see :meth:`AsyncRepoMap.refresh`)."""
-        return self._call(self._async.refresh())
-
-    def watch(self) -> None:
-        """Watch the root (see :meth:`AsyncRepoMap.watch`); the watch runs on this map's own loop."""
-        self._call(self._async.watch())
-
-    def unwatch(self) -> None:
-        self._call(self._async.unwatch())
-
-    def on_event(self, callback: Callable[[LiveEvent], object]) -> Callable[[], None]:
-        """Call ``callback(event)`` for each live event; it runs on this map's loop thread."""
-        return self._call(_now(self._async.on_event, callback))
-
-    def compare(
-        self,
-        request: MapRequest | None = None,
-        *,
-        chat_files: Iterable[str] = (),
-        mentioned_files: Iterable[str] = (),
-        mentioned_idents: Iterable[str] = (),
-        tokens: int | None = None,
-        server_wait: float = 0.0,
-    ) -> Comparison:
-        """The static and the hybrid map of one request (see :meth:`AsyncRepoMap.compare`)."""
-        return self._call(
-            self._async.compare(
-                request,
-                chat_files=chat_files,
-                mentioned_files=mentioned_files,
-                mentioned_idents=mentioned_idents,
-                tokens=tokens,
-                server_wait=server_wait,
-            )
-        )
-
-    def graph(self) -> RepoGraph | None:
-        return self._async.graph()
-
-    def search_symbols(
-        self,
-        query: str,
-        *,
-        limit: int = 20,
-        kind: str | None = None,
-        path: str | None = None,
-        mode: Mode = "hybrid",
-        server_wait: float = 0.0,
-    ) -> SymbolSearch:
-        """See :meth:`AsyncRepoMap.search_symbols`."""
-        return self._call(
-            self._async.search_symbols(query, limit=limit, kind=kind, path=path, mode=mode, server_wait=server_wait)
-        )
-
-    def find_files(self, query: str, *, limit: int = 20) -> FileSearch:
-        """See :meth:`AsyncRepoMap.find_files`."""
-        return self._call(self._async.find_files(query, limit=limit))
-
-    def dead_code(self, *, mode: Mode = "hybrid", server_wait: float = 0.0) -> DeadCode:
-        """See :meth:`AsyncRepoMap.dead_code`."""
-        return self._call(self._async.dead_code(mode=mode, server_wait=server_wait))
-
-    def clones(self, threshold: float | None = None) -> tuple[CloneGroup, ...]:
-        """See :meth:`AsyncRepoMap.clones`."""
-        return self._call(self._async.clones(threshold))
-
-    def agent_notes(self, cwd: str = ".") -> AgentNotes:
-        """See :meth:`AsyncRepoMap.agent_notes`."""
-        return self._call(self._async.agent_notes(cwd))
-
-    def stats(self, server_wait: float = 0.0) -> dict[str, Any]:
-        """See :meth:`AsyncRepoMap.stats`."""
-        return self._call(self._async.stats(server_wait))
-
-    @property
-    def registry(self) -> LanguageRegistry:
-        return self._async.registry
-
-    def tags(self) -> Mapping[str, FileTags]:
-        return self._async.tags()
-
-    def close(self) -> None:
-        """Shut down; a call another thread is waiting on ends at once with :class:`RequestError`
-        (it is cancelled first, so it neither waits for servers being killed nor uses the closed
-        cache), and close itself takes the servers' shutdown and nothing more."""
-        with self._calls_lock:
-            if self._closing or self._loop.is_closed():
-                return
-            self._closing = True
-            running = list(self._calls)
-        for future in running:
-            future.cancel()
-        try:
-            future = asyncio.run_coroutine_threadsafe(self._async.aclose(), self._loop)
-            future.result()
-        finally:
-            self._stop_loop()
-
-    def _stop_loop(self) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=10)
-        self._loop.close()
-
-    def __enter__(self) -> RepoMap:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from ...api.repo import RepoMap
+from ...api.sync import RepoMap
 from ...errors import HybridMapError
 from ...model import Diagnostic
 from ..exits import EXIT_NO_MAP, EXIT_USAGE, fail
