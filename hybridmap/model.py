@@ -11,7 +11,9 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal, NamedTuple, TypedDict, cast
+from typing import Any, Literal, NamedTuple, cast
+
+from typing_extensions import TypedDict  # what pydantic reads MCP output schemas from (Python < 3.12)
 
 from .infra.sanitize import escape_path, json_safe
 

@@ -237,4 +237,4 @@ def test_cli_and_mcp_say_the_evidence(git_repo: GitRepoFactory, tmp_path: Path) 
         ("only_for_tests", "test-only", "resolved", "lsp:ty"),
     ]
     assert [(d["name"], d["used_by"]) for d in answer["refuted"]] == [("passed_as_value", ["app.py"])]
-    assert (answer["resolved"], answer["name_matched"], answer["notes"]) == (2, 0, [])
+    assert (answer["resolved"], answer["name_matched"], answer["diagnostics"]) == (2, 0, [])

@@ -25,7 +25,8 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TypedDict
+
+from typing_extensions import TypedDict  # what pydantic reads MCP output schemas from (Python < 3.12)
 
 from ..infra.sanitize import escape_path, safe_block, safe_line
 from ..model import Diagnostic, FileStatus

@@ -14,10 +14,12 @@ joined into groups (a clone of a clone is in the same group). Files are read thr
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
+
+from typing_extensions import TypedDict  # what pydantic reads MCP output schemas from (Python < 3.12)
 
 from ..infra.sanitize import escape_path, safe_line
 from ..languages.registry import LanguageRegistry
@@ -46,6 +48,12 @@ class CloneGroupJson(TypedDict):
     similarity: float
     exact: bool
     members: list[CloneMemberJson]
+
+
+class ClonesJson(TypedDict):
+    groups: list[CloneGroupJson]
+    total: int
+    """Groups found (``groups`` lists at most the limit asked, largest first)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,3 +189,9 @@ def find_clones(shapes: list[tuple[CloneMember, list[str]]], threshold: float) -
         if len(members) > 1
     ]
     return tuple(sorted(out, key=lambda g: (-len(g.members), -g.similarity, g.members[0].path, g.members[0].line)))
+
+
+def clones_json(groups: Sequence[CloneGroup], limit: int | None = None) -> ClonesJson:
+    """The JSON document of ``groups`` (largest first), at most ``limit`` of them listed."""
+    shown = groups if limit is None else groups[:limit]
+    return {"groups": [g.to_json() for g in shown], "total": len(groups)}

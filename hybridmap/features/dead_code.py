@@ -24,7 +24,8 @@ from array import array
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TypedDict
+
+from typing_extensions import TypedDict  # what pydantic reads MCP output schemas from (Python < 3.12)
 
 from ..infra.sanitize import escape_path, safe_line
 from ..languages.paths import is_test_path
@@ -61,6 +62,8 @@ class DeadCodeJson(TypedDict):
     asked: int
     refuted: list[DeadJson]
     diagnostics: list[DiagnosticJson]
+    truncated: bool
+    """``definitions`` or ``refuted`` were cut at the limit asked (the counts never are)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,9 +110,19 @@ class DeadCode:
     diagnostics: tuple[Diagnostic, ...] = ()
     """Why candidates stayed name-matched (a server failed, timed out, or a bound was reached)."""
 
-    def to_json(self) -> DeadCodeJson:
+    def to_json(self, *, under: str | None = None, limit: int | None = None) -> DeadCodeJson:
+        """The JSON document; ``under`` lists only definitions in that file or directory and
+        ``limit`` at most that many of each list. The counts are always the repository's."""
+
+        def inside(found: tuple[DeadDefinition, ...]) -> list[DeadDefinition]:
+            return [d for d in found if under is None or d.path == under or d.path.startswith(under + "/")]
+
+        definitions, refuted = inside(self.definitions), inside(self.refuted)
+        cut = limit is not None and (len(definitions) > limit or len(refuted) > limit)
+        if limit is not None:
+            definitions, refuted = definitions[:limit], refuted[:limit]
         return {
-            "definitions": [d.to_json() for d in self.definitions],
+            "definitions": [d.to_json() for d in definitions],
             "dead": sum(1 for d in self.definitions if d.status == "dead"),
             "test_only": sum(1 for d in self.definitions if d.status == "test-only"),
             "checked": self.checked,
@@ -117,10 +130,11 @@ class DeadCode:
             "resolved": sum(1 for d in self.definitions if d.evidence == "resolved"),
             "name_matched": sum(1 for d in self.definitions if d.evidence != "resolved"),
             "asked": self.asked,
-            "refuted": [d.to_json() for d in self.refuted],
+            "refuted": [d.to_json() for d in refuted],
             "diagnostics": [
                 {"path": escape_path(d.path), "kind": d.kind, "message": safe_line(d.message)} for d in self.diagnostics
             ],
+            "truncated": cut,
         }
 
 

@@ -23,7 +23,8 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypedDict
+
+from typing_extensions import TypedDict  # what pydantic reads MCP output schemas from (Python < 3.12)
 
 from ..infra.sanitize import escape_path
 from ..settings import Settings
@@ -125,6 +126,8 @@ class FileSearchJson(TypedDict):
     listed: int
     total: int
     done: bool
+    truncated: bool
+    """More paths matched than ``matches`` lists."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +148,7 @@ class FileSearch:
             "listed": self.listed,
             "total": self.total,
             "done": self.done,
+            "truncated": self.total > len(self.matches),
         }
 
 

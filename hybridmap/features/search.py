@@ -44,7 +44,8 @@ import sqlite3
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TypedDict
+
+from typing_extensions import TypedDict  # what pydantic reads MCP output schemas from (Python < 3.12)
 
 from ..infra.sanitize import escape_path, safe_line
 from ..infra.spelling import edit_distance

@@ -1,7 +1,8 @@
 """The MCP tools as plain async functions over one warm :class:`~hybridmap.api.repo.AsyncRepoMap`.
 
 No SDK here: :mod:`.server` registers these on ``MCPServer``. Every function returns a
-JSON-ready dict shaped by the TypedDicts below (they are the tools' output schemas) and
+JSON-ready dict, its output schema: a feature's own document (``to_json()``'s TypedDict, never
+declared again here) or, for what only MCP offers, a TypedDict below; it
 raises :class:`ToolFailure` with a one-line reason for anything the caller got wrong.
 
 Repository strings are untrusted (``docs/security.md``): paths go out through
@@ -25,11 +26,14 @@ from typing_extensions import (
 )
 
 from ...api.repo import AsyncRepoMap
+from ...features.agents_md import AgentNotesJson
+from ...features.clones import ClonesJson, clones_json
 from ...features.compare import Edge
-from ...features.dead_code import DeadJson
-from ...features.search import normalized
+from ...features.dead_code import DeadCodeJson
+from ...features.file_search import FileSearchJson
+from ...features.search import SymbolSearchJson, normalized
 from ...infra.sanitize import escape_path, safe_block, safe_line
-from ...model import FileTags, MapRequest, MapResult, Mode, ServerReport, Symbol
+from ...model import ChangesJson, FileTags, MapRequest, MapResult, Mode, ServerJson, ServerReport, Symbol
 from ...pipeline.graph.repo_graph import RepoGraph
 from ...workspace.state import Progress
 from ...workspace.walk import head_reader
@@ -50,24 +54,10 @@ class ToolFailure(Exception):
 # --- output shapes (the tools' output schemas) --------------------------------------------------
 
 
-class ServerInfo(TypedDict):
-    state: str
-    server: str | None
-    seconds_to_ready: float | None
-    detail: str
-
-
 class MapFile(TypedDict):
     path: str
     rank: float
     symbols: int
-
-
-class MapChangesInfo(TypedDict):
-    first: bool
-    new: list[str]
-    gone: list[str]
-    changed: list[str]
 
 
 class RepoMapSummary(TypedDict):
@@ -76,11 +66,11 @@ class RepoMapSummary(TypedDict):
     budget: int
     mode: str
     edges: dict[str, int]
-    servers: dict[str, ServerInfo]
+    servers: dict[str, ServerJson]
     diagnostics: int
     diagnostic_lines: list[str]
     mentions: list[str]
-    changes: MapChangesInfo
+    changes: ChangesJson
     """Files new (marked [NEW] in the text), gone or changed since this session's previous map."""
 
 
@@ -98,29 +88,6 @@ class SymbolEntry(TypedDict):
     end_line: int
     signature: str
     container: str | None
-
-
-class SearchEntry(SymbolEntry):
-    sources: list[str]
-    """``index`` (the symbol index), ``lsp:<server>`` (its workspace/symbol), or both."""
-
-
-class SearchServer(TypedDict):
-    server: str
-    root: str
-    outcome: str
-    """``answered``, ``timeout`` or ``error`` (then the index's matches stand alone)."""
-    hits: int
-    kept: int
-    seconds: float
-    detail: str
-
-
-class SearchResult(TypedDict):
-    matches: list[SearchEntry]
-    total: int
-    truncated: bool
-    servers: list[SearchServer]
 
 
 class Reference(TypedDict):
@@ -147,7 +114,7 @@ class Definition(TypedDict):
 class SymbolInfo(TypedDict):
     definitions: list[Definition]
     source: str
-    server: ServerInfo | None
+    server: ServerJson | None
 
 
 class Outline(TypedDict):
@@ -157,7 +124,7 @@ class Outline(TypedDict):
 
 
 class ServerStatus(TypedDict):
-    servers: dict[str, ServerInfo]
+    servers: dict[str, ServerJson]
 
 
 class EdgeEntry(TypedDict):
@@ -182,7 +149,7 @@ class CompareSummary(TypedDict):
     moved_files: int
     moves_first: list[FileMoveEntry]
     moved_symbols: int
-    servers: dict[str, ServerInfo]
+    servers: dict[str, ServerJson]
     servers_ready: bool
     notes: list[str]
 
@@ -239,7 +206,7 @@ def relative_paths(root: Path, paths: Iterable[str], what: str) -> list[str]:
 # --- records out ---------------------------------------------------------------------------------
 
 
-def server_info(report: ServerReport) -> ServerInfo:
+def server_info(report: ServerReport) -> ServerJson:
     return {
         "state": str(report.state),
         "server": report.server,
@@ -374,136 +341,27 @@ async def search_symbols(
     path: str | None = None,
     limit: int = 20,
     server_wait: float = 0.0,
-) -> SearchResult:
+) -> SymbolSearchJson:
     """The repository's symbol index (:mod:`hybridmap.features.search`): any case or style, typos allowed;
     the ready language servers' workspace/symbol hits merged in (:mod:`hybridmap.features.search_servers`)."""
     if not normalized(query):
         raise ToolFailure("query must contain a letter or digit")
     prefix = None if path in (None, "", ".") else relative_path(state.repo.root, path, "path")
     found = await state.repo.search_symbols(query, limit=limit, kind=kind or None, path=prefix, server_wait=server_wait)
-    matches: list[SearchEntry] = []
-    for match in found.matches:
-        shown = match.to_json()
-        matches.append(
-            {
-                "name": shown["name"],
-                "kind": shown["kind"],
-                "path": shown["path"],
-                "line": shown["line"],
-                "end_line": shown["end_line"],
-                "signature": shown["signature"],
-                "container": shown["container"],
-                "sources": shown["sources"],
-            }
-        )
-    servers: list[SearchServer] = []
-    for answer in found.servers:
-        said = answer.to_json()
-        servers.append(
-            {
-                "server": said["server"],
-                "root": said["root"],
-                "outcome": said["outcome"],
-                "hits": said["hits"],
-                "kept": said["kept"],
-                "seconds": said["seconds"],
-                "detail": said["detail"],
-            }
-        )
-    return {"matches": matches, "total": found.total, "truncated": found.truncated, "servers": servers}
+    return found.to_json()
 
 
-class FileEntry(TypedDict):
-    path: str
-    score: int
-
-
-class FileSearchResult(TypedDict):
-    matches: list[FileEntry]
-    total: int
-    listed: int
-    truncated: bool
-
-
-async def find_files(state: State, query: str, *, limit: int = 20) -> FileSearchResult:
+async def find_files(state: State, query: str, *, limit: int = 20) -> FileSearchJson:
     """Paths matching ``query`` fzf style (:mod:`hybridmap.features.file_search`)."""
     if not query.strip():
         raise ToolFailure("query must not be empty")
-    found = await state.repo.find_files(query, limit=limit)
-    return {
-        "matches": [{"path": escape_path(m.path), "score": m.score} for m in found.matches],
-        "total": found.total,
-        "listed": found.listed,
-        "truncated": found.total > len(found.matches),
-    }
+    return (await state.repo.find_files(query, limit=limit)).to_json()
 
 
-class NotesFile(TypedDict):
-    path: str
-    bytes: int
-    truncated: bool
-
-
-class AgentNotesResult(TypedDict):
-    cwd: str
-    files: list[NotesFile]
-    text: str
-    budget: int
-    truncated: bool
-    skipped: list[str]
-
-
-async def agent_notes(state: State, cwd: str = ".") -> AgentNotesResult:
+async def agent_notes(state: State, cwd: str = ".") -> AgentNotesJson:
     """The AGENTS.md chain for ``cwd`` (:mod:`hybridmap.features.agents_md`): repository text, made safe."""
     where = "." if cwd in ("", ".") else relative_path(state.repo.root, cwd, "cwd")
-    notes = (await state.repo.agent_notes(where)).to_json()
-    return {
-        "cwd": notes["cwd"],
-        "files": [{"path": f["path"], "bytes": f["bytes"], "truncated": f["truncated"]} for f in notes["files"]],
-        "text": notes["text"],
-        "budget": notes["budget"],
-        "truncated": notes["truncated"],
-        "skipped": notes["skipped"],
-    }
-
-
-class DeadEntry(TypedDict):
-    path: str
-    name: str
-    kind: str
-    line: int
-    status: str
-    evidence: str
-    """``resolved`` (a language server's references confirmed it) or ``name-matched`` (a guess)."""
-    provenance: str
-    used_by: list[str]
-
-
-class DeadCodeResult(TypedDict):
-    definitions: list[DeadEntry]
-    dead: int
-    test_only: int
-    checked: int
-    exported: int
-    resolved: int
-    name_matched: int
-    refuted: list[DeadEntry]
-    """Name-matched candidates a server found used outside tests: not dead."""
-    notes: list[str]
-    truncated: bool
-
-
-def _dead_entry(d: DeadJson) -> DeadEntry:
-    return {
-        "path": d["path"],
-        "name": d["name"],
-        "kind": d["kind"],
-        "line": d["line"],
-        "status": d["status"],
-        "evidence": d["evidence"],
-        "provenance": d["provenance"],
-        "used_by": d["used_by"],
-    }
+    return (await state.repo.agent_notes(where)).to_json()
 
 
 async def dead_code(
@@ -513,62 +371,19 @@ async def dead_code(
     limit: int = 100,
     server_wait: float = 0.0,
     progress: Progress | None = None,
-) -> DeadCodeResult:
+) -> DeadCodeJson:
     """Unused definitions (:mod:`hybridmap.features.dead_code`), optionally under ``path``; checked by the
     ready language servers' references (:mod:`hybridmap.features.dead_servers`)."""
     prefix = None if path in (None, "", ".") else relative_path(state.repo.root, path, "path")
-    found = (await state.repo.dead_code(server_wait=server_wait, progress=progress)).to_json()
-
-    def under(d: DeadJson) -> bool:
-        return prefix is None or d["path"] == prefix or d["path"].startswith(prefix + "/")
-
-    shown = [d for d in found["definitions"] if under(d)]
-    return {
-        "definitions": [_dead_entry(d) for d in shown[:limit]],
-        "dead": found["dead"],
-        "test_only": found["test_only"],
-        "checked": found["checked"],
-        "exported": found["exported"],
-        "resolved": found["resolved"],
-        "name_matched": found["name_matched"],
-        "refuted": [_dead_entry(d) for d in found["refuted"] if under(d)][:limit],
-        "notes": [n["message"] for n in found["diagnostics"]],
-        "truncated": len(shown) > limit,
-    }
-
-
-class CloneMemberEntry(TypedDict):
-    path: str
-    name: str
-    line: int
-    end_line: int
-
-
-class CloneGroupEntry(TypedDict):
-    similarity: float
-    exact: bool
-    members: list[CloneMemberEntry]
-
-
-class ClonesResult(TypedDict):
-    groups: list[CloneGroupEntry]
-    total: int
+    found = await state.repo.dead_code(server_wait=server_wait, progress=progress)
+    return found.to_json(under=prefix, limit=limit)
 
 
 async def find_clones(
     state: State, *, similarity: float | None = None, limit: int = 20, progress: Progress | None = None
-) -> ClonesResult:
+) -> ClonesJson:
     """Near-duplicate functions (:mod:`hybridmap.features.clones`), largest groups first."""
-    groups = await state.repo.clones(similarity, progress=progress)
-    out: list[CloneGroupEntry] = []
-    for group in groups[:limit]:
-        shown = group.to_json()
-        members: list[CloneMemberEntry] = [
-            {"path": m["path"], "name": m["name"], "line": m["line"], "end_line": m["end_line"]}
-            for m in shown["members"]
-        ]
-        out.append({"similarity": shown["similarity"], "exact": shown["exact"], "members": members})
-    return {"groups": out, "total": len(groups)}
+    return clones_json(await state.repo.clones(similarity, progress=progress), limit)
 
 
 async def file_outline(state: State, path: str) -> Outline:
