@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -27,6 +26,7 @@ from hybridmap.settings import Settings
 from hybridmap.workspace.walk import read_source
 
 from .conftest import git, write_files
+from .helpers import needs_unprivileged, run_as_unprivileged
 
 LISTINGS = ("git", "walk")
 SECRET_NAME = "outside_secret_definition_q7z"
@@ -457,48 +457,6 @@ def test_fifo_and_directory_named_like_source_files(tmp_path: Path, registry: La
 
 
 # --- permissions: tests run as root here, and root reads everything ---------------------------
-
-NOBODY = 65534
-
-
-def _can_run_as_nobody() -> bool:
-    if os.geteuid() != 0:
-        return True  # already unprivileged: chmod 000 works as it is
-    if shutil.which("setpriv") is None:
-        return False
-    probe = subprocess.run(
-        [
-            "setpriv",
-            f"--reuid={NOBODY}",
-            f"--regid={NOBODY}",
-            "--clear-groups",
-            sys.executable,
-            "-c",
-            "import hybridmap",
-        ],
-        capture_output=True,
-        cwd="/",
-    )
-    return probe.returncode == 0
-
-
-def run_as_unprivileged(args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the real CLI as an unprivileged user (setpriv to 'nobody' when we are root)."""
-    prefix = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"] if os.geteuid() == 0 else []
-    full_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent", **(env or {})}
-    return subprocess.run(
-        [*prefix, sys.executable, "-m", "hybridmap", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd="/",
-        env=full_env,
-    )
-
-
-needs_unprivileged = pytest.mark.skipif(
-    not _can_run_as_nobody(), reason="needs setpriv to drop root, or an unprivileged user"
-)
 
 
 @needs_unprivileged

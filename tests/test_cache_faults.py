@@ -32,7 +32,7 @@ from hybridmap.store import codec
 from hybridmap.store.cache import Cache, disk_key, tags_key
 
 from .conftest import git, write_files
-from .test_bad_input import needs_unprivileged, run_as_unprivileged
+from .helpers import needs_unprivileged, run_as_unprivileged
 
 PROJECT = Path(__file__).resolve().parent.parent
 #: The last commit whose cache held bare FileTags under ``tags:1:`` keys.

@@ -4,15 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 from .conftest import run_on_pty
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "hybridmap", *args], capture_output=True, text=True, timeout=300)
+from .helpers import run_cli
 
 
 def test_map_json_contract(stdlib_repo: Path, tmp_path: Path) -> None:
@@ -87,20 +82,18 @@ def test_progress_shows_on_a_terminal_only(stdlib_repo: Path, tmp_path: Path) ->
 def test_a_one_shot_hybrid_map_says_once_that_no_server_started(tmp_path: Path) -> None:
     """On 48637be the map came back tree-sitter only and nothing said why; now one stderr line
     names the languages and how to get servers. A static map, which asked for none, says nothing."""
-    from .test_contract import hybridmap
-
     root = tmp_path / "repo"
     (root / "pkg").mkdir(parents=True)
     (root / "pkg" / "app.py").write_text("def run():\n    return 1\n")
     (root / "main.go").write_text("package main\n\nfunc main() {}\n")
     cache = str(tmp_path / "cache")
-    hybrid = hybridmap("map", str(root), "--cache-dir", cache)
+    hybrid = run_cli("map", str(root), "--cache-dir", cache)
     assert hybrid.returncode == 0, hybrid.stderr
     lines = [line for line in hybrid.stderr.splitlines() if "no language server started" in line]
     assert len(lines) == 1, hybrid.stderr
     assert "go, python" in lines[0] and "--server-wait" in lines[0] and "hybridmap mcp" in lines[0]
-    static = hybridmap("map", str(root), "--cache-dir", cache, "--mode", "static")
+    static = run_cli("map", str(root), "--cache-dir", cache, "--mode", "static")
     assert static.returncode == 0 and "language server" not in static.stderr, static.stderr
     # An index a static map cannot use is said, not silently dropped (93cd2d1: nothing).
-    indexed = hybridmap("map", str(root), "--cache-dir", cache, "--mode", "static", "--index", "auto")
+    indexed = run_cli("map", str(root), "--cache-dir", cache, "--mode", "static", "--index", "auto")
     assert indexed.returncode == 0 and "--index is ignored by --mode static" in indexed.stderr, indexed.stderr

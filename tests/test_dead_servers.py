@@ -22,8 +22,7 @@ from hybridmap import RepoMap
 from hybridmap.features.dead_code import DeadCode
 
 from .conftest import GitRepoFactory, write_files
-from .test_fault_servers import FAULT_SERVER, user_registry
-from .test_lsp import registry_with_only, require
+from .helpers import FAULT_SERVER, registry_with_only, require, user_registry
 
 WAIT = 60.0
 """Seconds a test lets a real server start and get ready."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from hybridmap.languages.registry import BUILTIN_CONFIG_DIR
 
-from .test_lsp import fixture_repo, require
+from .helpers import fixture_repo, require
 
 
 def servers(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -93,7 +93,7 @@ def test_every_configured_server_is_covered(tmp_path: Path) -> None:
     import re
     import shutil
 
-    from .test_lsp import FIXTURES
+    from .helpers import LSP_FIXTURES as FIXTURES
 
     root = tmp_path / "all"
     for fixture in sorted(FIXTURES.iterdir()):

@@ -33,6 +33,7 @@ from hybridmap.settings import Settings
 from hybridmap.sources.treesitter import extract_tags
 
 from .conftest import git, run_on_pty, write_files
+from .helpers import run_cli
 
 STORE = """\
 class Store:
@@ -175,12 +176,6 @@ def history(tmp_path: Path) -> tuple[Path, dict[str, str]]:
 @pytest.fixture(scope="module")
 def registry_module() -> LanguageRegistry:
     return LanguageRegistry.load()
-
-
-def run_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hybridmap", "eval", *args], capture_output=True, text=True, timeout=timeout
-    )
 
 
 def worktrees(root: Path) -> list[str]:
@@ -440,6 +435,7 @@ def test_eval_json_shape_and_known_numbers(history: tuple[Path, dict[str, str]],
     before = (git(root, "status", "--porcelain"), git(root, "rev-parse", "HEAD"), git(root, "diff", "--cached"))
     out = tmp_path / "eval.json"
     proc = run_cli(
+        "eval",
         str(root),
         "--commits",
         "5",
@@ -558,21 +554,25 @@ def test_eval_json_shape_and_known_numbers(history: tuple[Path, dict[str, str]],
 def test_eval_markdown_table(history: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
     root, _ = history
     saved = tmp_path / "report.json"
-    proc = run_cli(str(root), "--commits", "2", "--modes", "static", "--tokens", "512,1024", "--json-out", str(saved))
+    proc = run_cli(
+        "eval", str(root), "--commits", "2", "--modes", "static", "--tokens", "512,1024", "--json-out", str(saved)
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""  # piped: no progress bar, and 2 of 2 qualify: no warning
     # A saved report renders to exactly the same markdown.
-    again = run_cli("--from-json", str(saved))
+    again = run_cli("eval", "--from-json", str(saved))
     assert again.returncode == 0 and again.stdout == proc.stdout
     # --tasks asks only the kinds named.
-    only = run_cli(str(root), "--commits", "2", "--modes", "static", "--tokens", "512", "--tasks", "message-text")
+    only = run_cli(
+        "eval", str(root), "--commits", "2", "--modes", "static", "--tokens", "512", "--tasks", "message-text"
+    )
     assert only.returncode == 0, only.stderr
     assert [row.split(" | ")[1] for row in only.stdout.splitlines() if row.startswith("| hybridmap static |")] == [
         "message-text"
     ]
     broken = tmp_path / "broken.json"
     broken.write_text("{}")
-    again = run_cli("--from-json", str(broken))
+    again = run_cli("eval", "--from-json", str(broken))
     assert again.returncode == 2 and "cannot render" in again.stderr
     lines = proc.stdout.splitlines()
     header = next(line for line in lines if line.startswith("| system |"))
@@ -590,6 +590,7 @@ def test_eval_markdown_table(history: tuple[Path, dict[str, str]], tmp_path: Pat
 def test_hybrid_mode_uses_the_server_within_its_wait(history: tuple[Path, dict[str, str]]) -> None:
     root, _ = history
     proc = run_cli(
+        "eval",
         str(root),
         "--commits",
         "2",
@@ -622,13 +623,15 @@ def test_bare_repositories_and_subdirectories(history: tuple[Path, dict[str, str
     root, shas = history
     bare = tmp_path / "bare.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(root), str(bare)], check=True)
-    proc = run_cli(str(bare), "--commits", "2", "--modes", "static", "--tokens", "512", "--format", "json")
+    proc = run_cli("eval", str(bare), "--commits", "2", "--modes", "static", "--tokens", "512", "--format", "json")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert [c["sha"] for c in data["commits"]] == [shas["c8"], shas["c5"]]
     assert len(worktrees(bare)) == 1
     # ROOT inside a repository: only its files count, with paths relative to it.
-    proc = run_cli(str(root / "app"), "--commits", "2", "--modes", "static", "--tokens", "512", "--format", "json")
+    proc = run_cli(
+        "eval", str(root / "app"), "--commits", "2", "--modes", "static", "--tokens", "512", "--format", "json"
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert [f["path"] for f in data["commits"][0]["files"]] == ["models.py", "store.py"]
@@ -651,6 +654,7 @@ def test_progress_bar_on_a_terminal_only(history: tuple[Path, dict[str, str]]) -
 def test_variants_run_beside_the_defaults_on_the_same_tasks(history: tuple[Path, dict[str, str]]) -> None:
     root, _ = history
     proc = run_cli(
+        "eval",
         str(root),
         *("--commits", "2", "--modes", "static", "--tokens", "1024", "--tasks", "co-edit", "--format", "json"),
         *("--variant", "same:co_change_boost=1.0", "--variant", 'noapp:exclude=["app/**"]'),
@@ -673,29 +677,29 @@ def test_variants_run_beside_the_defaults_on_the_same_tasks(history: tuple[Path,
         ("x:co_change_boost", "is not key=value"),
         ("x:co_change_boost=-5", "co_change_boost"),
     ):
-        proc = run_cli(str(root), "--variant", bad)
+        proc = run_cli("eval", str(root), "--variant", bad)
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and says in proc.stderr, (bad, proc.stderr)
-    proc = run_cli(str(root), "--variant", "a:co_change_boost=1", "--variant", "a:co_change_boost=2")
+    proc = run_cli("eval", str(root), "--variant", "a:co_change_boost=1", "--variant", "a:co_change_boost=2")
     assert proc.returncode == 2 and "--variant names must differ" in proc.stderr
 
 
 def test_eval_errors_are_one_line(tmp_path: Path, git_repo) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
-    proc = run_cli(str(plain))
+    proc = run_cli("eval", str(plain))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
     assert "is not a git repository" in proc.stderr
     single = git_repo({"a.py": "def a():\n    pass\n"})
-    proc = run_cli(str(single))
+    proc = run_cli("eval", str(single))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
     assert "history too short: HEAD has 1 commit(s)" in proc.stderr
-    proc = run_cli(str(single), "--tokens", "12,x")
+    proc = run_cli("eval", str(single), "--tokens", "12,x")
     assert proc.returncode == 2 and "--tokens" in proc.stderr
-    proc = run_cli(str(single), "--modes", "fast")
+    proc = run_cli("eval", str(single), "--modes", "fast")
     assert proc.returncode == 2 and "unknown value 'fast'" in proc.stderr
-    proc = run_cli(str(single), "--tasks", "co-edit,chat")
+    proc = run_cli("eval", str(single), "--tasks", "co-edit,chat")
     assert proc.returncode == 2 and "--tasks: unknown value 'chat'" in proc.stderr
-    proc = run_cli(str(single), "--peer", "aider", "--aider-python", str(tmp_path / "nowhere/python"))
+    proc = run_cli("eval", str(single), "--peer", "aider", "--aider-python", str(tmp_path / "nowhere/python"))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
     assert "no python with Aider" in proc.stderr and "benchmarks/setup_aider_env.sh" in proc.stderr
 
@@ -813,6 +817,7 @@ def test_peer_aider_runs_the_real_aider(history: tuple[Path, dict[str, str]]) ->
         pytest.skip(reason)
     root, _shas = history
     proc = run_cli(
+        "eval",
         str(root),
         "--commits",
         "3",
@@ -847,6 +852,7 @@ def test_peer_aider_runs_the_real_aider(history: tuple[Path, dict[str, str]]) ->
                 assert m["file_recall"] == 1.0
     # Reproducible: the same requests give the same maps (Aider's runner has a fixed hash seed).
     again = run_cli(
+        "eval",
         str(root),
         "--commits",
         "3",
@@ -877,10 +883,10 @@ def test_peer_bm25_lists_the_files_that_read_like_the_task(history: tuple[Path, 
     """The lexical baseline beside both Aider and the map: 20 files at most, never a chat file,
     the same list for every budget, cut where a small budget ends."""
     root, _shas = history
-    proc = run_cli(str(root), "--commits", "3", "--modes", "static", "--peer", "bm25", "--tokens", "256,4096")
+    proc = run_cli("eval", str(root), "--commits", "3", "--modes", "static", "--peer", "bm25", "--tokens", "256,4096")
     assert proc.returncode == 0, proc.stderr
     proc = run_cli(
-        str(root), "--commits", "3", "--modes", "", "--peer", "bm25", "--tokens", "30,4096", "--format", "json"
+        "eval", str(root), "--commits", "3", "--modes", "", "--peer", "bm25", "--tokens", "30,4096", "--format", "json"
     )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)

@@ -17,7 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .test_lsp import FIXTURES, require
+from .helpers import LSP_FIXTURES as FIXTURES
+from .helpers import require
 
 PROBE = Path(__file__).resolve().parents[1] / "benchmarks" / "probe_loop_lag.py"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from .test_lsp import fixture_repo
+from .helpers import fixture_repo
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -13,7 +13,6 @@ The elapsed times of one run are in ``docs/reliability.md`` (run this file with
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import re
@@ -32,16 +31,12 @@ import pytest
 from hybridmap import MapResult, RepoMap, ServerState
 from hybridmap.languages.registry import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
 
-from .test_lsp import fixture_repo
+from .helpers import FAULT_SERVER, TIMEOUT, alive, fixture_repo, read_pids, user_registry
 
-FAULT_SERVER = Path(__file__).resolve().parent / "servers" / "fault_server.py"
 MARGIN = 3.0
 """Seconds a map may take beyond its server wait."""
 BACKOFF = 0.2
 """server_restart_backoff for these tests: the first restart is allowed this long after a failure."""
-TIMEOUT = 1.0
-"""Per-request timeout of the fault server's config."""
-READY_TIMEOUT = 2.0
 
 _TIMES: dict[str, dict[str, float]] = {}
 
@@ -164,64 +159,6 @@ def case_id(case: Case) -> str:
     )
 
 
-def write_user_config(
-    user: Path,
-    command: str,
-    args: list[str],
-    *,
-    ready: str = "initialized",
-    environment: dict[str, str] | None = None,
-    timeout: float = TIMEOUT,
-    ready_timeout: float = READY_TIMEOUT,
-) -> Path:
-    """A user config directory whose only Python server is ``command``."""
-    user.mkdir(parents=True, exist_ok=True)
-    env = ", ".join(f'{k} = "{v}"' for k, v in (environment or {}).items())
-    (user / "python.toml").write_text(f"""
-[language]
-name = "python"
-grammar = "python"
-file-types = ["py"]
-language-servers = ["fault"]
-
-[language-server.fault]
-command = {json.dumps(command)}
-args = {json.dumps(args)}
-timeout = {timeout}
-ready = "{ready}"
-ready-timeout = {ready_timeout}
-environment = {{ {env} }}
-[language-server.fault.sandbox]
-write = {json.dumps(output_files(args))}
-""")
-    return user
-
-
-def output_files(args: list[str] | tuple[str, ...]) -> list[str]:
-    """The files a fault server writes (``--pid-file``, ``--log``, ``--env-file``), created now:
-    a user may widen the sandbox of a server they configure, here by these files alone (a
-    directory holding the repository cannot be granted without the repository)."""
-    out: list[str] = []
-    for flag, value in itertools.pairwise(args):
-        if flag in ("--pid-file", "--log", "--env-file"):
-            Path(value).touch()
-            out.append(value)
-    return out
-
-
-def user_registry(
-    tmp_path: Path,
-    command: str,
-    args: list[str],
-    *,
-    ready: str = "initialized",
-    environment: dict[str, str] | None = None,
-) -> LanguageRegistry:
-    """A registry whose only Python server is ``command``, configured as a user would."""
-    user = write_user_config(tmp_path / "user_configs", command, args, ready=ready, environment=environment)
-    return LanguageRegistry.load([BUILTIN_CONFIG_DIR, user], [BUILTIN_QUERY_DIR])
-
-
 def broken_commands(tmp_path: Path) -> None:
     """The commands of the cases that cannot be started."""
     script = tmp_path / "fault-server"
@@ -237,17 +174,6 @@ def timed_map(repo: RepoMap, wait: float) -> tuple[MapResult, float]:
     start = time.monotonic()
     result = repo.map(mode="hybrid", server_wait=wait, tokens=256)
     return result, time.monotonic() - start
-
-
-def read_pids(pid_file: Path) -> list[int]:
-    return [int(line) for line in pid_file.read_text().split()] if pid_file.exists() else []
-
-
-def alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
 
 
 def group_alive(pgid: int) -> bool:
@@ -437,7 +363,7 @@ def test_a_server_that_never_initializes_does_not_hold_back_the_others(tmp_path:
     """Real ty for the Python files, and for a Go file a real process that never answers
     initialize: the map that waits must still get ty's resolved edges (work starts for each
     server as it gets ready), and say the other server is not ready."""
-    from .test_lsp import require
+    from .helpers import require
 
     require("ty")
     root = fixture_repo(tmp_path, "python")

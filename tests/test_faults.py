@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
@@ -17,43 +16,9 @@ import pytest
 
 from hybridmap import RepoMap, ServerState
 from hybridmap.infra.git import git_config_environment
-from hybridmap.languages.registry import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
 from hybridmap.sources.lsp.session import ENV_ALLOWLIST, INSTALL_DIRS, TOKEN_VARIABLE
 
-from .test_fault_servers import output_files
-from .test_lsp import fixture_repo
-
-FAULT_SERVER = Path(__file__).resolve().parent / "servers" / "fault_server.py"
-
-
-def registry_with_fault_server(
-    tmp_path: Path, mode: str | None, timeout: float = 2.0, extra_args: tuple[str, ...] = (), environment: str = ""
-) -> LanguageRegistry:
-    """The user's own config: Python is served by the fault server (``mode=None``: no server)."""
-    user = tmp_path / "user_configs"
-    user.mkdir(exist_ok=True)
-    if mode is None:
-        servers = ""
-    else:
-        args = json.dumps([str(FAULT_SERVER), mode, *extra_args])
-        servers = f"""
-[language-server.fault]
-command = "{sys.executable}"
-args = {args}
-timeout = {timeout}
-ready-timeout = 5
-environment = {{ {environment} }}
-[language-server.fault.sandbox]
-write = {json.dumps(output_files(extra_args))}
-"""
-    (user / "python.toml").write_text(f"""
-[language]
-name = "python"
-grammar = "python"
-file-types = ["py"]
-language-servers = [{'"fault"' if mode else ""}]
-{servers}""")
-    return LanguageRegistry.load([BUILTIN_CONFIG_DIR, user], [BUILTIN_QUERY_DIR])
+from .helpers import fixture_repo, registry_with_fault_server
 
 
 def map_with(tmp_path: Path, mode: str, **overrides: object) -> tuple[RepoMap, Path]:

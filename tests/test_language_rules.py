@@ -13,10 +13,9 @@ from hybridmap.errors import ConfigError
 from hybridmap.languages.registry import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry, load_language
 from hybridmap.languages.visibility import is_public
 from hybridmap.model import Symbol
+from hybridmap.pipeline.policies import HEADER_DEFINITION
 
-from .test_fault_servers import FAULT_SERVER, write_user_config
-from .test_lsp import fixture_repo
-from .test_policies import HEADER_DEFINITION, derived, tags_of
+from .helpers import FAULT_SERVER, derived, fixture_repo, tags_of, write_user_config
 
 UPPER_CASE_HEADER = {
     "INC/LEXER.H": "int lex_next(int state);\n",

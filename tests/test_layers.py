@@ -214,3 +214,19 @@ def test_the_design_doc_names_every_module() -> None:
     doc = (PACKAGE.parent / "docs" / "design.md").read_text(encoding="utf-8")
     assert unnamed_modules(PACKAGE, doc) == []
     assert unnamed_modules(PACKAGE, doc.replace("`text_sync.py`", "")) == ["sources/lsp/text_sync.py"]
+
+
+def test_no_test_module_imports_another() -> None:
+    """Shared test code lives in ``tests/helpers.py`` (and fixtures in ``conftest.py``): a test
+    module is never a helper library for others."""
+    tests = Path(__file__).resolve().parent
+    importing = []
+    for path in sorted(tests.rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.level
+                and (node.module or "").split(".")[-1].startswith("test_")
+            ):
+                importing.append(f"{path.relative_to(tests)} imports {node.module}")
+    assert importing == []

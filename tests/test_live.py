@@ -16,7 +16,8 @@ from hybridmap.settings import Settings
 from hybridmap.workspace.live import LiveEvent
 
 from .conftest import committed_copy, write_files
-from .test_lsp import FIXTURES, require
+from .helpers import LSP_FIXTURES as FIXTURES
+from .helpers import require, run_cli
 
 # A hub (util.py) everything uses, and three leaves that nothing links to one another.
 FILES = {
@@ -401,16 +402,14 @@ def test_sync_facade_watch_and_callback(tmp_path: Path) -> None:
 def test_cli_session_options(tmp_path: Path) -> None:
     import json
 
-    from .test_contract import hybridmap
-
     root = _repo(tmp_path)
     base = ["map", str(root), "--mode", "static", "--format", "json", "--cache-dir", str(tmp_path / "c")]
-    proc = hybridmap(*base, "--chat", "util.py", "--conversation-tokens", "120000", "--edited", "gamma.py")
+    proc = run_cli(*base, "--chat", "util.py", "--conversation-tokens", "120000", "--edited", "gamma.py")
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
     assert document["budget"] == 1_500 and document["changes"]["first"] is True
     assert "edited in this session" in next(f for f in document["files"] if f["path"] == "gamma.py")["why"]
-    refused = hybridmap(*base, "--read", "../outside.py")
+    refused = run_cli(*base, "--read", "../outside.py")
     assert refused.returncode != 0 and "outside the root" in refused.stderr
 
 

@@ -23,9 +23,7 @@ from hybridmap.sources.lsp.config import SandboxNeeds, ServerConfig
 from hybridmap.sources.lsp.pygls_adapter import ContentModified, RequestTimeout, translate
 from hybridmap.sources.lsp.session import LspSession
 
-from .test_fault_servers import output_files
-
-FAULT_SERVER = Path(__file__).resolve().parent / "servers" / "fault_server.py"
+from .helpers import FAULT_SERVER, output_files
 
 
 @contextlib.asynccontextmanager

@@ -8,7 +8,7 @@ import pytest
 
 from hybridmap import RepoMap, ServerState
 
-from .test_lsp import edges, fixture_repo, registry_with_only, require
+from .helpers import edges, fixture_repo, registry_with_only, require
 
 # language -> (fixture, server, command, caller, the implementing files, the same-named non-implementation)
 CASES = {

@@ -10,7 +10,7 @@ import pytest
 from hybridmap import Provenance, RepoMap, ServerState
 
 from .conftest import git, write_files
-from .test_lsp import edges, fixture_repo, require
+from .helpers import edges, fixture_repo, require
 
 # language -> (fixture, server command, (file, symbol) -> the detail its server gives)
 DETAILS = {

@@ -8,8 +8,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,7 +24,7 @@ from mcp_types import CallToolResult
 from hybridmap.frontends.mcp.tools import ToolFailure, relative_path
 from hybridmap.infra.sanitize import safe_line
 
-from .test_lsp import fixture_repo, require
+from .helpers import connect, error, fixture_repo, ok, require, run, text
 
 T = TypeVar("T")
 TOOLS = {
@@ -43,49 +42,9 @@ TOOLS = {
 }
 
 
-@asynccontextmanager
-async def connect(root: Path, tmp_path: Path) -> AsyncIterator[ClientSession]:
-    """A session with ``python -m hybridmap mcp ROOT`` (its stderr in ``tmp_path/server.log``)."""
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "hybridmap", "mcp", str(root), "--cache-dir", str(tmp_path / "cache")]
-    )
-    with open(tmp_path / "server.log", "a") as errlog:  # noqa: ASYNC230 (the child's stderr, once)
-        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            yield session
-
-
-def run(root: Path, tmp_path: Path, body: Callable[[ClientSession], Awaitable[T]]) -> T:
-    async def main() -> T:
-        async with connect(root, tmp_path) as session:
-            return await body(session)
-
-    return anyio.run(main)
-
-
 def server_process() -> psutil.Process:
     (proc,) = [p for p in psutil.Process().children() if "mcp" in p.cmdline()]
     return proc
-
-
-def text(result: CallToolResult) -> str:
-    assert len(result.content) == 1 and result.content[0].type == "text"
-    return result.content[0].text
-
-
-async def ok(session: ClientSession, tool: str, **arguments: Any) -> tuple[str, dict[str, Any]]:
-    result = await session.call_tool(tool, arguments)
-    assert not result.is_error, text(result)
-    assert result.structured_content is not None
-    return text(result), result.structured_content
-
-
-async def error(session: ClientSession, tool: str, **arguments: Any) -> str:
-    result = await session.call_tool(tool, arguments)
-    assert result.is_error, text(result)
-    message = text(result)
-    assert "\n" not in message and "Traceback" not in message
-    return message
 
 
 def test_every_tool_end_to_end_with_warm_servers(tmp_path: Path) -> None:

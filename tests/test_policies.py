@@ -26,28 +26,9 @@ from hybridmap.sources.lsp.session import find_command
 from hybridmap.sources.treesitter import extract_tags
 
 from .conftest import committed_copy
-from .test_lsp import require
+from .helpers import derived, require, tags_of
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "policies"
-
-
-def tags_of(registry: LanguageRegistry, files: dict[str, str]) -> dict[str, FileTags]:
-    out = {}
-    for path, text in files.items():
-        language = registry.language_for(path)
-        assert language is not None, path
-        out[path] = extract_tags(registry.compiled(language), text.encode())
-    return out
-
-
-def derived(
-    registry: LanguageRegistry,
-    files: dict[str, str],
-    resolved: dict[tuple[str, str], dict[str, str]],
-    settings: Settings | None = None,
-) -> dict[tuple[str, str], dict[str, str]]:
-    merged = Merged(tags_of(registry, files), resolved, {}, ("tree-sitter", "lsp"))
-    return apply_policies(merged, settings or Settings()).resolved
 
 
 LEXER = {

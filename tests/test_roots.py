@@ -28,7 +28,7 @@ from hybridmap.sources.lsp.pool import ServerPool, summarise
 from hybridmap.sources.lsp.roots import ProjectRoots, RootMarkers, marker_problem
 
 from .conftest import git, write_files
-from .test_lsp import edges, require
+from .helpers import edges, require
 
 MONOREPO = Path(__file__).resolve().parent / "fixtures" / "monorepo"
 GO = RootMarkers(("go.mod",), ("go.work",))

@@ -32,7 +32,8 @@ from hybridmap.sources.scip.wire import WireError, fields, packed_int32, varint
 from hybridmap.workspace.walk import read_source
 
 from .conftest import committed_copy, git
-from .test_lsp import CASES, FIXTURES
+from .helpers import CASES
+from .helpers import LSP_FIXTURES as FIXTURES
 
 # --- hand-built protobuf -------------------------------------------------------------------
 

@@ -23,9 +23,8 @@ from hybridmap.languages.registry import LanguageRegistry
 from hybridmap.workspace.walk import is_special_file
 
 from .conftest import GitRepoFactory, write_files
+from .helpers import FAULT_SERVER, fixture_repo, registry_with_only, require, user_registry
 from .servers.fault_server import HOSTILE_URIS
-from .test_fault_servers import FAULT_SERVER, user_registry
-from .test_lsp import fixture_repo, registry_with_only, require
 
 WAIT = 60.0
 """Seconds a test lets a real server start and get ready (it is usually ready in 1-5)."""

@@ -14,8 +14,7 @@ from urllib.parse import unquote, urlparse
 
 from hybridmap import RepoMap
 
-from .test_faults import registry_with_fault_server
-from .test_lsp import fixture_repo, require
+from .helpers import fixture_repo, registry_with_fault_server, require
 
 MAPS = 30
 

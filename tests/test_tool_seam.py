@@ -18,7 +18,7 @@ from hybridmap.features.dead_code import DeadCodeJson
 from hybridmap.features.file_search import FileSearchJson
 from hybridmap.features.search import SymbolSearchJson
 
-from .test_lsp import fixture_repo
+from .helpers import fixture_repo
 
 PACKAGE = Path(__file__).resolve().parent.parent / "hybridmap"
 

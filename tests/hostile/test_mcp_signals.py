@@ -28,7 +28,7 @@ pytest.importorskip("mcp")
 from hybridmap.frontends.mcp.stdio import LoopStdin
 from hybridmap.sources.lsp.launch import TOKEN_VARIABLE
 
-from ..test_lsp import fixture_repo, require
+from ..helpers import fixture_repo, require
 
 #: Generous for a loaded 2-core machine: the close itself takes well under a second.
 EXIT_WITHIN = 10.0

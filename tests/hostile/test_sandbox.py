@@ -24,8 +24,7 @@ from hybridmap import RepoMap, ServerState
 from hybridmap.infra.sandbox import Policy, confined, support
 from hybridmap.languages.registry import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
 
-from ..test_fault_servers import FAULT_SERVER, write_user_config
-from ..test_lsp import fixture_repo, registry_with_only, require
+from ..helpers import FAULT_SERVER, fixture_repo, registry_with_only, require, write_user_config
 
 pytestmark = pytest.mark.skipif(not support().abi, reason=f"no Landlock here: {support().reason}")
 

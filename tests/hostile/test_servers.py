@@ -112,8 +112,13 @@ from hybridmap import MapResult, RepoMap, ServerState  # noqa: E402
 from hybridmap.errors import RequestError  # noqa: E402
 from hybridmap.languages.registry import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR  # noqa: E402
 
-from ..test_fault_servers import FAULT_SERVER, alive, read_pids, write_user_config  # noqa: E402
-from ..test_lsp import fixture_repo  # noqa: E402
+from ..helpers import (  # noqa: E402
+    FAULT_SERVER,
+    alive,
+    fixture_repo,
+    read_pids,
+    write_user_config,
+)
 
 CLOSE_BOUND = 2.0
 """Seconds ``close()`` may take beyond the servers' shutdown grace; a server that never
@@ -319,7 +324,7 @@ def test_ctrl_c_exits_130_with_one_line_and_leaves_nothing(tmp_path: Path) -> No
 
 # --- finding 3: content from outside the root through servers ------------------------------
 
-from ..test_lsp import registry_with_only, require  # noqa: E402
+from ..helpers import registry_with_only, require  # noqa: E402
 
 SECRET = "sk-LEAK-4f1d9c"
 OUTSIDE_SOURCE = f'TOKEN = "{SECRET}"\nPIN = 918273645\n\ndef secret_fn(a: int) -> str:\n    return TOKEN\n'
@@ -419,7 +424,7 @@ def test_non_utf8_file_name_is_not_sent_and_the_server_survives(tmp_path: Path) 
     root = tmp_path / "python"
     import shutil
 
-    from ..test_lsp import FIXTURES
+    from ..helpers import LSP_FIXTURES as FIXTURES
 
     shutil.copytree(FIXTURES / "python", root)
     (root / os.fsdecode(b"bad\xffname.py")).write_text(
@@ -496,7 +501,7 @@ def test_no_server_runs_a_repository_program(language: str, server: str, command
     root = tmp_path / language
     import shutil
 
-    from ..test_lsp import FIXTURES
+    from ..helpers import LSP_FIXTURES as FIXTURES
 
     shutil.copytree(FIXTURES / language, root)
     ATTACKS[(language, server, command)](root, marker)

@@ -24,7 +24,8 @@ from hybridmap import RepoMap, ServerState
 from hybridmap.languages.registry import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
 
 from ..conftest import git
-from ..test_lsp import FIXTURES, require
+from ..helpers import LSP_FIXTURES as FIXTURES
+from ..helpers import require
 
 WRAPPERS = {
     "bin/elm": '#!/bin/sh\nexec "$HOME/.local/elm-0.19.1/bin/elm" "$@"\n',
