@@ -102,7 +102,7 @@ def dependents_from_pairs() -> None:
     """Make the map's ``[R:N]`` marks count dependents from the graph's file pairs
     (``RepoGraph.dependent_counts``, patched by an edit) instead of ``marks.dependents``' sort of
     every edge per new graph: what the edit path costs once ``marks.py`` does so (same counts,
-    tests/test_graph_incremental.py)."""
+    tests/pipeline/test_graph_incremental.py)."""
     import numpy as np
 
     from hybridmap.pipeline import build as pipeline

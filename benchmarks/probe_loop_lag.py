@@ -10,7 +10,7 @@ seconds while the servers start, initialize and answer. Prints one JSON line: ea
 tick count, the map's wall time and the servers' states when it returned.
 
 Used by ``benchmarks/bench_session.py`` (old and new code, alternating) and by
-``tests/test_event_loop.py`` (a gross-stall check).
+``tests/api/test_event_loop.py`` (a gross-stall check).
 """
 
 from __future__ import annotations

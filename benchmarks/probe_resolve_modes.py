@@ -290,7 +290,8 @@ async def one_run(root: str, server: str, order: str) -> dict[str, Any]:
             await lsp.pool.wait_ready(present, 600)
             out["ready_s"] = time.perf_counter() - start
             session = lsp.pool.session(present[0])
-            assert session is not None and session.is_ready, f"{server} not ready: {lsp.pool.report(present[0])}"
+            report = lsp.pool.reports.report(present[0])
+            assert session is not None and session.is_ready, f"{server} not ready: {report}"
             out["version"] = session.version
             definers = repo._definers
             pairs = [

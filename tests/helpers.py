@@ -22,14 +22,14 @@ import pytest
 
 from hybridmap import RepoMap
 from hybridmap.languages.registry import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
-from hybridmap.model import FileTags
+from hybridmap.model import FileTags, Span, Symbol
 from hybridmap.pipeline.merge import Merged
 from hybridmap.pipeline.policies import apply_policies
 from hybridmap.settings import Settings
 from hybridmap.sources.lsp.session import find_command
 from hybridmap.sources.treesitter import extract_tags
 
-from .conftest import committed_copy
+from .conftest import committed_copy, git, write_files
 
 if TYPE_CHECKING:
     from mcp import ClientSession
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 TESTS = Path(__file__).resolve().parent
+PROJECT = TESTS.parent
 
 
 def run_cli(
@@ -473,3 +474,75 @@ async def error(session: ClientSession, tool: str, **arguments: Any) -> str:
     message = text(result)
     assert "\n" not in message and "Traceback" not in message
     return message
+
+
+# --- a small name-matched corpus for ranking tests
+
+
+def rank_symbol(name: str, kind: str, line: int) -> Symbol:
+    return Symbol(name, kind, Span(line, 0, line + 1, 0), line, 4, f"def {name}():")
+
+
+def rank_tags(defs: list[str], refs: list[str]) -> FileTags:
+    from hybridmap.model import Reference
+
+    return FileTags.build(
+        tuple(rank_symbol(d, "function", i * 3) for i, d in enumerate(defs)),
+        [Reference(r, 50 + i, 0) for i, r in enumerate(refs)],
+        100,
+    )
+
+
+def rank_corpus() -> dict[str, FileTags]:
+    return {
+        "store/disk.py": rank_tags(["load_index", "save_index"], []),
+        "store/memory.py": rank_tags(["load_index"], []),
+        "app.py": rank_tags(["main"], ["load_index", "save_index"]),
+        "cli.py": rank_tags(["run"], ["main"]),
+        "tests/test_disk.py": rank_tags(["test_load"], ["load_index", "save_index"]),
+        "lonely.py": rank_tags(["unrelated_helper"], []),
+    }
+
+
+# --- hostile output: bytes no output may carry raw (control, C1, bidi, zero-width, BOM, tags)
+
+FORBIDDEN = re.compile(
+    rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\x8b-\x8f\xa8-\xae]|\xe2\x81[\xa0-\xaf]"
+    rb"|\xef\xbb\xbf|\xf3\xa0[\x80-\x81]"
+)
+
+
+# --- hostile git repositories
+
+GIT_SOURCE = {
+    "app.py": "def handle_request():\n    return load_settings()\n",
+    "settings.py": "def load_settings():\n    return {}\n",
+}
+
+
+def run_cli_with_env(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """``python -m hybridmap ARGS``; ``env``, when given, is the whole environment."""
+    return subprocess.run(
+        [sys.executable, "-m", "hybridmap", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout
+    )
+
+
+def map_json(root: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None) -> dict:
+    proc = run_cli_with_env("map", str(root), "--mode", "static", "--format", "json", "--no-cache", cwd=cwd, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def command_writing(marker: Path) -> str:
+    return f"touch {marker}; false"
+
+
+def repository(tmp_path: Path, name: str = "repo", files: dict[str, str] | None = None) -> Path:
+    root = tmp_path / name
+    write_files(root, files or GIT_SOURCE)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
+    return root

@@ -153,7 +153,7 @@ async def check_servers(
                     c.files,
                     c.candidates,
                     c.chosen,
-                    pool.report(c.language) if c.chosen else None,
+                    pool.reports.report(c.language) if c.chosen else None,
                     c.config_problem,
                 )
                 for c in checks

@@ -14,38 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import git, write_files
-
-SOURCE = {
-    "app.py": "def handle_request():\n    return load_settings()\n",
-    "settings.py": "def load_settings():\n    return {}\n",
-}
-
-
-def hybridmap(
-    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hybridmap", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout
-    )
-
-
-def map_json(root: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None) -> dict:
-    proc = hybridmap("map", str(root), "--mode", "static", "--format", "json", "--no-cache", cwd=cwd, env=env)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
-
-
-def command_writing(marker: Path) -> str:
-    return f"touch {marker}; false"
-
-
-def repository(tmp_path: Path, name: str = "repo", files: dict[str, str] | None = None) -> Path:
-    root = tmp_path / name
-    write_files(root, files or SOURCE)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "initial")
-    return root
+from tests.helpers import GIT_SOURCE, command_writing, map_json, repository, run_cli_with_env
 
 
 def test_fsmonitor_and_hooks_in_repository_config_never_run(tmp_path: Path) -> None:
@@ -59,7 +28,7 @@ def test_fsmonitor_and_hooks_in_repository_config_never_run(tmp_path: Path) -> N
     (root / "ignored.py").write_text("def ignored_function():\n    pass\n")
     (root / ".gitignore").write_text("ignored.py\n")
     for command in (("map", str(root), "--mode", "static", "--no-cache"), ("servers", str(root))):
-        proc = hybridmap(*command)
+        proc = run_cli_with_env(*command)
         assert proc.returncode == 0, proc.stderr
     data = map_json(root)
     assert not marker.exists(), "a command from the repository's git config ran"
@@ -95,7 +64,7 @@ def test_embedded_bare_repository_survives_clone_and_runs_nothing(tmp_path: Path
     evil = clone / "evil"
     data = map_json(evil)  # the subdirectory as the root
     from_inside = map_json(".", cwd=evil)  # run from inside it
-    servers = hybridmap("servers", ".", cwd=evil)
+    servers = run_cli_with_env("servers", ".", cwd=evil)
     assert servers.returncode == 0, servers.stderr
     assert not marker.exists(), "an embedded bare repository's config ran a command"
     for result in (data, from_inside):
@@ -122,7 +91,7 @@ def test_core_worktree_pointing_outside_lists_nothing_from_there(tmp_path: Path)
 def test_dot_git_file_naming_another_repository_lists_nothing_from_it(tmp_path: Path) -> None:
     other = repository(tmp_path, "other", {"confidential_design.py": "def confidential():\n    pass\n"})
     root = tmp_path / "repo"
-    write_files(root, SOURCE)
+    write_files(root, GIT_SOURCE)
     (root / ".git").write_text(f"gitdir: {other / '.git'}\n")
     data = map_json(root)
     assert "confidential" not in json.dumps(data)
@@ -264,7 +233,7 @@ def test_history_for_ranking_runs_no_repository_command_and_stays_in_the_root(tm
     from hybridmap.infra.git import log_name_only
 
     marker = tmp_path / "ran"
-    root = repository(tmp_path, files={**SOURCE, "pkg/store.py": "def store():\n    pass\n"})
+    root = repository(tmp_path, files={**GIT_SOURCE, "pkg/store.py": "def store():\n    pass\n"})
     write_files(root, {"app.py": "def handle_request():\n    return store()\n", "pkg/store.py": "def store(): 1\n"})
     git(root, "commit", "-q", "-am", "both")
     write_files(root, {"\nodd.py": "x = 1\n"})  # a first path starting with git's own separator

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from hybridmap import RepoMap
 from hybridmap.infra.sanitize import _UNSAFE, escape_path, json_safe, safe_line, unescape_path
 from tests.conftest import git, run_on_pty
+from tests.helpers import FORBIDDEN
 
 OSC_TITLE = "\x1b]0;owned\x07"
 OSC_CLIPBOARD = "\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\x07"
@@ -26,14 +27,9 @@ CSI = "\x1b[2J\x1b[31m"
 RLO = "\u202e"  # right-to-left override: "Trojan Source"
 TAG_A = "\U000e0041"  # an invisible Unicode tag character ("ASCII smuggling" to a model)
 
+
 #: Bytes no text output may contain: C0 controls but tab and newline, DEL, and the UTF-8
 #: encodings of C1 controls, bidi controls, zero-width, separators and tag characters.
-FORBIDDEN = re.compile(
-    rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\x8b-\x8f\xa8-\xae]|\xe2\x81[\xa0-\xaf]"
-    rb"|\xef\xbb\xbf|\xf3\xa0[\x80-\x81]"
-)
-
-
 def hostile_files() -> dict[str, str]:
     return {
         f"title{OSC_TITLE}.py": "def set_title():\n    pass\n",

@@ -25,7 +25,7 @@ from hybridmap.errors import HybridMapError
 from hybridmap.infra.sanitize import unescape_path
 from hybridmap.settings import Settings
 from tests.conftest import git
-from tests.hostile.test_output import FORBIDDEN
+from tests.helpers import FORBIDDEN
 
 #: Exit statuses the CLI documents: 0 a map (maybe degraded), 1 no map could be made, 2 usage.
 DOCUMENTED_EXITS = {0, 1, 2}

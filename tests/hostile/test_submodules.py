@@ -16,7 +16,7 @@ from hybridmap.infra.git import git_config_environment
 from hybridmap.settings import Settings
 from hybridmap.workspace.walk import list_files
 from tests.conftest import git, write_files
-from tests.hostile.test_git import command_writing, map_json, repository
+from tests.helpers import command_writing, map_json, repository
 
 ALLOW_FILE = ("-c", "protocol.file.allow=always")  # git refuses local submodule URLs by default
 

@@ -2,7 +2,7 @@
 
 :class:`GraphUpdater` keeps the last graph and what it was built from, and given the next tags
 and resolved pairs returns the graph :func:`~hybridmap.pipeline.graph.repo_graph.build_graph` would build from them,
-equal array for array (``tests/test_graph_incremental.py`` checks it after random edit
+equal array for array (``tests/pipeline/test_graph_incremental.py`` checks it after random edit
 sequences, with the rankings). What an edit can change, and what is re-derived for it:
 
 * a file whose tags changed (edited, added, removed: its :class:`~hybridmap.model.FileTags`

@@ -17,7 +17,7 @@ the encodings in :data:`LINE_ADDITIVE`, the count of a text made of non-blank li
 without a carriage return, each ending in a newline, is the sum of the counts of its
 lines: the encoding's pre-tokenizer ends a piece at every such newline (its
 ``\s*[\r\n]`` alternative comes before any that could reach past one), and BPE
-never merges across pieces (``tests/test_pack.py`` checks the sum against the whole
+never merges across pieces (``tests/pipeline/test_pack.py`` checks the sum against the whole
 count on random mixes of real code lines). The rendered map is such a text (the
 sanitizer escapes every other line break). So each line is counted once, the counts
 are kept in the disk cache by the line's hash, and a warm process that meets only

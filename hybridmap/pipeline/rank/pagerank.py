@@ -1,6 +1,6 @@
 """The power iteration of personalized PageRank on edge arrays (``networkx.pagerank`` semantics).
 
-Same dangling and personalization semantics as networkx (``tests/test_rank.py`` checks
+Same dangling and personalization semantics as networkx (``tests/pipeline/test_rank.py`` checks
 equality), on arrays, so a warm re-rank costs milliseconds instead of rebuilding a networkx
 graph per request. Small graphs iterate with numpy alone; large ones on a scipy CSR matrix,
 imported only then (see :data:`CSR_MIN_EDGES`).

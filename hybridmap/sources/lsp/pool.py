@@ -62,22 +62,28 @@ class _Slot:
     """Why no server runs here although none failed: stopped or held back by the bound."""
 
 
-class _Reports:
+def server_name(slot: _Slot) -> str:
+    """The server a slot runs, or would run: its chosen one, else its first trusted candidate."""
+    if slot.chosen is not None:
+        return slot.chosen.name
+    return next((c.name for c in slot.candidates if c.trusted), slot.language)
+
+
+class ServerReports:
     """What the pool says about its servers: one report per language, summarising its
-    project roots, and diagnostics for the roots a summary cannot name."""
+    project roots, and diagnostics for the roots a summary cannot name. It reads the pool's
+    slots, the roots the last assignment found and the config problems, as the pool keeps them."""
 
-    _slots: dict[Key, _Slot]
-    _present: dict[Key, int]
-    config_problems: dict[str, str]
-
-    def _server_name(self, slot: _Slot) -> str:
-        if slot.chosen is not None:
-            return slot.chosen.name
-        return next((c.name for c in slot.candidates if c.trusted), slot.language)
+    def __init__(
+        self, slots: Mapping[Key, _Slot], present: Mapping[Key, int], config_problems: Mapping[str, str]
+    ) -> None:
+        self._slots = slots
+        self._present = present
+        self._config_problems = config_problems
 
     def report(self, language: str) -> ServerReport:
         report = self._language_report(language)
-        problem = self.config_problems.get(language)
+        problem = self._config_problems.get(language)
         if problem:
             return ServerReport(
                 report.state,
@@ -88,8 +94,8 @@ class _Reports:
         return report
 
     def root_reports(self, language: str) -> dict[str, ServerReport]:
-        """Project root -> its server's report, for the roots the last :meth:`assign` found
-        (the repository root alone before any)."""
+        """Project root -> its server's report, for the roots the last :meth:`ServerPool.assign`
+        found (the repository root alone before any)."""
         roots = sorted(root for lang, root in self._present if lang == language)
         if not roots:
             roots = [""] if (language, "") in self._slots else []
@@ -115,17 +121,14 @@ class _Reports:
                 slot = self._slots.get((language, root))
                 where = f"project root {root or '.'}"
                 if slot is not None and slot.note and report.state is ServerState.DISABLED:
-                    name = self._server_name(slot)
+                    name = server_name(slot)
                     out.append(Diagnostic(language, "server_limit", f"{name} for {where}: {report.detail}"))
                 elif report.state in _DEGRADED and overall not in _DEGRADED:
                     out.append(Diagnostic(language, f"server_{report.state}", f"{where}: {report.detail}"))
         return out
 
-    def _report_state(self, slot: _Slot) -> ServerState:
-        return _slot_report(slot).state
 
-
-class ServerPool(_Reports):
+class ServerPool:
     def __init__(
         self, registry: LanguageRegistry, root: Path, settings: Settings, environ: Mapping[str, str] | None = None
     ) -> None:
@@ -151,6 +154,8 @@ class ServerPool(_Reports):
         """Servers shut down to stay within ``lsp_max_servers``."""
         self.config_problems: dict[str, str] = {}
         """Language → why the repository's own server config (or its root markers) was ignored."""
+        self.reports = ServerReports(self._slots, self._present, self.config_problems)
+        """What the pool says about its servers (reads the three above, kept in place)."""
 
     def candidates(self, language: str) -> tuple[ServerConfig, ...]:
         cached = self._candidates.get(language)
@@ -192,7 +197,8 @@ class ServerPool(_Reports):
         self._root_of = self.roots.assign((p, self.markers(lang)) for p, lang in mine.items())
         self._language_of = mine
         found = groups(self._root_of, mine)
-        self._present = {key: len(paths) for key, paths in found.items()}
+        self._present.clear()  # in place: the reports read this dict
+        self._present.update({key: len(paths) for key, paths in found.items()})
         return found
 
     def root_of(self, path: str) -> str:
@@ -215,13 +221,13 @@ class ServerPool(_Reports):
         selected: list[Key] = []
         for key in order:
             slot = self._slot(*key)
-            process = (self._server_name(slot), key[1])  # languages sharing a server share it
+            process = (server_name(slot), key[1])  # languages sharing a server share it
             if process not in processes and len(processes) >= bound:
                 if not _running(slot):
                     slot.note = f"waiting: lsp_max_servers = {bound} servers run for roots needed more"
                 continue
             installed = any_installed(slot.candidates, self._installed_commands, self._environ)
-            if self._report_state(slot) not in (ServerState.MISSING, ServerState.UNTRUSTED) and installed:
+            if _slot_report(slot).state not in (ServerState.MISSING, ServerState.UNTRUSTED) and installed:
                 processes.add(process)  # a server that cannot start takes no place
             selected.append(key)
         self._selected = set(selected)

@@ -147,7 +147,7 @@ class LspSource:
         return self.pool.languages_with_servers(set(languages))
 
     def report(self, language: str) -> ServerReport:
-        return self.pool.report(language)
+        return self.pool.reports.report(language)
 
     def reports(self, languages: Sequence[str]) -> dict[str, ServerReport]:
         """The state of the server of each of ``languages`` that has one configured."""
@@ -156,7 +156,7 @@ class LspSource:
             return dict.fromkeys(with_servers, ServerReport(ServerState.DISABLED, None, None, NOT_STARTED_ONE_SHOT))
         reports = {}
         for language in with_servers:
-            report = self.pool.report(language)
+            report = self.pool.reports.report(language)
             if report.state is ServerState.DISABLED and self._start_servers and report.detail == "not started":
                 report = ServerReport(ServerState.STARTING, None, None, "starts after this map (server wait 0)")
             reports[language] = report
@@ -168,7 +168,7 @@ class LspSource:
         for session in self.pool.sessions():
             if session.alive and (health := session.health()):
                 out.append(Diagnostic(session.language, "server_degraded", f"{session.config.name}: {health}"))
-        out.extend(self.pool.root_diagnostics())  # project roots failed or held back by lsp_max_servers
+        out.extend(self.pool.reports.root_diagnostics())  # project roots failed or held back by lsp_max_servers
         return out
 
     def sessions(self) -> list[LspSession]:

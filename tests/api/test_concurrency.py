@@ -1,0 +1,163 @@
+"""One map object used from several threads at once, while a real server resolves and files change.
+
+The sources' state is written by background work on the map's event loop (server answers
+arriving) while maps are built in worker threads; a map must read an immutable copy of it,
+and only answers about the text its snapshot has. Here three threads map, one searches and
+lists files, and one rewrites files, each version of a file defining names of its own
+generation: a map that raises, or shows one file with names of two generations (an old
+text's server symbols merged into a new text's), fails. Every static map made during the
+churn names the generation of each edited file, which is its snapshot: afterwards each
+distinct snapshot is written back and mapped by a fresh object, and the two maps must match.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from pathlib import Path
+
+from hybridmap import RepoMap
+
+from ..helpers import require
+
+MODULES = 24
+EDITED = 6
+MAPS_PER_THREAD = 50
+REPLAYED = 8  # distinct snapshots mapped again by a fresh object
+GENERATION = re.compile(r"gen(\d+)_")
+
+
+def module(i: int, generation: int) -> str:
+    # Every module defines load/save (ambiguous names: the server is asked where each use
+    # points) and two functions named after its generation.
+    other = (i + 1) % MODULES
+    return (
+        f"from pkg.mod{other} import load as load_{other}\n\n"
+        f"def gen{generation}_build_{i}(x):\n    return load_{other}(save(x))\n\n"
+        f"def gen{generation}_check_{i}(y):\n    return load(y)\n\n"
+        "def load(value):\n    return value\n\n"
+        "def save(value):\n    return value\n"
+    )
+
+
+def test_maps_lookups_and_edits_from_threads_while_the_server_resolves(git_repo, tmp_path: Path) -> None:
+    require("ty")
+    files = {f"pkg/mod{i}.py": module(i, 0) for i in range(MODULES)}
+    files["pkg/__init__.py"] = ""
+    root = git_repo(files)
+    errors: list[BaseException] = []
+    mixed: list[str] = []
+    snapshots: dict[tuple[str, tuple[int, ...]], list[tuple[str, list[tuple[str, int]]]]] = {}
+    maps = 0
+    lock = threading.Lock()
+    done = threading.Event()
+
+    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+        repo.map(mode="hybrid", server_wait=10, tokens=512)  # the server up, resolution under way
+
+        def guarded(work):  # type: ignore[no-untyped-def]
+            def run() -> None:
+                try:
+                    work()
+                except BaseException as exc:  # noqa: BLE001 - any error fails the test below
+                    errors.append(exc)
+
+            return run
+
+        def mapper(seed: int) -> None:
+            nonlocal maps
+            for n in range(MAPS_PER_THREAD):
+                chat = f"pkg/mod{(seed * 7 + n) % MODULES}.py"
+                mode = "static" if n % 2 else "hybrid"
+                wait = 0.2 if n % 5 == 0 else 0.0
+                result = repo.map(mode=mode, chat_files=[chat], tokens=2048, server_wait=wait)
+                seen: dict[str, int] = {}
+                for shown in result.files:
+                    generations = {int(m) for s in shown.symbols for m in GENERATION.findall(s.name)}
+                    if len(generations) > 1:
+                        mixed.append(f"{shown.path}: {[s.name for s in shown.symbols]}")
+                    if len(generations) == 1:
+                        seen[shown.path] = generations.pop()
+                edited = tuple(seen.get(f"pkg/mod{i}.py", -1) for i in range(EDITED))
+                with lock:
+                    maps += 1
+                    if mode == "static" and -1 not in edited:
+                        snapshots.setdefault((chat, edited), listing(result))
+
+        def looker() -> None:
+            while not done.is_set():
+                repo.search_symbols("load", limit=10)
+                repo.find_files("mod1", limit=5)
+
+        def editor() -> None:
+            generation = 0
+            while not done.is_set():
+                generation += 1
+                for i in range(EDITED):
+                    (root / f"pkg/mod{i}.py").write_text(module(i, generation))
+                time.sleep(0.05)
+
+        mappers = [threading.Thread(target=guarded(lambda s=s: mapper(s))) for s in range(3)]
+        others = [threading.Thread(target=guarded(looker)), threading.Thread(target=guarded(editor))]
+        for thread in mappers + others:
+            thread.start()
+        for thread in mappers:
+            thread.join(timeout=300)
+        done.set()
+        for thread in others:
+            thread.join(timeout=60)
+        assert not any(t.is_alive() for t in mappers + others), "a thread did not finish"
+        server = repo.map(mode="hybrid", tokens=512).servers["python"]
+        # Once the churn stops, the map equals a fresh map of the same files: nothing of the
+        # concurrent maps, lookups and edits is left behind in the object's state.
+        request = {"mode": "static", "chat_files": ["pkg/mod3.py"], "tokens": 2048}
+        settled = repo.map(**request)  # type: ignore[arg-type]
+    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "fresh")}) as fresh_repo:
+        fresh = fresh_repo.map(**request)  # type: ignore[arg-type]
+
+    assert not errors, errors[:3]
+    assert maps == 3 * MAPS_PER_THREAD
+    assert not mixed, mixed[:5]
+    assert server.server == "ty", server
+    assert listing(settled) == listing(fresh)
+
+    # Each snapshot a static map saw during the churn, written back and mapped afresh.
+    assert len(snapshots) >= REPLAYED, f"only {len(snapshots)} distinct static snapshots were seen"
+    for (chat, generations), during in sorted(snapshots.items())[:: max(1, len(snapshots) // REPLAYED)]:
+        for i, generation in enumerate(generations):
+            (root / f"pkg/mod{i}.py").write_text(module(i, generation))
+        with RepoMap(root, overrides={"cache_dir": str(tmp_path / "fresh")}) as replay:
+            again = replay.map(mode="static", chat_files=[chat], tokens=2048)
+        assert during == listing(again), (chat, generations)
+
+
+def listing(result) -> list[tuple[str, list[tuple[str, int]]]]:  # type: ignore[no-untyped-def]
+    return [(f.path, [(s.name, s.line) for s in f.symbols]) for f in result.files]
+
+
+def test_two_repositories_mapped_in_two_threads_at_once(git_repo, tmp_path: Path) -> None:
+    """What the process shares between maps (the text-similarity vocabulary and word vectors)
+    is taken in turns: two maps of two repositories in two threads, each with new chat files
+    and edits, raise nothing and each shows only its own files."""
+    roots = [git_repo({f"pkg{r}/mod{i}.py": module(i, 0) for i in range(MODULES)}) for r in range(2)]
+    errors: list[BaseException] = []
+    foreign: list[str] = []
+
+    def work(r: int) -> None:
+        try:
+            with RepoMap(roots[r], overrides={"cache_dir": str(tmp_path / f"c{r}")}) as repo:
+                for n in range(20):
+                    (roots[r] / f"pkg{r}/mod{n % 4}.py").write_text(module(n % 4, n + 1))
+                    result = repo.map(mode="static", chat_files=[f"pkg{r}/mod{(n * 5) % MODULES}.py"], tokens=512)
+                    foreign.extend(f.path for f in result.files if not f.path.startswith(f"pkg{r}/"))
+        except BaseException as exc:  # noqa: BLE001 - any error fails the test below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(r,)) for r in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert not errors, errors[:3]
+    assert not foreign, foreign[:5]

@@ -1,0 +1,102 @@
+"""Git co-change on a repository with a scripted history: counts, incremental updates, ranking."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hybridmap import RepoMap
+from hybridmap.pipeline.inputs.cochange import CoChangeIndex
+from hybridmap.settings import Settings
+
+from ..conftest import git, write_files
+
+BASE = {
+    "core.py": "def core_entry():\n    pass\n",
+    "partner.py": "def partner_entry():\n    pass\n",
+    "loner.py": "def loner_entry():\n    pass\n",
+    "other.py": "def other_entry():\n    pass\n",
+}
+
+
+def _commit(root: Path, files: dict[str, str], message: str) -> None:
+    write_files(root, files)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+
+
+def _history(git_repo) -> Path:
+    """After the initial commit of the four files (which counts once for every pair): core.py and
+    partner.py changed together 3 times, core.py and loner.py once, and one sweeping commit over
+    25 files (more than co_change_max_files) that must not count."""
+    root = git_repo(BASE)
+    for i in range(3):
+        _commit(root, {"core.py": BASE["core.py"] + f"# {i}\n", "partner.py": BASE["partner.py"] + f"# {i}\n"}, "pair")
+    _commit(root, {"core.py": BASE["core.py"] + "# loner\n", "loner.py": BASE["loner.py"] + "# 1\n"}, "once")
+    _commit(
+        root, {f"bulk/f{i}.py": f"X{i} = 1\n" for i in range(24)} | {"core.py": "# sweep\n" + BASE["core.py"]}, "sweep"
+    )
+    return root
+
+
+def test_pair_counts_and_the_commit_size_window(git_repo) -> None:
+    root = _history(git_repo)
+    index = CoChangeIndex(root, Settings())
+    history = index.refresh()
+    assert history.problem == "" and history.head is not None
+    assert dict(history.of("core.py")) == {"partner.py": 4, "loner.py": 2, "other.py": 1}
+    assert history.of("partner.py") == {"core.py": 4, "loner.py": 1, "other.py": 1}
+    assert history.of("bulk/f0.py") == {}  # the sweeping commit counted for nothing
+    narrow = CoChangeIndex(root, Settings().replace(co_change_max_commits=2)).refresh()
+    assert dict(narrow.of("core.py")) == {"loner.py": 1}  # only the two newest commits read
+
+
+def test_incremental_when_head_moves_forward_and_full_when_it_moves_elsewhere(git_repo) -> None:
+    root = _history(git_repo)
+    index = CoChangeIndex(root, Settings())
+    first = index.refresh()
+    assert index.refresh() is first  # same HEAD: nothing read
+    _commit(root, {"core.py": "# more\n" + BASE["core.py"], "other.py": BASE["other.py"] + "# 1\n"}, "forward")
+    moved = index.refresh()
+    assert moved.head != first.head
+    assert moved.of("core.py")["other.py"] == 2 and moved.of("core.py")["partner.py"] == 4
+    assert moved.commits == first.commits + 1
+    git(root, "checkout", "-q", "HEAD~6")  # back to the initial commit: history rewound
+    back = index.refresh()
+    assert back.of("core.py") == {"partner.py": 1, "loner.py": 1, "other.py": 1}
+
+
+def test_no_git_means_off_quietly_and_a_failing_git_is_said(tmp_path: Path, git_repo) -> None:
+    plain = tmp_path / "plain"
+    write_files(plain, BASE)
+    history = CoChangeIndex(plain, Settings()).refresh()
+    assert history.partners == {} and history.problem == "" and history.head is None
+    with RepoMap(plain, overrides={"cache_dir": str(tmp_path / "c")}) as repo:
+        result = repo.map(mode="static", chat_files=["core.py"], tokens=1000)
+    assert not any(d.kind == "co_change_off" for d in result.diagnostics)
+    # A history git cannot read (its trees and blobs gone, the commits still there) is said.
+    root = _history(git_repo)
+    listing = git(root, "cat-file", "--batch-check", "--batch-all-objects")
+    for line in listing.splitlines():
+        sha, kind, _ = line.split()
+        if kind != "commit":
+            (root / ".git" / "objects" / sha[:2] / sha[2:]).unlink()
+    broken = CoChangeIndex(root, Settings()).refresh()
+    assert broken.partners == {} and "co-change is off" in broken.problem
+    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "c2")}) as repo:
+        said = repo.map(mode="static", chat_files=["core.py"], tokens=1000)
+    assert any(d.kind == "co_change_off" for d in said.diagnostics)
+
+
+def test_partners_of_the_chat_file_rank_higher(git_repo, tmp_path: Path) -> None:
+    root = _history(git_repo)
+    cache = str(tmp_path / "cache")
+    with RepoMap(root, overrides={"cache_dir": cache, "co_change_boost": 0.0}) as repo:
+        plain = repo.map(mode="static", chat_files=["core.py"], tokens=1000)
+    with RepoMap(root, overrides={"cache_dir": cache, "co_change_boost": 1.0}) as repo:
+        boosted = repo.map(mode="static", chat_files=["core.py"], tokens=1000)
+    order = [f.path for f in boosted.files]
+    assert order[0] == "partner.py", order
+    partner = boosted.files[0]
+    assert "changed with a chat file in 4 commits" in partner.why
+    assert partner.file_rank > next(f for f in plain.files if f.path == "partner.py").file_rank
+    assert not any(d.kind == "co_change_off" for d in boosted.diagnostics)
