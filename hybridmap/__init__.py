@@ -20,6 +20,7 @@ _EXPORTS = {
     "Provenance": "model",
     "RankedFile": "model",
     "RankedSymbol": "model",
+    "RunningServer": "model",
     "ServerReport": "model",
     "ServerState": "model",
     "Settings": "settings",
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
         Provenance,
         RankedFile,
         RankedSymbol,
+        RunningServer,
         ServerReport,
         ServerState,
     )
@@ -73,6 +75,7 @@ __all__ = [
     "RepoMap",
     "RequestError",
     "RootError",
+    "RunningServer",
     "ServerError",
     "ServerReport",
     "ServerState",

@@ -499,6 +499,18 @@ class ServerReport:
 
 
 @dataclass(frozen=True, slots=True)
+class RunningServer:
+    """A language-server process a map started and has not stopped."""
+
+    language: str
+    server: str
+    root: str
+    """Its project root, relative to the repository's root (``.``: the root itself)."""
+    pid: int | None
+    state: ServerState
+
+
+@dataclass(frozen=True, slots=True)
 class MapResult:
     """The answer to a :class:`MapRequest`."""
 

@@ -38,7 +38,17 @@ from ..features.file_search import FileSearch
 from ..features.search import SymbolSearch
 from ..features.search_servers import search_with_servers
 from ..languages.registry import LanguageRegistry
-from ..model import Diagnostic, FileTags, HoverKey, MapChanges, MapRequest, MapResult, Mode, ServerReport
+from ..model import (
+    Diagnostic,
+    FileTags,
+    HoverKey,
+    MapChanges,
+    MapRequest,
+    MapResult,
+    Mode,
+    RunningServer,
+    ServerReport,
+)
 from ..pipeline.build import TIMED_PHASES, BuildRequest, MapBuilder, MapInputs, index_timings, with_details
 from ..pipeline.graph.repo_graph import RepoGraph, definer_counts
 from ..pipeline.inputs.cochange import CoChangeIndex
@@ -323,6 +333,19 @@ class _RepoCore:
 
     def _validate(self, request: MapRequest) -> BuildRequest:
         return validate_request(request, self.root, self.settings, self._session)
+
+    def running_servers(self) -> tuple[RunningServer, ...]:
+        """The language-server processes alive now, one per (server, project root), by server
+        and root: which language, where, their pid and state (none before a hybrid map)."""
+        lsp = self._lsp
+        if lsp is None:
+            return ()
+        out = []
+        for session in lsp.sessions():
+            if session.alive:
+                where = session.root.relative_to(self.root).as_posix() if session.root != self.root else "."
+                out.append(RunningServer(session.language, session.config.name, where, session.pid, session.state))
+        return tuple(sorted(out, key=lambda s: (s.server, s.root, s.language)))
 
     def graph(self) -> RepoGraph | None:
         """The graph of the last map (None before the first call)."""

@@ -23,7 +23,7 @@ from ..features.dead_code import DeadCode
 from ..features.file_search import FileSearch
 from ..features.search import SymbolSearch
 from ..languages.registry import LanguageRegistry
-from ..model import FileTags, MapChanges, MapRequest, MapResult, Mode
+from ..model import FileTags, MapChanges, MapRequest, MapResult, Mode, RunningServer
 from ..pipeline.graph.repo_graph import RepoGraph
 from ..pipeline.inputs.session import SessionFiles
 from ..pipeline.render.summaries import Summarizer
@@ -179,6 +179,10 @@ class RepoMap:
     def refresh(self) -> MapChanges:
         """See :meth:`AsyncRepoMap.refresh <hybridmap.api.repo.AsyncRepoMap.refresh>`."""
         return self._thread.call(self._async.refresh())
+
+    def running_servers(self) -> tuple[RunningServer, ...]:
+        """See :meth:`AsyncRepoMap.running_servers <hybridmap.api.repo.AsyncRepoMap.running_servers>`."""
+        return self._thread.on_loop(self._async.running_servers)
 
     def search_symbols(
         self,

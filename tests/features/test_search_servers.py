@@ -112,7 +112,7 @@ def test_static_mode_and_wait_zero_ask_no_server(git_repo: GitRepoFactory, tmp_p
     with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
         cold = repo.search_symbols(names[0])  # hybrid, but nothing started it and nothing waits
         assert cold.servers == () and sources(cold) == [(names[0], "alpha/first_module.py", ("index",))]
-        assert repo._async._lsp is not None and repo._async._lsp.sessions() == []
+        assert repo.running_servers() == ()
         warm = repo.search_symbols(names[0], server_wait=WAIT)
         static = repo.search_symbols(names[0], mode="static")
         with pytest.raises(RequestError):

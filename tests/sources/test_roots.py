@@ -267,10 +267,10 @@ def test_one_server_at_the_repository_root_misses_the_projects(tmp_path: Path) -
     with RepoMap(root, registry=registry_without_roots(tmp_path), overrides=overrides) as repo:
         result = repo.map(mode="hybrid", server_wait=60, tokens=512)
         found = edges(repo)
-        sessions = repo._async._lsp.sessions()  # type: ignore[union-attr]
+        running = repo.running_servers()
     assert result.servers["go"].state is ServerState.MISSING, result.servers["go"]
     assert "none of ['go.mod', 'go.work'] in root" in result.servers["go"].detail
-    assert {s.root for s in sessions} == {root}
+    assert {s.root for s in running} == {"."}
     for edge in PER_ROOT_ONLY:
         assert found.get(edge) != "lsp", edge
     assert found.get(WRONG[0]) == found.get(WRONG[1]) == "name-match"  # Go: the guesses stay
@@ -287,10 +287,10 @@ def test_one_server_per_project_root_resolves_each_project(tmp_path: Path) -> No
         result = repo.map(mode="hybrid", server_wait=60, tokens=512)
         seconds = time.monotonic() - started
         found = edges(repo)
-        sessions = repo._async._lsp.sessions()  # type: ignore[union-attr]
+        running = repo.running_servers()
         graph = repo.graph()
     assert graph is not None
-    where = sorted((s.config.name, s.root.relative_to(root).as_posix()) for s in sessions)
+    where = sorted((s.server, s.root) for s in running)
     assert where == [
         ("gopls", "services/a"),
         ("gopls", "services/b"),
@@ -316,17 +316,13 @@ def test_lsp_max_servers_shuts_down_the_least_recently_used(tmp_path: Path) -> N
     root = monorepo(tmp_path)
     overrides = {"cache_dir": str(tmp_path / "cache"), "lsp_max_servers": 1}
     with RepoMap(root, overrides=overrides) as repo:
-        lsp = repo._async._lsp
-        assert lsp is not None
         first = repo.map(mode="hybrid", server_wait=60, tokens=512, chat_files=["services/a/main.go"])
-        (gopls_a,) = lsp.sessions()
-        assert (gopls_a.config.name, gopls_a.root) == ("gopls", root / "services" / "a")
+        (gopls_a,) = repo.running_servers()
+        assert (gopls_a.server, gopls_a.root) == ("gopls", "services/a")
         pid = gopls_a.pid
         second = repo.map(mode="hybrid", server_wait=60, tokens=512, chat_files=["services/b/main.go"])
-        alive = [s for s in lsp.sessions() if s.alive]
         found = edges(repo)
-        assert [(s.config.name, s.root) for s in alive] == [("gopls", root / "services" / "b")]
-        assert lsp.pool.stopped >= 1
+        assert [(s.server, s.root) for s in repo.running_servers()] == [("gopls", "services/b")]
     assert first.text and second.text  # maps still come back
     held = [d for d in first.diagnostics if d.kind == "server_limit"]
     assert {d.path for d in held} >= {"go", "python", "typescript"}, first.diagnostics
