@@ -46,14 +46,7 @@ def run_cli(
 ) -> subprocess.CompletedProcess[str]:
     """``python -m hybridmap ARGS`` as a user runs it (no terminal size from the test's own)."""
     base = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    return subprocess.run(
-        [sys.executable, "-m", "hybridmap", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=cwd,
-        env={**base, **(env or {})},
-    )
+    return run_cli_with_env(*args, cwd=cwd, env={**base, **(env or {})}, timeout=timeout)
 
 
 LSP_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "lsp"
@@ -435,13 +428,13 @@ def derived(
 
 
 @asynccontextmanager
-async def connect(root: Path, tmp_path: Path) -> AsyncIterator[ClientSession]:
-    """A session with ``python -m hybridmap mcp ROOT`` (its stderr in ``tmp_path/server.log``)."""
+async def connect(root: Path, tmp_path: Path, *, output_schemas: bool = False) -> AsyncIterator[ClientSession]:
+    """A session with ``python -m hybridmap mcp ROOT`` (its stderr in ``tmp_path/server.log``);
+    ``output_schemas``: the tools listed with them (the client then validates each result)."""
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "hybridmap", "mcp", str(root), "--cache-dir", str(tmp_path / "cache")]
-    )
+    args = ["-m", "hybridmap", "mcp", str(root), "--cache-dir", str(tmp_path / "cache")]
+    params = StdioServerParameters(command=sys.executable, args=[*args, "--output-schemas"] if output_schemas else args)
     with open(tmp_path / "server.log", "a") as errlog:  # noqa: ASYNC230 (the child's stderr, once)
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
             await session.initialize()

@@ -95,5 +95,8 @@ def is_c_source(path: str) -> bool:
     return path.lower().endswith(C_SOURCE_SUFFIXES)
 
 
+_C_FAMILY_SUFFIXES = C_HEADER_SUFFIXES + C_SOURCE_SUFFIXES
+
+
 def is_c_family(path: str) -> bool:
-    return is_c_header(path) or is_c_source(path)
+    return path.lower().endswith(_C_FAMILY_SUFFIXES)  # one lowering: called per resolved pair

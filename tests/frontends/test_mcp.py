@@ -462,17 +462,11 @@ def test_tool_list_is_small_and_arguments_are_strict(tmp_path: Path) -> None:
     run(root, tmp_path, body)
 
     async def with_schemas() -> None:
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "hybridmap", "mcp", str(root), "--cache-dir", str(tmp_path / "cache"), "--output-schemas"],
-        )
-        with open(tmp_path / "server.log", "a") as errlog:  # noqa: ASYNC230
-            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
-                await session.initialize()
-                listed = (await session.list_tools()).tools
-                assert all(tool.output_schema for tool in listed)
-                _, summary = await ok(session, "repo_map", mode="static", tokens=500)  # validated by the client
-                assert summary["budget"] == 500
+        async with connect(root, tmp_path, output_schemas=True) as session:
+            listed = (await session.list_tools()).tools
+            assert all(tool.output_schema for tool in listed)
+            _, summary = await ok(session, "repo_map", mode="static", tokens=500)  # validated by the client
+            assert summary["budget"] == 500
 
     anyio.run(with_schemas)
 

@@ -5,7 +5,6 @@ output schema), never a copy of its type written again in a front end."""
 from __future__ import annotations
 
 import ast
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from hybridmap.features.dead_code import DeadCodeJson
 from hybridmap.features.file_search import FileSearchJson
 from hybridmap.features.search import SymbolSearchJson
 
-from ..helpers import PROJECT, fixture_repo
+from ..helpers import PROJECT, connect, fixture_repo
 
 PACKAGE = PROJECT / "hybridmap"
 
@@ -68,7 +67,6 @@ def test_the_mcp_tools_return_the_features_documents(tmp_path: Path) -> None:
     """A real MCP client, with output schemas listed (it validates each structured result
     against its tool's schema): each lookup tool's result is the feature's document."""
     pytest.importorskip("mcp")
-    from mcp import ClientSession, StdioServerParameters, stdio_client
 
     root = fixture_repo(tmp_path, "python")
     calls: dict[str, tuple[dict[str, Any], type]] = {
@@ -81,17 +79,11 @@ def test_the_mcp_tools_return_the_features_documents(tmp_path: Path) -> None:
     seen: dict[str, dict[str, Any]] = {}
 
     async def main() -> None:
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "hybridmap", "mcp", str(root), "--cache-dir", str(tmp_path / "cache"), "--output-schemas"],
-        )
-        with open(tmp_path / "server.log", "a") as errlog:  # noqa: ASYNC230
-            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
-                await session.initialize()
-                for tool, (arguments, _) in calls.items():
-                    result = await session.call_tool(tool, arguments)
-                    assert not result.is_error and result.structured_content is not None, tool
-                    seen[tool] = result.structured_content
+        async with connect(root, tmp_path, output_schemas=True) as session:
+            for tool, (arguments, _) in calls.items():
+                result = await session.call_tool(tool, arguments)
+                assert not result.is_error and result.structured_content is not None, tool
+                seen[tool] = result.structured_content
 
     anyio.run(main)
     for tool, (_, document) in calls.items():
