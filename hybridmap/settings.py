@@ -179,15 +179,15 @@ def setting(default: Any, rule: Rule) -> Any:
     return dataclasses.field(default=default, metadata={"rule": rule})
 
 
-# Settings is one frozen record, declared in four classes along the data flow so each stays
-# readable (a subclass's fields follow its base's; ``dataclasses.fields(Settings)`` lists them
-# all, in this order). ``scripts/gen_settings_doc.py`` reads the four in the same order. Each
-# field's rule (type, range, protective) is declared beside it: ``setting(default, rule)``.
-
-
 @dataclass(frozen=True, slots=True)
-class IndexSettings:
-    """Budget, listing and parsing: what gets read and how."""
+class Settings:
+    """Every setting (``docs/configuration.md`` lists them, generated from this class), in the
+    order of the data flow: budget, listing and parsing (what gets read and how); graph,
+    ranking, rendering and packing (what the map shows); language servers and the other
+    refining sources; the cache and the front ends. Each field's rule (type, range,
+    protective) is declared beside it: ``setting(default, rule)``."""
+
+    # === budget, listing and parsing: what gets read and how ==================================
 
     # --- budget -------------------------------------------------------------
     map_tokens: int = setting(1024, _int(1, 1_000_000))
@@ -352,10 +352,7 @@ class IndexSettings:
     least this many lines (definitions in it may be missing). Smaller error regions, such as
     a macro the grammar does not know, are common in C headers and are not reported."""
 
-
-@dataclass(frozen=True, slots=True)
-class RankSettings(IndexSettings):
-    """Graph, ranking, rendering and packing: what the map shows."""
+    # === graph, ranking, rendering and packing: what the map shows ============================
 
     # --- the user's words (``message=``, hybridmap/pipeline/inputs/conversation.py) ---------------
     message_max_chars: int = setting(100_000, _int(0, 100_000_000, protective=True))
@@ -634,10 +631,7 @@ class RankSettings(IndexSettings):
     """After the binary search, how many further-ranked items are tried one by one
     to fill the budget (keeps >= 95 % use when big items sit at the boundary)."""
 
-
-@dataclass(frozen=True, slots=True)
-class SourceSettings(RankSettings):
-    """Language servers and the other refining sources."""
+    # === language servers and the other refining sources =======================================
 
     # --- language servers -----------------------------------------------------
     trust_repository_servers: bool = setting(False, Rule("bool", protective=True))
@@ -717,10 +711,7 @@ class SourceSettings(RankSettings):
     and its symbol details win. Tree-sitter is always the base. A source whose inputs are
     missing (``scip`` without an index) is left out; an unknown name is a diagnostic."""
 
-
-@dataclass(frozen=True, slots=True)
-class Settings(SourceSettings):
-    """Every setting (``docs/configuration.md`` lists them, generated from these classes)."""
+    # === the cache and the front ends ===========================================================
 
     # --- cache ----------------------------------------------------------------
     cache_dir: str | None = setting(None, Rule("text", 1, 4_096, nullable=True))

@@ -21,20 +21,18 @@ def rows() -> list[tuple[str, str, str]]:
     source = SETTINGS.read_text()
     classes = {n.name: n for n in ast.parse(source).body if isinstance(n, ast.ClassDef)}
     out = []
-    # Settings is declared along the data flow in a chain of classes; fields come base first.
-    for name in ("IndexSettings", "RankSettings", "SourceSettings", "Settings"):
-        cls = classes[name]
-        for i, node in enumerate(cls.body):
-            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-                value = node.value
-                if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "setting":
-                    value = value.args[0]  # setting(default, rule): the rule is the "allowed" column
-                default = " ".join((ast.get_source_segment(source, value) or "").split())
-                doc = ""
-                nxt = cls.body[i + 1] if i + 1 < len(cls.body) else None
-                if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant):
-                    doc = " ".join(str(nxt.value.value).split())
-                out.append((node.target.id, default, doc))
+    cls = classes["Settings"]
+    for i, node in enumerate(cls.body):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            value = node.value
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "setting":
+                value = value.args[0]  # setting(default, rule): the rule is the "allowed" column
+            default = " ".join((ast.get_source_segment(source, value) or "").split())
+            doc = ""
+            nxt = cls.body[i + 1] if i + 1 < len(cls.body) else None
+            if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant):
+                doc = " ".join(str(nxt.value.value).split())
+            out.append((node.target.id, default, doc))
     return out
 
 
