@@ -72,7 +72,7 @@ _TEST = re.compile(r"(^|/)(tests?|testing)(/|$)|(^|/)test_[^/]*$")
 def tags_of(corpus: Path, cache: Path) -> tuple[dict, dict]:
     with RepoMap(corpus, start_servers=False, overrides={"cache_dir": str(cache)}) as repo:
         repo.map(tokens=64, mode="static")
-        return dict(repo.tags()), dict(repo._async._workspace.snapshot.shas)
+        return dict(repo.tags()), dict(repo._async._engine.snapshot.shas)
 
 
 def timed(function, repeats: int) -> tuple[list[float], object]:

@@ -194,19 +194,19 @@ def percentiles(values: list[float]) -> dict[str, float]:
 
 
 def sessions(repo: AsyncRepoMap) -> list[Any]:
-    return repo._lsp.sessions()
+    return repo._engine.lsp.sessions()
 
 
 def internal_counts(repo: AsyncRepoMap) -> dict[str, int]:
     """Sizes of every per-file / per-answer structure a long-lived object keeps."""
-    lsp = repo._lsp
+    lsp = repo._engine.lsp
     out = {
         "lsp._tasks": len(lsp._tasks),
-        "pipeline._merge_memo": len(repo._builder._merge_memo),
+        "pipeline._merge_memo": len(repo._engine.builder._merge_memo),
         "base tags": len(repo.tags()),
-        "static._entries": len(getattr(repo._base, "_entries", {})),
-        "workspace files": len(repo._workspace.snapshot.files),
-        "cache._memory": len(repo._cache._memory),
+        "static._entries": len(getattr(repo._engine._base, "_entries", {})),
+        "workspace files": len(repo._engine.snapshot.files),
+        "cache._memory": len(repo._engine.cache._memory),
         "resolver._resolved": len(lsp.resolver._resolved),
         "outline._outlines": len(lsp.outline._outlines),
         "outline._hovers": len(lsp.outline._hovers),
@@ -442,7 +442,7 @@ class Editor:
 
 
 def open_files(repo: AsyncRepoMap) -> list[str]:
-    return sorted({path for (_, path) in repo._lsp.documents._open})
+    return sorted({path for (_, path) in repo._engine.lsp.documents._open})
 
 
 async def aged_vs_fresh(

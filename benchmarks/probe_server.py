@@ -63,7 +63,7 @@ def registry_with_only(server: str, scratch: Path) -> tuple[LanguageRegistry, li
 def provenance_counts(repo: RepoMap) -> dict[str, int]:
     """Symbols of the merged tags by provenance (benchmark introspection of the live object)."""
     inner = repo._async
-    lsp = inner._lsp
+    lsp = inner._engine.lsp
     merged = merge_tags(inner.tags(), lsp.outline.snapshot(), lsp.outline.details())
     counts: Counter[str] = Counter()
     for tags in merged.values():
@@ -79,8 +79,8 @@ def provenance_counts(repo: RepoMap) -> dict[str, int]:
 def pair_counts(repo: RepoMap) -> dict[str, int]:
     """Candidate and answered (file, identifier) pairs: ambiguous (2+ definers) or generic (1)."""
     inner = repo._async
-    lsp = inner._lsp
-    definers = inner._definer_counts
+    lsp = inner._engine.lsp
+    definers = inner._engine._definer_counts
     languages = set(lsp._planned_languages)
     candidates = candidate_pairs(inner.tags(), lsp.documents._languages, definers, languages, set(), inner.settings)
     counts: Counter[str] = Counter()
@@ -162,7 +162,7 @@ def full_run(root: str, registry: LanguageRegistry, languages: list[str], cache_
         first, marks = timed_map(repo, mode="hybrid", tokens=1024)
         out["first_map_hybrid_s"] = marks["seconds"]
         out["first_map_state"] = {lang: str(r.state) for lang, r in first.servers.items()}
-        lsp = repo._async._lsp  # benchmark introspection only
+        lsp = repo._async._engine.lsp  # benchmark introspection only
         peak = [0.0]
         stop = threading.Event()
 

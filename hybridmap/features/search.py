@@ -197,6 +197,9 @@ class SymbolSearch:
     only when the earlier ones found fewer than ``limit``), plus those only servers found."""
     servers: tuple[ServerAnswer, ...] = ()
     """The language servers asked (hybrid mode, ready servers only), in the order asked."""
+    files_indexed: int = 0
+    """Files (re-)indexed to answer this search: those whose content changed since the last one
+    (the whole repository the first time). Not in the JSON: a cost, not an answer."""
 
     @property
     def truncated(self) -> bool:

@@ -116,4 +116,4 @@ def merge_hits(
                 continue
             match = replace(match, signature=text)
         shown.append(match)
-    return SymbolSearch(found.query, tuple(shown), found.total + extra, found.servers)
+    return replace(found, matches=tuple(shown), total=found.total + extra)

@@ -105,6 +105,8 @@ class MapBuilder:
         self._graph: RepoGraph | None = None
         self._graph_key: object = None
         self._graphs = GraphUpdater(settings)  # patches the last graph after an edit
+        self._graph_made = ""
+        """How the last map's graph came: ``rebuilt``, ``updated``, ``unchanged`` or ``kept``."""
         self._merge_memo: MergeMemo = {}
         self._messages: tuple[object, MessageIndex] | None = None
         self._policy_memo: PolicyMemo = {}
@@ -175,7 +177,7 @@ class MapBuilder:
             timings=timings,
             mode=request.mode,
             tokenizer=self._counter.name,
-            stats={**_stats(inputs, graph, ranking, packed.renders, merged), **summary_stats},
+            stats={**_stats(inputs, graph, ranking, packed.renders, merged), **self._own_stats(), **summary_stats},
             sources=_sources(inputs),
             changes=request.changes,
             mentions=tuple(dict.fromkeys([*request.mentioned_files, *files, *idents])),
@@ -234,11 +236,22 @@ class MapBuilder:
     def _graph_for(self, inputs: MapInputs, merged: Merged) -> RepoGraph:
         # The views' versions change whenever their tags or resolved pairs do.
         key = (id(inputs.base.tags), inputs.base.version, tuple((v.name, v.version) for v in inputs.refiners))
+        self._graph_made = "kept"
         if self._graph is None or key != self._graph_key:
             # Equal to build_graph's: only the changed files' and changed names' edges are redone.
             self._graph = self._graphs.update(merged.tags, merged.resolved or None)
             self._graph_key = key
+            self._graph_made = self._graphs.last_mode
         return self._graph
+
+    def _own_stats(self) -> dict[str, float]:
+        """How this map's graph came (built from scratch, patched after an edit, or the last one
+        kept) and whether the tokenizer had to be loaded (a warm process counts from the cache)."""
+        return {
+            "graph_rebuilt": float(self._graph_made == "rebuilt"),
+            "graph_patched": float(self._graph_made == "updated"),
+            "tokenizer_loaded": float(self._counter.loaded),
+        }
 
     def _diagnostics(
         self, inputs: MapInputs, request: BuildRequest, tags: Mapping[str, FileTags], shown: bool

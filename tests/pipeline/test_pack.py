@@ -65,7 +65,7 @@ import json, sys
 from hybridmap import RepoMap
 with RepoMap(sys.argv[1], overrides={"cache_dir": sys.argv[2]}, start_servers=False) as repo:
     result = repo.map(tokens=512, mode="static")
-    print(json.dumps({"text": result.text, "tokens": result.tokens, "loaded": repo._async._counter.loaded}))
+    print(json.dumps({"text": result.text, "tokens": result.tokens, "loaded": result.stats["tokenizer_loaded"]}))
 """
 
 

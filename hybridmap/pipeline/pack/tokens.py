@@ -125,6 +125,8 @@ class Counter(Protocol):
     """What :func:`hybridmap.pipeline.pack.packer.pack` and the map need of a token counter."""
 
     name: str
+    loaded: bool
+    """The tokenizer itself is in memory (a warm process counts known lines from the cache)."""
 
     def count(self, text: str) -> int: ...
 
@@ -146,6 +148,8 @@ def offline_encodings() -> tuple[str, ...]:
 
 class FunctionCounter:
     """A caller's function as a counter; its answers are checked (a non-negative integer)."""
+
+    loaded = True  # the caller's function (or tokenizer file) is ready when it is handed over
 
     def __init__(self, function: Callable[[str], int], name: str = "callable") -> None:
         self.name = name

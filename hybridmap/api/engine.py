@@ -1,0 +1,287 @@
+"""The map engine: what one repository's maps are made from, and one map's passes.
+
+:class:`MapEngine` is the composition root under :class:`~hybridmap.api.repo.AsyncRepoMap`:
+one :class:`~hybridmap.workspace.state.Workspace` owns the files, the tree-sitter source is the
+base, the refining sources come from ``source_precedence`` (:mod:`hybridmap.sources.registry`),
+and a :class:`~hybridmap.pipeline.build.MapBuilder` turns their views into a map. It knows
+nothing of requests' policies (when to re-read, when to reuse the last map), the agent's
+session or watch mode: those are the API's. Its async methods run on the map's event loop and
+are called under the API's lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..languages.registry import LanguageRegistry
+from ..model import Diagnostic, FileTags, HoverKey, MapRequest, MapResult, RunningServer, ServerReport
+from ..pipeline.build import TIMED_PHASES, BuildRequest, MapBuilder, MapInputs, index_timings, with_details
+from ..pipeline.graph.repo_graph import RepoGraph, definer_counts
+from ..pipeline.inputs.cochange import CoChangeIndex
+from ..pipeline.merge import merge_views
+from ..pipeline.render.summaries import Summarizer, SummarySource
+from ..settings import Settings
+from ..sources.base import SourceRequest, SourceView, SymbolSource
+from ..sources.lsp.source import LspSource
+from ..sources.registry import SourceContext, build_sources
+from ..sources.static_index import Progress, TreeSitterSource
+from ..store.cache import Cache
+from ..workspace.state import ChangeSet, Snapshot, Workspace
+
+
+@dataclass(frozen=True, slots=True)
+class EngineOptions:
+    """How an engine is put together, besides the root and its settings (the API's constructor
+    arguments, passed through)."""
+
+    progress: Progress | None = None
+    start_servers: bool = True
+    environ: Mapping[str, str] | None = None
+    token_counter: Callable[[str], int] | None = None
+    summarizer: Summarizer | None = None
+
+
+class MapEngine:
+    """Owns the cache, the workspace, the sources, the token counter, the builder and the
+    co-change history of one root; builds maps of a snapshot."""
+
+    def __init__(
+        self,
+        root: Path,
+        settings: Settings,
+        registry: LanguageRegistry,
+        notes: Sequence[Diagnostic],
+        options: EngineOptions,
+    ) -> None:
+        self.root = root
+        self.settings = settings
+        self._notes = list(notes)
+        """Said on every map: the repository's settings file had keys we left out, sources that
+        could not be built."""
+        cache_dir = settings.resolved_cache_dir() if settings.use_cache else None
+        self.cache = Cache(
+            cache_dir, settings.cache_size_limit, settings.cache_timeout_seconds, settings.memory_cache_entries
+        )
+        self._progress = options.progress
+        self._workspace = Workspace(root, settings, registry)
+        self._base = TreeSitterSource(registry, self.cache, settings)
+        context = SourceContext(root, settings, registry, self.cache, options.environ, options.start_servers)
+        self._sources, problems = build_sources(context)
+        self._notes.extend(problems)
+        # Counts of lines already seen are in the cache (pack.py); the encoding itself (~0.24 s of
+        # CPU) loads in the background for a long-lived map or a cold cache (while the first index
+        # is built), and on first need only for a one-shot call on a warm cache.
+        from ..pipeline.pack.tokens import make_counter
+
+        try:
+            self.counter = make_counter(settings.encoding, self.cache, options.token_counter)
+        except BaseException:
+            self.cache.close()  # nothing else holds a resource yet
+            raise
+        if options.start_servers or not self.counter.has_stored_counts():
+            _Background(self.counter.preload)
+        summaries = SummarySource(options.summarizer, self.cache, self._workspace.read)
+        self.builder = MapBuilder(settings, self.counter, registry.visibility_conventions(), summaries)
+        self._history = CoChangeIndex(root, settings) if _co_change_on(settings) else None
+        self._focus: tuple[str, ...] = ()
+        """Files whose answers matter first: the last map's files and chat files."""
+        self.changes = ChangeSet()
+        """What the last refresh changed, until the sources are told of it."""
+        self._definer_key: tuple[int, int] = (0, -1)
+        self._definer_counts: dict[str, int] = {}
+        self.hybrid_used = False
+        """A hybrid map has run: only then do file events reach the sources (and start servers)."""
+        self.mapped_versions: tuple[tuple[str, int], ...] | None = None
+        """The sources' versions the last hybrid map was built on (a new tuple per map)."""
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """The workspace's last snapshot (empty before the first refresh)."""
+        return self._workspace.snapshot
+
+    @property
+    def lsp(self) -> LspSource | None:
+        """The language-server source, when ``source_precedence`` has it."""
+        return next((s for s in self._sources if isinstance(s, LspSource)), None)
+
+    def view(self, snapshot: Snapshot) -> SourceView:
+        """The base (tree-sitter) view of ``snapshot``."""
+        return self._base.view(snapshot)
+
+    async def aclose(self) -> None:
+        """Shut every source down (servers: whole process trees), then close the cache."""
+        for source in self._sources:
+            await source.aclose()
+        self.cache.close()
+
+    async def refresh(self) -> Snapshot:
+        """The workspace's new snapshot, parsed by the base source (in a worker thread); what
+        changed is kept in :attr:`changes` for the sources."""
+
+        def index() -> Snapshot:
+            snapshot, changes = self._workspace.refresh(self._progress)
+            self._base.index(snapshot, changes, self._progress)
+            self.changes = changes
+            if self._history is not None:
+                self._history.refresh()  # reads git only when HEAD moved
+            return snapshot
+
+        return await asyncio.to_thread(index)
+
+    def keep_snapshot(self) -> Snapshot:
+        """The last snapshot stands (the refresh policy said so): nothing changed to tell."""
+        self.changes = ChangeSet()
+        return self._workspace.snapshot
+
+    async def tell_sources(self, snapshot: Snapshot) -> None:
+        """Hand a refresh's changes to sources already in use (servers hear of them now, not at
+        the next map); sources no hybrid map has used yet are not started by a file event."""
+        if not self.hybrid_used:
+            return
+        base = self._base.view(snapshot)
+        wanted = SourceRequest(0.0, self._focus, self._definers(base), base.version)
+        for source in self._sources:
+            await source.update(snapshot, self.changes, base, wanted)
+        self.changes = ChangeSet()
+
+    def source_versions(self) -> tuple[tuple[str, int], ...]:
+        """Each refining source's version: what it knows, counted (a map is reused while none moves)."""
+        snapshot = self._workspace.snapshot
+        out = []
+        for source in self._sources:
+            version = getattr(source, "version", None)
+            if version is None:
+                version = source.view(snapshot, self._base.view(snapshot)).version
+            out.append((source.name, int(version)))
+        return tuple(out)
+
+    def reused(self, result: MapResult, snapshot: Snapshot, build: BuildRequest, started: float) -> MapResult:
+        """The last map again (nothing it was built from moved), with this call's counters."""
+        base = self._base.view(snapshot)
+        stats = dict(result.stats)
+        for source in (snapshot.stats, base.stats):
+            stats.update({k: float(v) for k, v in source.items() if k not in TIMED_PHASES})
+        stats["map_reused"] = 1.0
+        stats["graph_rebuilt"] = stats["graph_patched"] = 0.0  # no graph was made for this call
+        timings = index_timings(snapshot, base)
+        timings["total"] = time.perf_counter() - started
+        return replace(result, changes=build.changes, stats=stats, timings=timings)
+
+    async def map(
+        self, request: MapRequest, build: BuildRequest, snapshot: Snapshot, started: float
+    ) -> tuple[MapResult, RepoGraph]:
+        """One map of ``snapshot`` and the graph it was ranked on."""
+        base = self._base.view(snapshot)
+        hybrid = request.mode == "hybrid"
+        sources = self._sources if hybrid else []
+        self.hybrid_used |= hybrid
+        deadline = time.monotonic() + request.server_wait
+        wanted = SourceRequest(request.server_wait, build.chat + self._focus, self._definers(base), base.version)
+        t = time.perf_counter()
+        for source in sources:
+            await source.update(snapshot, self.changes, base, wanted)
+        waited = time.perf_counter() - t
+        result, undescribed = await self._build(snapshot, base, sources, build)
+        self._focus = build.chat + tuple(f.path for f in result.files)
+        if hybrid and request.server_wait > 0:
+            # Waiting anyway: the symbols of the files this map shows, then hovers for what
+            # they left undescribed (bounded), while time is left.
+            t = time.perf_counter()
+            shown = self._focus
+            if any([await s.follow_up(shown, (), deadline) for s in sources]):
+                result, undescribed = await self._build(snapshot, base, sources, build)
+            if any([await s.follow_up((), undescribed, deadline) for s in sources]):
+                details = merge_views(base, tuple(s.view(snapshot, base) for s in sources)).details
+                result = with_details(result, details)
+            waited += time.perf_counter() - t
+        elif hybrid:
+            for source in sources:
+                source.after_map(snapshot, base, wanted, undescribed)
+        result.timings.update(index_timings(snapshot, base))
+        result.timings["servers"] = waited
+        result.timings["total"] = time.perf_counter() - started
+        if hybrid:
+            self.mapped_versions = self.source_versions()
+        graph = self.builder.graph
+        if graph is None:  # build always sets it
+            raise RuntimeError("internal error: no graph after a build")
+        return result, graph
+
+    async def _build(
+        self, snapshot: Snapshot, base: SourceView, sources: Sequence[SymbolSource], build: BuildRequest
+    ) -> tuple[MapResult, list[HoverKey]]:
+        """Build the map in a worker thread from inputs taken here, on the event loop: the
+        sources' state is written by their background work on this loop, so what the build
+        reads is an immutable copy handed across, never the live state."""
+        inputs = self._inputs(snapshot, base, sources)
+        return await asyncio.to_thread(self.builder.build, inputs, build)
+
+    def _inputs(self, snapshot: Snapshot, base: SourceView, sources: Sequence[SymbolSource]) -> MapInputs:
+        servers: dict[str, ServerReport] = {}
+        notes: list[Diagnostic] = []
+        languages = sorted(set(snapshot.languages.values()))
+        for source in sources:
+            for language, report in source.reports(languages).items():
+                servers.setdefault(language, report)
+            notes.extend(source.health())
+        if self.settings.use_cache and not self.cache.persistent:
+            already = any(d.kind == "cache_unavailable" for d in base.diagnostics)
+            if not already:  # the cache's own words come first
+                where = str(self.settings.resolved_cache_dir())
+                notes.append(Diagnostic(where, "cache_unavailable", "running without a disk cache"))
+        notes.extend(self._notes)
+        views = tuple(source.view(snapshot, base) for source in sources)
+        history = self._history.current if self._history is not None else None
+        if history is not None and history.problem:
+            notes.append(Diagnostic(".", "co_change_off", history.problem))
+        return MapInputs(snapshot, base, views, servers, tuple(notes), history)
+
+    def _definers(self, base: SourceView) -> dict[str, int]:
+        if self._definer_key != (id(base.tags), base.version):
+            self._definer_counts = definer_counts(base.tags)
+            self._definer_key = (id(base.tags), base.version)
+        return self._definer_counts
+
+    def running_servers(self) -> tuple[RunningServer, ...]:
+        """The language-server processes alive now, by server and root."""
+        lsp = self.lsp
+        if lsp is None:
+            return ()
+        out = []
+        for session in lsp.sessions():
+            if session.alive:
+                where = session.root.relative_to(self.root).as_posix() if session.root != self.root else "."
+                out.append(RunningServer(session.language, session.config.name, where, session.pid, session.state))
+        return tuple(sorted(out, key=lambda s: (s.server, s.root, s.language)))
+
+    def tags(self) -> Mapping[str, FileTags]:
+        """The tree-sitter tags of the last index, by path."""
+        return self._base.view(self._workspace.snapshot).tags
+
+
+class _Background:
+    """Run ``make`` in a daemon thread now; ``result()`` waits for it (re-raising its error)."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._future: Future[Any] = Future()
+        threading.Thread(target=self._run, args=(make,), daemon=True).start()
+
+    def _run(self, make: Callable[[], Any]) -> None:
+        try:
+            self._future.set_result(make())
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller, who re-raises it
+            self._future.set_exception(exc)
+
+    def result(self) -> Any:
+        return self._future.result()
+
+
+def _co_change_on(settings: Settings) -> bool:
+    return settings.co_change_personalization > 0 or settings.co_change_boost > 0

@@ -1,0 +1,181 @@
+"""The live side of one :class:`~hybridmap.api.repo.AsyncRepoMap`: when the repository is
+re-read (the ``refresh`` policy and what it remembers between calls), the watch, the
+listeners, the last result (reused while nothing moved) and the poller that says when the
+sources' answers improved.
+
+Its async methods are called under the API's lock (the watch's batches take it themselves).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Hashable
+from pathlib import Path
+
+from ..model import MapResult
+from ..settings import Settings
+from ..workspace.live import EventHub, LiveEvent, Watcher
+from ..workspace.state import Snapshot
+from .engine import MapEngine
+
+
+class LiveState:
+    """Decides when a call re-reads the repository, and follows it between calls."""
+
+    def __init__(self, root: Path, settings: Settings, engine: MapEngine, lock: asyncio.Lock) -> None:
+        self._root = root
+        self._settings = settings
+        self._engine = engine
+        self._lock = lock
+        """The API's lock: a watch batch re-reads under it, like a map."""
+        self._closed = False
+        self.hub = EventHub()
+        self.dirty: set[str] = set()
+        """Paths edited (events, watch) since the last read."""
+        self.never_read = True
+        self.refreshed = False
+        """Whether the last map re-read the repository (its ``stats.map_refreshed``)."""
+        self._last_chat: tuple[str, ...] | None = None
+        self._last_result: tuple[Hashable, MapResult] | None = None
+        self._watcher: Watcher | None = None
+        self._poller: asyncio.Task[None] | None = None
+        self._map_seen: tuple[tuple[str, int], ...] | None = None
+        """The engine's :attr:`~MapEngine.mapped_versions` the poller last saw."""
+        self._known: tuple[tuple[str, int], ...] = ()
+        """The versions improvements are counted from."""
+
+    # --- when to re-read ------------------------------------------------------------------
+
+    async def refresh(self) -> Snapshot:
+        """Re-read the repository now."""
+        self.dirty.clear()
+        self.never_read = False
+        snapshot = await self._engine.refresh()
+        if self._engine.changes.added or self._engine.changes.removed:
+            self._listing_moved()
+        return snapshot
+
+    async def snapshot_for_map(self, chat: tuple[str, ...]) -> Snapshot:
+        """The snapshot a map is built on, re-read or not by the ``refresh`` policy."""
+        policy = self._settings.refresh
+        # A healthy watch has already re-read every saved edit: ``auto`` then reads only what an
+        # event named since (a watch that stopped, on an inotify limit say, is not trusted).
+        trusted_watch = policy == "auto" and self.watching and not self.dirty
+        wanted = (
+            self.never_read
+            or policy == "always"
+            or (policy == "auto" and not trusted_watch)
+            or (policy == "files" and (bool(self.dirty) or chat != self._last_chat))
+        )
+        self._last_chat = chat
+        self.refreshed = wanted
+        return await self.refresh() if wanted else self._engine.keep_snapshot()
+
+    async def snapshot_for_lookup(self) -> Snapshot:
+        """The snapshot a lookup answers from: re-read unless the ``refresh`` policy (``manual``, a
+        healthy watch) says the last one stands; running servers are told of what moved."""
+        if self.never_read or (self._settings.refresh != "manual" and (not self.watching or self.dirty)):
+            await self._engine.tell_sources(await self.refresh())
+        return self._engine.snapshot
+
+    # --- the last result ------------------------------------------------------------------
+
+    def last_result(self, key: Hashable) -> MapResult | None:
+        """The last map, when it was kept under ``key`` (nothing it was built from moved since)."""
+        if self._last_result is not None and self._last_result[0] == key:
+            return self._last_result[1]
+        return None
+
+    def keep_result(self, key: Hashable, result: MapResult | None) -> None:
+        """Remember ``result`` for reuse (None: forget the last one)."""
+        self._last_result = None if result is None else (key, result)
+
+    # --- the watch ------------------------------------------------------------------------
+
+    @property
+    def watching(self) -> bool:
+        """A watch is in place (started and ready): only then may a map trust it over a re-read."""
+        return self._watcher is not None and self._watcher.running and self._watcher.ready.is_set()
+
+    async def watch(self) -> None:
+        """Start watching the root (once) and return when the watch is in place."""
+        if self._watcher is None or not self._watcher.running:
+            debounce = self._settings.watch_debounce_ms
+            self._watcher = Watcher(self._root, debounce, self._on_batch, self._watched_directories)
+            self._watcher.start()
+        await self._watcher.ready.wait()
+
+    async def unwatch(self) -> None:
+        if self._watcher is not None:
+            await self._watcher.aclose()
+            self._watcher = None
+
+    async def _on_batch(self, paths: frozenset[str]) -> None:
+        """The watch saw ``paths`` change: re-read now (unless ``manual``), tell the servers, and
+        the listeners."""
+        self.dirty |= paths
+        moved: frozenset[str] = frozenset()
+        if self._settings.refresh != "manual" and not self._closed:
+            async with self._lock:
+                snapshot = await self.refresh()
+                moved = self._engine.changes.touched  # a new directory's files, not only what was watched
+                await self._engine.tell_sources(snapshot)
+        if paths or moved:  # an empty batch is the watcher's re-read after it moved: often nothing
+            self.hub.publish(LiveEvent("files_changed", tuple(sorted(paths | moved))))
+
+    def _listing_moved(self) -> None:
+        """A re-read added or removed files: the watch re-checks which directories it covers."""
+        if self._watcher is not None:
+            self._watcher.listing_moved()
+
+    def _watched_directories(self) -> frozenset[str]:
+        """The directories of the listed files (and their parents): what the watch covers."""
+        out: set[str] = set()
+        snapshot = self._engine.snapshot
+        for path in (*snapshot.files, *snapshot.special_files):
+            directory = path.rpartition("/")[0]
+            while directory and directory not in out:
+                out.add(directory)
+                directory = directory.rpartition("/")[0]
+        return frozenset(out)
+
+    # --- listeners ------------------------------------------------------------------------
+
+    def subscribe(self) -> AsyncIterator[LiveEvent]:
+        self._start_polling()
+        return self.hub.subscribe()
+
+    def add_callback(self, callback: Callable[[LiveEvent], object]) -> Callable[[], None]:
+        self._start_polling()
+        return self.hub.add_callback(callback)
+
+    def _start_polling(self) -> None:
+        if self._poller is None or self._poller.done():
+            every = self._settings.live_poll_ms / 1000
+            self._poller = asyncio.get_running_loop().create_task(self._poll(every))
+
+    async def _poll(self, every: float) -> None:
+        # Sources count what they know in a version number (SourceView.version); one event per
+        # improvement after a hybrid map, then quiet until the next map or the next improvement.
+        while True:
+            await asyncio.sleep(every)
+            mapped = self._engine.mapped_versions
+            if mapped is None or not self.hub.listened:
+                continue
+            if mapped is not self._map_seen:  # a map since: count from what it was built on
+                self._map_seen = self._known = mapped
+            now = self._engine.source_versions()
+            if now != self._known:
+                moved = tuple(name for (name, v), (_, old) in zip(now, self._known, strict=False) if v != old)
+                self._known = now
+                self.hub.publish(LiveEvent("answers_improved", sources=moved))
+
+    async def aclose(self) -> None:
+        self._closed = True
+        await self.unwatch()
+        self.hub.close()
+        if self._poller is not None:
+            self._poller.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._poller
