@@ -428,13 +428,18 @@ def derived(
 
 
 @asynccontextmanager
-async def connect(root: Path, tmp_path: Path, *, output_schemas: bool = False) -> AsyncIterator[ClientSession]:
+async def connect(
+    root: Path, tmp_path: Path, *, output_schemas: bool = False, cwd: Path | None = None
+) -> AsyncIterator[ClientSession]:
     """A session with ``python -m hybridmap mcp ROOT`` (its stderr in ``tmp_path/server.log``);
-    ``output_schemas``: the tools listed with them (the client then validates each result)."""
+    ``output_schemas``: the tools listed with them (the client then validates each result);
+    ``cwd``: where it runs (``-m`` imports a ``hybridmap/`` there first)."""
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
     args = ["-m", "hybridmap", "mcp", str(root), "--cache-dir", str(tmp_path / "cache")]
-    params = StdioServerParameters(command=sys.executable, args=[*args, "--output-schemas"] if output_schemas else args)
+    params = StdioServerParameters(
+        command=sys.executable, args=[*args, "--output-schemas"] if output_schemas else args, cwd=cwd
+    )
     with open(tmp_path / "server.log", "a") as errlog:  # noqa: ASYNC230 (the child's stderr, once)
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
@@ -516,7 +521,10 @@ GIT_SOURCE = {
 def run_cli_with_env(
     *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m hybridmap ARGS``; ``env``, when given, is the whole environment."""
+    """``python -m hybridmap ARGS``; ``env``, when given, is the whole environment (with no
+    daemon unless it says ``HYBRIDMAP_DAEMON``: conftest.py)."""
+    if env is not None and "HYBRIDMAP_DAEMON" not in env:
+        env = {**env, "HYBRIDMAP_DAEMON": "off"}
     return subprocess.run(
         [sys.executable, "-m", "hybridmap", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout
     )

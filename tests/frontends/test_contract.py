@@ -395,7 +395,9 @@ def test_the_first_map_of_this_repository_shows_the_package() -> None:
     # repository's own history may follow the package (co-change: the tests an agent updates
     # with it), so the count of those moves as the history does: not asserted.
     assert not any(p.startswith("tests/fixtures/") for p in files), files
-    assert not any(p.startswith("tests/") for p in files[:8]), files
+    # The package leads: a test module of the chat file's own feature (test_live.py exercises
+    # repo.py's watch) may come seventh, at 0.4 x, after six package modules.
+    assert sum(p.startswith("hybridmap/") for p in files[:8]) >= 7, files
 
 
 # --- progress -----------------------------------------------------------------------------------
