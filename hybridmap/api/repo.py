@@ -283,7 +283,8 @@ class AsyncRepoMap:
         return self._session.files()
 
     def forget_session(self) -> None:
-        """A new conversation: forget the edited, read and active files (the files stay indexed)."""
+        """A new conversation: forget the edited, read and active files, and the last map (the
+        next says ``changes.first``, no ``[NEW]`` marks); the files stay indexed."""
         self._session.forget()
 
     async def refresh(self) -> MapChanges:

@@ -23,13 +23,14 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import zip_longest
-from typing import Literal, NamedTuple, cast
+from typing import TYPE_CHECKING, Literal, NamedTuple, cast
 
 from ..infra.sanitize import escape_path, json_safe, safe_line
 from ..model import Diagnostic, MapRequest, MapResult, Provenance, ServerReport, ServerState
-from ..pipeline.graph.repo_graph import RepoGraph
 
-DEFAULT_SERVER_WAIT = 60.0
+if TYPE_CHECKING:  # the command line imports this module: numpy only where a graph is read
+    from ..pipeline.graph.repo_graph import RepoGraph
+
 """Seconds ``hybridmap compare`` waits for servers by default: a one-shot compare that
 did not wait could show no server answer at all. 60 s is what Serena gives pyright;
 every server measured here (docs/language-servers.md) is ready within a few seconds
@@ -321,7 +322,7 @@ def _notes(request: MapRequest, hybrid: MapResult) -> tuple[str, ...]:
             notes.append(
                 f"{who}: server {report.state}: server wait is 0, so the hybrid map used only "
                 "answers the server gave to earlier maps of this object (none in a one-shot call): "
-                f"pass a server wait, e.g. --server-wait {DEFAULT_SERVER_WAIT:g}"
+                "pass a server wait (--server-wait; the compare command's default waits)"
             )
         else:
             notes.append(

@@ -98,8 +98,10 @@ def test_session_events_lift_the_files_the_agent_touched(tmp_path: Path) -> None
         why = {f.path: f.why for f in repo.map(mode="static", tokens=2_000).files}
         assert "read in this session" in why["beta.py"] and "active file" in why["alpha.py"]
         repo.forget_session()
-        why = {f.path: f.why for f in repo.map(mode="static", tokens=2_000).files}
+        fresh = repo.map(mode="static", tokens=2_000)
+        why = {f.path: f.why for f in fresh.files}
         assert not any("session" in w or w == "active file" for ws in why.values() for w in ws)
+        assert fresh.changes.first  # a new conversation has seen no map: nothing is [NEW] to it
         # The same events for one map only.
         one = repo.map(mode="static", tokens=2_000, edited_files=["beta.py"], active_file="gamma.py")
         why = {f.path: f.why for f in one.files}

@@ -11,21 +11,27 @@ import os
 import shutil
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ...errors import HybridMapError
-from ...features.compare import DEFAULT_SERVER_WAIT, choose_layout, render_comparison
 from ...infra.sanitize import escape_path, json_dumps, safe_block, safe_line
-from ...model import NOT_STARTED_ONE_SHOT, Diagnostic, MapRequest, MapResult
-from ...settings import load_settings
-from ...store.cache import Cache
-from ..evaluate.command import eval_command
-from ..exits import EXIT_INTERRUPTED, fail
-from .one_shot import exit_code, fail_if_empty, one_shot
+from ..exits import EXIT_INTERRUPTED, EXIT_NO_MAP, fail
+from .one_shot import ARGV_KEY, STDIN_KEY, exit_code, fail_if_empty, one_shot
 from .options import cache_options as _cache_options
 from .options import cache_overrides as _cache_overrides
+
+if TYPE_CHECKING:
+    from ...model import Diagnostic, MapRequest, MapResult
+
+# Imported here: click, our exits, sanitizing and the one-shot runner, nothing of the pipeline,
+# the model or the settings (each command imports what it needs when it runs): a call that a
+# warm daemon answers pays only for parsing its command line (docs/daemon.md).
+
+#: ``hybridmap compare`` waits this long for servers unless told: a one-shot compare that did not
+#: wait could show no server answer at all.
+DEFAULT_SERVER_WAIT = 60.0
 
 #: Diagnostics listed on stderr after a text map; the rest are counted (--format json has all).
 DIAGNOSTICS_SHOWN = 10
@@ -168,10 +174,35 @@ def _index_override(index_path: str | None) -> dict[str, Any]:
     return {"scip_index": index_path if index_path in ("", "auto") else os.path.abspath(index_path)}
 
 
+#: Commands whose modules are slow to import, loaded when named (click's lazy subcommands): a
+#: one-shot map, and a call a daemon answers, never import the evaluation harness.
+LAZY_COMMANDS = {"eval": ("hybridmap.frontends.evaluate.command", "eval_command")}
+
+
 class _Main(click.Group):
     """The command group, with Ctrl-C as one line and exit 130 instead of click's ``Aborted!``
     (exit 1). The map being made is closed on the way out (its ``with`` block), so the
     servers are stopped first; a second Ctrl-C during that is caught by the servers' exit hook."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in LAZY_COMMANDS:
+            import importlib
+
+            module, name = LAZY_COMMANDS[cmd_name]
+            command: click.Command = getattr(importlib.import_module(module), name)
+            return command
+        return super().get_command(ctx, cmd_name)
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
+        ctx = super().make_context(info_name, list(args), parent, **extra)
+        if parent is None:
+            ctx.meta[ARGV_KEY] = list(args)  # what a daemon is handed to run this call (one_shot)
+        return ctx
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -246,6 +277,8 @@ def map_command(
     index_path: str | None,
 ) -> None:
     """Print the map of ROOT (default: the current directory)."""
+    from ...model import MapRequest
+
     request = MapRequest(
         chat_files=chat,
         mentioned_idents=mention,
@@ -284,6 +317,8 @@ def map_command(
 def _say_servers_not_started(result: MapResult) -> None:
     """One line on stderr when a hybrid one-shot map started no server (its wait was 0): the map
     is tree-sitter only, and the user may not know why or what to do."""
+    from ...model import NOT_STARTED_ONE_SHOT
+
     idle = sorted(k for k, v in result.servers.items() if v.detail == NOT_STARTED_ONE_SHOT)
     if idle:
         click.echo(
@@ -304,7 +339,10 @@ def _print_map(result: MapResult, fmt: str, one_line: bool = False) -> None:
 
 def _message_text(message: str) -> str:
     """``--message -`` reads the message from standard input (a long prompt, any characters)."""
-    return sys.stdin.read() if message == "-" else message
+    if message != "-":
+        return message
+    click.get_current_context().find_root().meta[STDIN_KEY] = True  # a daemon cannot read it
+    return sys.stdin.read()
 
 
 def _watch(root: str, overrides: dict[str, Any], request: MapRequest, fmt: str) -> None:
@@ -368,7 +406,8 @@ def compare_command(
     index_path: str | None,
 ) -> None:
     """Show the static and the hybrid map of ROOT side by side, and what the servers changed."""
-    from ...model import SCHEMA_VERSION
+    from ...features.compare import choose_layout, render_comparison
+    from ...model import SCHEMA_VERSION, MapRequest
 
     request = MapRequest(chat_files=chat, mentioned_idents=mention, tokens=tokens, server_wait=server_wait)
     overrides = {
@@ -410,6 +449,7 @@ def servers_command(root: str, start: bool, server_wait: float, fmt: str) -> Non
     from ...features.doctor import check_servers, render_checks
     from ...languages.registry import LanguageRegistry
     from ...model import SCHEMA_VERSION
+    from ...settings import load_settings
     from ...workspace.walk import resolve_root
 
     try:
@@ -444,6 +484,7 @@ def index_command(root: str, out: str | None, timeout: float) -> None:
     from pathlib import Path
 
     from ...features.indexer import build_index
+    from ...settings import load_settings
     from ...workspace.walk import resolve_root
 
     try:
@@ -471,6 +512,8 @@ def cache_group() -> None:
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=str), default=None)
 def cache_clear(cache_dir: str | None) -> None:
     """Delete every cached entry."""
+    from ...settings import load_settings
+
     try:
         settings = load_settings(None, {"cache_dir": cache_dir})
     except HybridMapError as exc:
@@ -479,15 +522,14 @@ def cache_clear(cache_dir: str | None) -> None:
     if not directory.exists():
         click.echo(f"no cache at {directory}")
         return
+    from ...store.cache import Cache
+
     cache = Cache(directory, settings.cache_size_limit)
     removed = cache.clear()
     cache.close()
     for diag in cache.diagnostics:
         click.echo(f"hybridmap: {diag.kind}: {diag.message}", err=True)
     click.echo(f"removed {removed} entries from {directory}")
-
-
-main.add_command(eval_command)
 
 
 @main.command("mcp")
@@ -508,6 +550,63 @@ def mcp_command(root: str, cache_dir: str | None, no_cache: bool, no_watch: bool
     from ..mcp import main as serve_mcp  # the SDK is imported only here
 
     serve_mcp(root, _cache_overrides(cache_dir, no_cache), watch=not no_watch, output_schemas=output_schemas)
+
+
+@main.group("daemon")
+def daemon_group() -> None:
+    """The warm daemon of a repository, which answers one-shot calls (docs/daemon.md)."""
+
+
+@daemon_group.command("serve")
+@click.argument("root", default=".", type=click.Path(file_okay=False, path_type=str))
+def daemon_serve(root: str) -> None:
+    """Run ROOT's daemon in the foreground until it has been idle daemon_idle_seconds (a call
+    starts it so, detached). Exits at once, 0, when one already runs."""
+    from ..daemon.server import run_daemon
+
+    try:
+        code = run_daemon(root, main)
+    except HybridMapError as exc:
+        fail(str(exc), exit_code(exc))
+    sys.exit(code)
+
+
+@daemon_group.command("status")
+@click.argument("root", default=".", type=click.Path(file_okay=False, path_type=str))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def daemon_status(root: str, fmt: str) -> None:
+    """Whether ROOT's daemon runs: its pid, calls served and maps open (exit 1 when none runs)."""
+    status = _ask_daemon(root, "status")
+    if status is None or "pid" not in status:
+        fail(f"no daemon runs for {root}", EXIT_NO_MAP)
+    shown = {k: status[k] for k in ("pid", "root", "served", "maps", "idle_seconds") if k in status}
+    if fmt == "json":
+        click.echo(json_dumps(shown))
+        return
+    click.echo(
+        f"pid {shown.get('pid')}: {shown.get('served')} calls served, {shown.get('maps')} maps open, "
+        f"exits after {shown.get('idle_seconds')} s idle ({escape_path(str(shown.get('root')))})"
+    )
+
+
+@daemon_group.command("stop")
+@click.argument("root", default=".", type=click.Path(file_okay=False, path_type=str))
+def daemon_stop(root: str) -> None:
+    """Ask ROOT's daemon to exit (nothing to do, exit 0, when none runs)."""
+    stopped = _ask_daemon(root, "stop")
+    click.echo("stopped" if stopped is not None and stopped.get("stopped") else "no daemon runs", err=True)
+
+
+def _ask_daemon(root: str, op: str) -> dict[str, object] | None:
+    from ...workspace.walk import resolve_root
+    from ..daemon.client import ask
+    from ..daemon.place import place_for
+
+    try:
+        place = place_for(resolve_root(root), os.environ)
+    except HybridMapError as exc:
+        fail(str(exc), exit_code(exc))
+    return None if place is None else ask(place, {"op": op}, 10.0)
 
 
 def _add_tool_commands() -> None:

@@ -4,14 +4,25 @@ and the tool commands both go through :func:`one_shot`."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ...api.sync import RepoMap
+import click
+
 from ...errors import HybridMapError
-from ...model import Diagnostic
+from ..daemon.place import WARM_MAPS, WarmMaps
 from ..exits import EXIT_NO_MAP, EXIT_USAGE, fail
+
+if TYPE_CHECKING:
+    from ...api.sync import RepoMap
+    from ...model import Diagnostic
+
+#: ``ctx.meta`` keys of the root context: the command line as given (what a daemon is handed),
+#: and whether the command read standard input (a daemon cannot: the call runs here).
+ARGV_KEY = "hybridmap.argv"
+STDIN_KEY = "hybridmap.stdin_read"
 
 T = TypeVar("T")
 
@@ -90,7 +101,15 @@ def fail_if_empty(diagnostics: Sequence[Diagnostic]) -> None:
 
 
 def one_shot(root: str, overrides: dict[str, Any], server_wait: float, ask: Callable[[RepoMap], T]) -> T:
-    """Open ROOT for one request with a progress line on stderr; errors exit with one line."""
+    """Open ROOT for one request with a progress line on stderr; errors exit with one line.
+    A warm daemon answers instead when one runs (``docs/daemon.md``): its output is printed and
+    the process exits with its code."""
+    warm = WARM_MAPS.get()
+    if warm is not None:
+        return _on_warm_map(warm, root, overrides, ask)
+    _answer_from_daemon(root, overrides, server_wait)
+    from ...api.sync import RepoMap  # here: a call a daemon answered never imports the pipeline
+
     progress = Progress(sys.stderr, server_wait)
     try:
         # A one-shot call that will not wait cannot use a server: do not start any.
@@ -104,3 +123,43 @@ def one_shot(root: str, overrides: dict[str, Any], server_wait: float, ask: Call
         fail(f"no map could be made: {type(exc).__name__}: {exc}", EXIT_NO_MAP)
     finally:
         progress.clear()
+
+
+def _on_warm_map(warm: WarmMaps, root: str, overrides: dict[str, Any], ask: Callable[[RepoMap], T]) -> T:
+    """In the daemon: the request on its open map of ROOT."""
+    try:
+        return ask(warm.get(root, overrides))
+    except HybridMapError as exc:
+        fail(str(exc), exit_code(exc))
+    except Exception as exc:  # noqa: BLE001 - as in-process: one line, exit 1
+        fail(f"no map could be made: {type(exc).__name__}: {exc}", EXIT_NO_MAP)
+
+
+def _answer_from_daemon(root: str, overrides: dict[str, Any], server_wait: float) -> None:
+    """Print a daemon's answer to this command line and exit, when one gives it; else return
+    (the call runs here, and may start a daemon for the next). Asking reads no settings: a
+    running daemon shares the user's (they are part of its identity) and applies them."""
+    ctx = click.get_current_context(silent=True)
+    meta = ctx.find_root().meta if ctx is not None else {}
+    argv = meta.get(ARGV_KEY)
+    if argv is None or meta.get(STDIN_KEY):
+        return
+    from ..daemon.client import ask_to_run, start_if_wanted
+
+    asked = ask_to_run(root, argv, server_wait, os.environ)
+    if asked.reply is not None:
+        sys.stdout.write(asked.reply.stdout)
+        sys.stdout.flush()
+        sys.stderr.write(asked.reply.stderr)
+        sys.stderr.flush()
+        sys.exit(asked.reply.exit_code)
+    if asked.found:
+        return  # one runs but did not take this call (busy, or told not to): run it here
+    from ...settings import load_settings
+    from ...workspace.walk import resolve_root
+
+    try:
+        settings = load_settings(resolve_root(root), overrides)
+    except HybridMapError:
+        return  # the call itself says what is wrong
+    start_if_wanted(root, settings.daemon, settings.daemon_spawn_window_seconds, os.environ)

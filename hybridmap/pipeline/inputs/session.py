@@ -49,10 +49,12 @@ class Session:
         self._active = path
 
     def forget(self) -> None:
-        """Drop the events (a new conversation on the same repository); keep the last map."""
+        """Drop the events and the last map's view: a new conversation on the same repository
+        has seen no map, so its first one says what changed since nothing (``first``)."""
         self._edited.clear()
         self._read.clear()
         self._active = None
+        self._last_shas = None
 
     def _remember(self, kind: OrderedDict[str, None], path: str) -> None:
         kind.pop(path, None)
