@@ -37,3 +37,15 @@ def extract_mirror(mirror: Path, dest: Path) -> None:
         ["git", "--git-dir", str(mirror), "archive", "HEAD"], check=True, capture_output=True
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+
+
+def baseline_tree(commit: str, work: Path) -> Path:
+    """hybridmap's source at ``commit`` (``git archive`` of this checkout), extracted once under
+    ``work``: run with ``PYTHONPATH`` set to it, against this tree in the same alternation."""
+    tree = work / f"hybridmap-{commit}"
+    if not (tree / "hybridmap").is_dir():
+        tree.mkdir(parents=True, exist_ok=True)
+        checkout = Path(__file__).resolve().parent.parent
+        archive = subprocess.run(["git", "-C", str(checkout), "archive", commit], check=True, capture_output=True)
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    return tree

@@ -42,6 +42,10 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from _common import baseline_tree  # noqa: E402
+
 WORK = HERE / ".work" / "edit"
 #: (chat A, chat B, edited file): real files with real neighbours (bench_static's stdlib scenario).
 CHAT_A, CHAT_B, EDIT_FILE = "json/decoder.py", "asyncio/tasks.py", "email/message.py"
@@ -69,15 +73,6 @@ def stdlib_corpus() -> Path:
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "stdlib"]):
         subprocess.run(["git", "-C", str(dest), *args], check=True, env=env, capture_output=True)
     return dest
-
-
-def baseline_tree(commit: str) -> Path:
-    tree = WORK / f"hybridmap-{commit}"
-    if not (tree / "hybridmap").is_dir():
-        tree.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(["git", "-C", str(HERE.parent), "archive", commit], check=True, capture_output=True)
-        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
-    return tree
 
 
 # --- the child: one long-lived RepoMap ----------------------------------------------------------
@@ -257,7 +252,7 @@ def main() -> None:
     if args.dependents_from_pairs:
         systems["hybridmap, marks from pairs"] = (None, True)
     if args.baseline:
-        systems[f"hybridmap@{args.baseline}"] = (baseline_tree(args.baseline), False)
+        systems[f"hybridmap@{args.baseline}"] = (baseline_tree(args.baseline, WORK), False)
     results: dict[str, dict[str, Any]] = {}
     for system, (tree, from_pairs) in systems.items():
         cache = str(WORK / f"cache-{len(results)}")

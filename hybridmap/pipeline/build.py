@@ -11,9 +11,8 @@ views re-rank without rebuilding either.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import PurePosixPath
 from typing import Any
 
 from ..languages.lexical import words
@@ -106,6 +105,8 @@ class MapBuilder:
         self._graph_key: object = None
         self._graphs = GraphUpdater(settings)  # patches the last graph after an edit
         self._graph_made = ""
+        self._basenames: tuple[int, dict[str, list[str]]] | None = None
+        """The basename index of the paths of a snapshot ``generation``."""
         """How the last map's graph came: ``rebuilt``, ``updated``, ``unchanged`` or ``kept``."""
         self._merge_memo: MergeMemo = {}
         self._messages: tuple[object, MessageIndex] | None = None
@@ -126,7 +127,7 @@ class MapBuilder:
             timings["merge"] = time.perf_counter() - t0
         tags = merged.tags
         languages = inputs.snapshot.languages
-        files, idents = split_mentions(request.mentioned_idents, languages)
+        files, idents = self._split_mentions(request.mentioned_idents, inputs.snapshot)
         if idents:
             idents = self._message_index(inputs.base).respelled(idents)
         if request.message:
@@ -244,6 +245,15 @@ class MapBuilder:
             self._graph_made = self._graphs.last_mode
         return self._graph
 
+    def _split_mentions(self, words: Sequence[str], snapshot: Snapshot) -> tuple[list[str], list[str]]:
+        """:func:`split_mentions` with the basename index built once per listing: a snapshot's
+        ``generation`` moves whenever a file is added or removed (the change set is not empty)."""
+        if not words:
+            return [], []
+        if self._basenames is None or self._basenames[0] != snapshot.generation:
+            self._basenames = (snapshot.generation, basename_index(snapshot.languages))
+        return split_mentions(words, snapshot.languages, self._basenames[1])
+
     def _own_stats(self) -> dict[str, float]:
         """How this map's graph came (built from scratch, patched after an edit, or the last one
         kept) and whether the tokenizer had to be loaded (a warm process counts from the cache)."""
@@ -312,11 +322,21 @@ def index_timings(snapshot: Snapshot, base: SourceView) -> dict[str, float]:
     return timings
 
 
-def split_mentions(words: Sequence[str], languages: Mapping[str, str]) -> tuple[list[str], list[str]]:
-    """A mention naming a listed file (path, or unique basename) is a file; all are identifiers too."""
+def basename_index(paths: Iterable[str]) -> dict[str, list[str]]:
+    """File name -> the listed paths ending in it."""
     by_name: dict[str, list[str]] = {}
-    for path in languages:
-        by_name.setdefault(PurePosixPath(path).name, []).append(path)
+    for path in paths:
+        by_name.setdefault(path[path.rfind("/") + 1 :], []).append(path)
+    return by_name
+
+
+def split_mentions(
+    words: Sequence[str], languages: Mapping[str, str], by_name: Mapping[str, list[str]] | None = None
+) -> tuple[list[str], list[str]]:
+    """A mention naming a listed file (path, or unique basename) is a file; all are identifiers too.
+    ``by_name`` is :func:`basename_index` of ``languages`` (made here when not given)."""
+    if by_name is None:
+        by_name = basename_index(languages)
     files: list[str] = []
     idents: list[str] = []
     for word in words:

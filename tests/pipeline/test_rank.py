@@ -7,11 +7,14 @@ import importlib
 import networkx as nx
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hybridmap.languages.lexical import is_well_named
 from hybridmap.languages.paths import path_multiplier
 from hybridmap.pipeline.graph.repo_graph import build_graph
 from hybridmap.pipeline.rank import pagerank, rank
+from hybridmap.pipeline.rank.ranker import best_first
 from hybridmap.settings import Settings
 
 from ..helpers import rank_corpus
@@ -117,3 +120,18 @@ def test_well_named() -> None:
     assert is_well_named("loadIndex", 8)
     assert not is_well_named("load", 8)
     assert not is_well_named("________", 8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    scores=st.lists(
+        st.sampled_from([0.0, 0.5, 1.0, 2.0, float("-inf")]) | st.floats(-1e6, 1e6), min_size=0, max_size=80
+    ),
+    take=st.integers(-1, 90),
+)
+def test_best_first_is_the_stable_sort_cut_to_take(scores: list[float], take: int) -> None:
+    """The partition-then-sort selection equals a full stable argsort cut to ``take``, ties in
+    index order (many equal scores are the common case: chat files' -inf, zero-rank files)."""
+    array = np.array(scores, dtype=np.float64)
+    want = np.argsort(-array, kind="stable")[: max(take, 0)]
+    assert best_first(array, take).tolist() == want.tolist()

@@ -246,6 +246,20 @@ def _symbol_counts(graph: RepoGraph) -> np.ndarray:
     return np.bincount(graph.symbol_file, minlength=len(graph.files)).astype(np.float64)
 
 
+def best_first(scores: np.ndarray, take: int) -> np.ndarray:
+    """The indices of the ``take`` best scores, best first, ties in index order: what
+    ``np.argsort(-scores, kind="stable")[:take]`` gives, without sorting every definition of a
+    large repository to keep a map's few thousand (a partition finds the cut, then only the
+    candidates at or above it are sorted)."""
+    if take <= 0:
+        return np.zeros(0, dtype=np.intp)
+    if take >= len(scores):
+        return np.argsort(-scores, kind="stable")
+    cut = np.partition(scores, len(scores) - take)[len(scores) - take]
+    candidates = np.flatnonzero(scores >= cut)  # in index order: the stable sort keeps ties so
+    return candidates[np.argsort(-scores[candidates], kind="stable")][:take]
+
+
 def _ranking(
     ctx: RankContext,
     scores: np.ndarray,
@@ -255,30 +269,28 @@ def _ranking(
     prior_reasons: tuple[tuple[str, ...], ...],
 ) -> Ranking:
     """The best ``limit`` items (chat files' left out), and every file's score and reasons."""
-    graph, chat = ctx.graph, ctx.chat_set
-    keep = np.ones(len(scores), dtype=bool)
-    for fi in ctx.chat:
-        keep[graph.symbol_file == fi] = False
+    graph = ctx.graph
+    in_chat = np.zeros(ctx.n, dtype=bool)
+    in_chat[list(ctx.chat)] = True
+    keep = ~in_chat[graph.symbol_file]
     # Files without definitions are shown by name, ranked by a share of their rank.
-    counts = _symbol_counts(graph)
-    bare = [fi for fi in range(ctx.n) if counts[fi] == 0 and fi not in chat]
-    bare_scores = ctx.settings.unreferenced_definition_share * file_score[bare] if bare else np.zeros(0)
+    bare = np.flatnonzero((_symbol_counts(graph) == 0) & ~in_chat)
+    bare_scores = ctx.settings.unreferenced_definition_share * file_score[bare]
     all_scores = np.concatenate([np.where(keep, scores, -np.inf), bare_scores])
     total = int(keep.sum()) + len(bare)
     take = total if limit is None else min(limit, total)
-    order = np.argsort(-all_scores, kind="stable")[:take]
+    order = best_first(all_scores, take)
     n_sym = len(scores)
     items = []
     for k in order.tolist():
         if k < n_sym:
             items.append(RankItem(float(all_scores[k]), graph.files[graph.symbol_file[k]], int(graph.symbol_local[k])))
         else:
-            fi = bare[k - n_sym]
-            items.append(RankItem(float(all_scores[k]), graph.files[fi], -1))
+            items.append(RankItem(float(all_scores[k]), graph.files[int(bare[k - n_sym])], -1))
+    with_priors = [fi for fi, said in enumerate(prior_reasons) if said]
     why = {
-        path: tuple(dict.fromkeys([*reasons.get(fi, ()), *prior_reasons[fi]]))
-        for fi, path in enumerate(graph.files)
-        if fi in reasons or prior_reasons[fi]
+        graph.files[fi]: tuple(dict.fromkeys([*reasons.get(fi, ()), *prior_reasons[fi]]))
+        for fi in sorted({*reasons, *with_priors})
     }
     return Ranking(
         items=tuple(items),

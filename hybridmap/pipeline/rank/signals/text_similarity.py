@@ -29,7 +29,7 @@ import threading
 import weakref
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -114,6 +114,8 @@ class LexicalModel:
     """Per entry: k1 (1 - b + b |d| / avg|d|) of its file."""
     frequency: np.ndarray
     """Per word id: how many files hold it."""
+    _postings: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list, compare=False, repr=False)
+    """:meth:`postings`, once made (a list: the record is frozen, its postings are made lazily)."""
 
     @classmethod
     def of(cls, vectors: Sequence[tuple[np.ndarray, np.ndarray]], vocabulary_size: int) -> LexicalModel:
@@ -133,11 +135,23 @@ class LexicalModel:
     def words_of(self, fi: int) -> np.ndarray:
         return self.ids[self.starts[fi] : self.starts[fi + 1]]
 
+    def postings(self) -> tuple[np.ndarray, np.ndarray]:
+        """(entries ordered by word id, each word id's first place in that order): which entries
+        hold a word, without a pass over every entry of a large repository per request."""
+        if not self._postings:  # built on the first request this model answers, then kept with it
+            order = np.argsort(self.ids, kind="stable")
+            self._postings.append((order, np.searchsorted(self.ids[order], np.arange(len(self.frequency) + 1))))
+        return self._postings[0]
+
     def scores(self, query: np.ndarray, n: int) -> np.ndarray:
         """Each file's BM25 score for the word ids ``query`` (each counted once)."""
         if not len(query) or not len(self.ids):
             return np.zeros(n)
-        hit = np.isin(self.ids, query)
+        order, firsts = self.postings()
+        known = query[(query >= 0) & (query < len(self.frequency))]
+        runs = [order[firsts[w] : firsts[w + 1]] for w in known.tolist()]
+        # Entry order, as a mask over every entry would give: the sums below add in the same order.
+        hit = np.sort(np.concatenate(runs)) if runs else np.zeros(0, np.intp)
         ids, tf = self.ids[hit], self.counts[hit]
         held = self.frequency[ids].astype(np.float64)
         idf = np.maximum(np.log((n - held + 0.5) / (held + 0.5)), MIN_IDF)
