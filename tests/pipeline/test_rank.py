@@ -15,6 +15,7 @@ from hybridmap.languages.paths import path_multiplier
 from hybridmap.pipeline.graph.repo_graph import build_graph
 from hybridmap.pipeline.rank import pagerank, rank
 from hybridmap.pipeline.rank.ranker import best_first
+from hybridmap.pipeline.rank.signals.file_decay import decay_within_files
 from hybridmap.settings import Settings
 
 from ..helpers import rank_corpus
@@ -135,3 +136,26 @@ def test_best_first_is_the_stable_sort_cut_to_take(scores: list[float], take: in
     array = np.array(scores, dtype=np.float64)
     want = np.argsort(-array, kind="stable")[: max(take, 0)]
     assert best_first(array, take).tolist() == want.tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    sizes=st.lists(st.integers(0, 12), min_size=0, max_size=30),
+    data=st.data(),
+    grouped=st.booleans(),
+)
+def test_decay_within_files_is_the_lexsort_decay(sizes: list[int], data: st.DataObject, grouped: bool) -> None:
+    """The decay's faster order (a graph keeps a file's symbols together) gives exactly what the
+    lexsort by file, then score, gave; ties (common: equal shares of a file's rank) in index order."""
+    files = np.repeat(np.arange(len(sizes)), sizes).astype(np.int32)
+    if not grouped:
+        files = np.array(data.draw(st.permutations(files.tolist())), dtype=np.int32)
+    values = st.sampled_from([0.0, 0.25, 1.0]) | st.floats(0, 1e6)
+    scores = np.array(data.draw(st.lists(values, min_size=len(files), max_size=len(files))), dtype=np.float64)
+    order = np.lexsort((-scores, files))
+    files_sorted = files[order]
+    starts = np.flatnonzero(np.r_[True, files_sorted[1:] != files_sorted[:-1]]) if len(order) else np.zeros(0, int)
+    k = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+    want = scores.copy()
+    want[order] = scores[order] * np.power(0.8, k)
+    assert decay_within_files(scores, files, 0.8).tolist() == want.tolist()
