@@ -300,6 +300,9 @@ class MapRequest:
     shown: bool = True
     """Whether the agent sees this map: only such maps move the session's baseline of
     ``MapResult.changes`` (an integration's own warm-up or lookup refresh passes False)."""
+    reasons: bool | None = None
+    """Say after each file's path why it is in the map (``# references a chat file; changed
+    with a chat file in 3 commits``); None: the ``render_reasons`` setting."""
 
 
 SCHEMA_VERSION = 1

@@ -606,6 +606,15 @@ class Settings:
     rich 0.465 -> 0.387 and pflag 0.863 -> 0.827, also from 10 dependents on."""
     dependents_mark_min: int = setting(2, _int(1, 1_000_000))
     """``[R:N]`` only from this many dependents on (one dependent says little, and costs tokens)."""
+    render_reasons: bool = setting(False, _BOOL)
+    """After each file's path, why it is in the map, in the ranking's own words (``app/store.py:
+    # references a chat file; changed with a chat file in 3 commits``), in the ranking's order (the
+    request's own reasons first, then the graph's, the history's, the text's, the path's), at most
+    ``render_reasons_max``: what an agent needs to decide which file to open. Off by default: the
+    words are paid from the budget (docs/evaluation.md, "Reasons in the text"). The JSON's
+    ``why`` is always there. A request can ask for them (``reasons=True``, ``--reasons``)."""
+    render_reasons_max: int = setting(2, _int(1, 16))
+    """Reasons shown per file when ``render_reasons`` is on."""
     render_summaries: bool = setting(True, _BOOL)
     """A one-line description after a shown definition's signature (``def area(self) -> float: #
     Area in m².``): its docstring or the comment above it, else the server's hover, or a caller's

@@ -128,13 +128,15 @@ class AsyncRepoMap:
         edited_files: Iterable[str] = (),
         read_files: Iterable[str] = (),
         active_file: str | None = None,
+        reasons: bool | None = None,
     ) -> MapResult:
         """Build a map. Never raises for bad files, caches or servers: see ``diagnostics``.
 
         ``message``: the user's words as written (files and identifiers are found in them);
         ``conversation_tokens``: the conversation's length (a longer one gets a smaller map when
         ``tokens`` is not given); ``edited_files`` / ``read_files`` / ``active_file``: like the
-        session's events (:meth:`file_edited`...), for this map only."""
+        session's events (:meth:`file_edited`...), for this map only; ``reasons``: say after each
+        file's path why it is shown (None: the ``render_reasons`` setting)."""
         if request is None:
             request = MapRequest(
                 tuple(chat_files),
@@ -148,6 +150,7 @@ class AsyncRepoMap:
                 tuple(edited_files),
                 tuple(read_files),
                 active_file,
+                reasons=reasons,
             )
         if self._closed:
             raise RequestError("this map is closed")

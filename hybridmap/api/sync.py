@@ -153,6 +153,7 @@ class RepoMap:
         edited_files: Iterable[str] = (),
         read_files: Iterable[str] = (),
         active_file: str | None = None,
+        reasons: bool | None = None,
     ) -> MapResult:
         """See :meth:`AsyncRepoMap.map <hybridmap.api.repo.AsyncRepoMap.map>`."""
         return self._thread.call(
@@ -169,6 +170,7 @@ class RepoMap:
                 edited_files=edited_files,
                 read_files=read_files,
                 active_file=active_file,
+                reasons=reasons,
             )
         )
 

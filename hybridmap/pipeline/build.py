@@ -82,6 +82,8 @@ class BuildRequest:
     budget_note: str = ""
     """Why ``budget`` is below what was asked (``max_tokens_ceiling``): a ``budget_capped``
     diagnostic."""
+    reasons: bool = False
+    """Each file's reasons after its path (``MapRequest.reasons``, else ``render_reasons``)."""
 
 
 class MapBuilder:
@@ -155,7 +157,13 @@ class MapBuilder:
         t3 = time.perf_counter()
         reach = self._dependents_of(graph)
         renderer = Renderer(
-            tags, self._settings, inputs.snapshot.special_files, frozenset(request.changes.new), visibility, reach
+            tags,
+            self._settings,
+            inputs.snapshot.special_files,
+            frozenset(request.changes.new),
+            visibility,
+            reach,
+            ranking.reasons if request.reasons else None,
         )
         packed = pack(
             ranking.items, renderer, self._counter, self._items_budget(request.budget), self._settings.fill_attempts

@@ -71,4 +71,5 @@ def validate_request(request: MapRequest, root: Path, settings: Settings, sessio
         message=request.message,
         session=files,
         budget_note=ceiling_note(asked, settings),
+        reasons=settings.render_reasons if request.reasons is None else bool(request.reasons),
     )

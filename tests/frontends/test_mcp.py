@@ -456,8 +456,10 @@ def test_tool_list_is_small_and_arguments_are_strict(tmp_path: Path) -> None:
                 assert "title" not in prop and "anyOf" not in prop, (tool.name, name, prop)
         message = await error(session, "repo_map", tokenz=500)
         assert "unknown argument 'tokenz'" in message and "tokens" in message
-        _, good = await ok(session, "repo_map", mode="static", tokens=500)
-        assert good["budget"] == 500
+        plain, good = await ok(session, "repo_map", mode="static", tokens=500)
+        assert good["budget"] == 500 and " # " not in plain
+        said, _ = await ok(session, "repo_map", mode="static", tokens=500, chat_files=["lib/circle.rb"], reasons=True)
+        assert ": # " in said  # each file's reasons after its path
 
     run(root, tmp_path, body)
 

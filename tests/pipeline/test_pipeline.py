@@ -13,6 +13,7 @@ from hybridmap import AsyncRepoMap, RepoMap, RequestError
 from hybridmap.pipeline.pack.tokens import TokenCounter
 
 from ..conftest import write_files
+from ..helpers import run_cli
 
 
 @pytest.fixture(scope="module")
@@ -189,3 +190,43 @@ def test_async_api_serves_concurrent_calls(stdlib_repo: Path, tmp_path: Path) ->
 
     tokens = asyncio.run(main())
     assert all(t <= b and t >= 0.95 * b for t, b in zip(tokens, (200, 400, 800), strict=True))
+
+
+def test_reasons_in_the_text_are_asked_for_and_paid_from_the_budget(git_repo, tmp_path: Path) -> None:
+    """``reasons=True`` (or the ``render_reasons`` setting) puts each file's reasons after its
+    path as a comment, the ranking's first ``render_reasons_max``; the map stays in its budget."""
+    root = git_repo(
+        {
+            "app.py": "from store import load_settings\n\n\ndef handle_request():\n    return load_settings()\n",
+            "store.py": "def load_settings():\n    return {}\n\n\ndef save_settings(value):\n    return value\n",
+            "unrelated.py": "def other_thing():\n    return 1\n",
+        }
+    )
+    cache = {"cache_dir": str(tmp_path / "cache")}
+    with RepoMap(root, overrides=cache, start_servers=False) as repo:
+        plain = repo.map(mode="static", chat_files=["app.py"], tokens=300)
+        said = repo.map(mode="static", chat_files=["app.py"], tokens=300, reasons=True)
+    assert "store.py:\n" in plain.text and " # " not in plain.text
+    store = next(f for f in said.files if f.path == "store.py")
+    header = next(line for line in said.text.splitlines() if line.startswith("store.py:"))
+    assert header == "store.py: # " + "; ".join(store.why[:2]), header
+    assert "chat file" in header  # co-changed with app.py, referenced by it
+    assert said.tokens <= said.budget == 300
+    # The setting does the same for every map; render_reasons_max bounds the count.
+    with RepoMap(
+        root, overrides={**cache, "render_reasons": True, "render_reasons_max": 1}, start_servers=False
+    ) as repo:
+        one = repo.map(mode="static", chat_files=["app.py"], tokens=300)
+        off = repo.map(mode="static", chat_files=["app.py"], tokens=300, reasons=False)
+    header = next(line for line in one.text.splitlines() if line.startswith("store.py:"))
+    assert header == "store.py: # " + store.why[0]
+    assert " # " not in off.text
+    # A budget that holds one file: its reasons are counted, never pushed past the budget.
+    with RepoMap(root, overrides=cache, start_servers=False) as repo:
+        tight = repo.map(mode="static", chat_files=["app.py"], tokens=24, reasons=True)
+    assert tight.tokens <= 24
+    # The command line: --reasons.
+    proc = run_cli(
+        "map", str(root), "--mode", "static", "--chat", "app.py", "--reasons", "--cache-dir", cache["cache_dir"]
+    )
+    assert proc.returncode == 0 and "store.py: # " in proc.stdout, proc.stderr

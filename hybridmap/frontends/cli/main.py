@@ -243,6 +243,12 @@ def main() -> None:
     help="graphml, gexf, json-graph: the ranked graph (files, edges with provenance) instead of the map.",
 )
 @click.option(
+    "--reasons/--no-reasons",
+    default=None,
+    help="After each file's path, why it is in the map (its tokens come from the budget) "
+    "[default: the render_reasons setting, off].",
+)
+@click.option(
     "--summaries/--no-summaries",
     default=None,
     help="A one-line description (docstring, comment above, server hover) after shown definitions, "
@@ -262,6 +268,7 @@ def map_command(
     mode: str,
     server_wait: float,
     fmt: str,
+    reasons: bool | None,
     summaries: bool | None,
     message: str,
     conversation_tokens: int | None,
@@ -290,6 +297,7 @@ def map_command(
         edited_files=edited,
         read_files=read,
         active_file=active,
+        reasons=reasons,
     )
     overrides = {
         **_cache_overrides(cache_dir, no_cache),

@@ -91,9 +91,7 @@ Tokens = Annotated[
     Field(
         ge=1,
         le=100_000,
-        description=(
-            "Token budget (default: by conversation_tokens when given, else 1024, or 8192 with no chat_files)."
-        ),
+        description=("Token budget (default: from conversation_tokens, else 1024; 8192 with no chat_files)."),
     ),
 ]
 Wait = Annotated[
@@ -101,7 +99,7 @@ Wait = Annotated[
     Field(
         ge=0,
         le=120,
-        description="Seconds to wait for language servers (0: use what is ready; they start in the background).",
+        description="Seconds to wait for language servers (0: use those ready; the rest start meanwhile).",
     ),
 ]
 
@@ -220,7 +218,7 @@ ConversationTokens = Annotated[
     Field(
         ge=0,
         le=100_000_000,
-        description="The conversation's length in tokens: sets the budget (2500/2000/1500 from 0/50k/100k).",
+        description="The conversation's length in tokens: a longer one gets a smaller map.",
     ),
 ]
 MapMode = Annotated[
@@ -243,10 +241,11 @@ def _register_map_tools(server: MCPServer[Any], state: State) -> None:
         edited_files: Annotated[Paths, Field(description="Files edited (as record_activity).")] = (),
         read_files: Annotated[Paths, Field(description="Files read (as record_activity).")] = (),
         active_file: Annotated[str | None, Field(description="The file open in the editor.")] = None,
+        reasons: Annotated[bool, Field(description="Say why each file is shown (costs tokens).")] = False,
     ) -> Annotated[CallToolResult, RepoMapSummary]:
         """The ranked map of the repository for the task: files and their most relevant
-        definitions (signatures) within a token budget. Structured content: ranks, tokens used,
-        edges by provenance (lsp = resolved by a server), server states, diagnostics."""
+        definitions (signatures) within a token budget; structured content has ranks, edges by
+        provenance (lsp: resolved by a server), server states, diagnostics."""
         text, summary = await _call(
             "repo_map",
             tools.repo_map(
@@ -262,6 +261,7 @@ def _register_map_tools(server: MCPServer[Any], state: State) -> None:
                 edited_files=edited_files,
                 read_files=read_files,
                 active_file=active_file,
+                reasons=reasons,
             ),
         )
         return _result(text, summary)

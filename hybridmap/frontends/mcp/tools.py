@@ -263,6 +263,7 @@ async def repo_map(
     edited_files: Sequence[str] = (),
     read_files: Sequence[str] = (),
     active_file: str | None = None,
+    reasons: bool = False,
 ) -> tuple[str, RepoMapSummary]:
     """The map text and its summary."""
     repo = state.repo
@@ -280,6 +281,7 @@ async def repo_map(
         edited_files=relative_paths(repo.root, edited_files, "edited file"),
         read_files=relative_paths(repo.root, read_files, "read file"),
         active_file=None if active_file is None else relative_path(repo.root, active_file, "active file"),
+        reasons=reasons or None,
     )
     state.remember(result)
     summary: RepoMapSummary = {

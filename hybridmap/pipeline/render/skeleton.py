@@ -43,6 +43,7 @@ class Renderer:
         new_files: Collection[str] = (),
         visibility: Visibility | None = None,
         dependents: Mapping[str, Dependents] | None = None,
+        reasons: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         self._tags = tags
         self._settings = settings
@@ -50,6 +51,8 @@ class Renderer:
         """Files that appeared since the session's previous map: ``[NEW]`` after the path."""
         self._visibility = visibility if settings.render_public_marks else None
         self._dependents = (dependents or {}) if settings.render_dependents_marks else {}
+        self._reasons = reasons or {}
+        """Why each file is in the map, shown after its path (``render_reasons``)."""
         self._lines: dict[tuple[str, int], tuple[tuple[int, str], ...]] = {}
         self.header = ""
         if special_files and settings.special_files_first:
@@ -58,6 +61,14 @@ class Renderer:
     def _cut(self, text: str) -> str:
         limit = self._settings.max_line_chars
         return text if len(text) <= limit else text[:limit]
+
+    def _why(self, path: str) -> str:
+        """`` # reason; reason`` after a path, as a comment reads in every language; "" for none."""
+        said = self._reasons.get(path)
+        if not said:
+            return ""
+        shown = "; ".join(safe_line(why) for why in said[: self._settings.render_reasons_max])
+        return SUMMARY_SEPARATOR + self._cut(shown)
 
     def item_lines(self, item: RankItem) -> tuple[tuple[int, str], ...]:
         key = (item.path, item.symbol)
@@ -116,10 +127,11 @@ class Renderer:
             reach = self._dependents.get(path)
             if reach is not None and reach.total >= self._settings.dependents_mark_min:
                 mark_new = f" [R:{reach.total}]" + mark_new
+            why = self._why(path)
             if not block:
-                parts.append(shown + mark_new + "\n")
+                parts.append(shown + mark_new + why + "\n")
                 continue
-            parts.append(shown + ":" + mark_new + "\n")
+            parts.append(shown + ":" + mark_new + why + "\n")
             previous = None
             for line_no in sorted(block):
                 if previous is not None and line_no != previous + 1:
