@@ -95,7 +95,8 @@ def private_dir(path: Path) -> Path | None:
 
 def _config_signature(environ: Mapping[str, str]) -> list[Any]:
     """Size and time of each file of the user's configuration (settings, languages, queries)."""
-    base = environ.get("XDG_CONFIG_HOME") or os.path.join(environ.get("HOME", ""), ".config")
+    home = environ.get("HOME") or str(Path.home())  # as settings.user_config_dir finds it
+    base = environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
     config = Path(base) / "hybridmap"
     out: list[Any] = []
     for path in (config / "config.toml", *sorted(config.glob("lsp_configs/*")), *sorted(config.glob("queries/*"))):

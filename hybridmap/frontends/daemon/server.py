@@ -24,6 +24,7 @@ import os
 import signal
 import socket
 import struct
+import sys
 import time
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
@@ -34,6 +35,7 @@ import click
 
 from ...api.sync import RepoMap
 from ...errors import HybridMapError
+from ...infra.sanitize import safe_line
 from ...settings import Settings, load_settings
 from ...workspace.walk import resolve_root
 from .client import PASSED_ENV
@@ -209,6 +211,9 @@ def _invoke(command: click.Command, argv: list[str]) -> int:
         exc.show()
         return exc.exit_code
     except click.Abort:
+        return 1
+    except Exception as exc:  # noqa: BLE001 - a bug must cost this call, not the daemon: one line, exit 1
+        sys.stderr.write(f"hybridmap: error: no map could be made: {type(exc).__name__}: {safe_line(str(exc))}\n")
         return 1
     return 0
 
