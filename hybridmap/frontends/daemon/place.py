@@ -133,9 +133,17 @@ class Place:
         return self.directory / f"{self.name}.seen"
 
 
+def supported() -> bool:
+    """Whether daemons can run here: the daemon must learn each caller's user id from the socket
+    (``SO_PEERCRED``, Linux); elsewhere every call runs in-process."""
+    return hasattr(socket, "SO_PEERCRED")
+
+
 def place_for(root: str | os.PathLike[str], environ: Mapping[str, str]) -> Place | None:
     """The daemon place of ``root`` for this user, install and environment; None when there is
-    no private directory to put it in."""
+    no private directory to put it in, or daemons cannot run here."""
+    if not supported():
+        return None
     directory = private_dir(runtime_dir(environ))
     if directory is None:
         return None

@@ -251,7 +251,10 @@ def run_daemon(root: str, command: click.Command) -> int:
     resolved = resolve_root(root)
     place = place_for(resolved, os.environ)
     if place is None:
-        raise HybridMapError("no private runtime directory for a daemon (XDG_RUNTIME_DIR or the temporary directory)")
+        raise HybridMapError(
+            "no daemon can run here: no private runtime directory (XDG_RUNTIME_DIR or the temporary "
+            "directory), or no way to check a caller's user id (SO_PEERCRED, Linux)"
+        )
     lock = os.open(place.lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         try:
