@@ -96,34 +96,29 @@ def cli(env: Env, *args: str, cwd: Path | None = None) -> subprocess.CompletedPr
 
 
 def test_a_repeated_call_is_answered_by_the_daemon_with_the_same_output(tmp_path: Path, env: Env) -> None:
+    """Static maps: the same bytes either way (a hybrid map may be better from the daemon, whose
+    servers started on an earlier call)."""
     root = repository(tmp_path, files=SOURCE)
-    first = cli(env, "map", str(root), "--chat", "app/main.py")
+    first = cli(env, "map", str(root), "--mode", "static", "--chat", "app/main.py")
     assert first.returncode == 0, first.stderr
     assert "def load_settings" in first.stdout
     assert env.status(root) is None  # a single call starts no daemon (a CI job's one call)
-    second = cli(env, "map", str(root), "--chat", "app/main.py")  # asked again: one is started
+    second = cli(env, "map", str(root), "--mode", "static", "--chat", "app/main.py")  # asked again: one is started
     assert second.stdout == first.stdout
     status = env.wait_for_daemon(root)
     assert status["served"] == 0 and status["root"] == str(root.resolve())
 
     # From the root itself, with relative paths: the daemon runs in the caller's directory.
-    third = cli(env, "map", ".", "--chat", "app/main.py", cwd=root)
+    third = cli(env, "map", ".", "--mode", "static", "--chat", "app/main.py", cwd=root)
     assert third.returncode == 0, third.stderr
     assert third.stdout == first.stdout
     assert env.status(root)["served"] == 1  # type: ignore[index]
     # JSON too, and the tool commands: the same answers as in-process (counters and times aside).
-    warm = json.loads(cli(env, "map", str(root), "--chat", "app/main.py", "--format", "json").stdout)
-    here = json.loads(
-        cli(
-            Env({**env, "HYBRIDMAP_DAEMON": "off"}), "map", str(root), "--chat", "app/main.py", "--format", "json"
-        ).stdout
-    )
-    assert warm["text"] == here["text"] and warm["changes"] == here["changes"] == {
-        "first": True,
-        "new": [],
-        "gone": [],
-        "changed": [],
-    }
+    args = ("map", str(root), "--mode", "static", "--chat", "app/main.py", "--format", "json")
+    warm = json.loads(cli(env, *args).stdout)
+    here = json.loads(cli(Env({**env, "HYBRIDMAP_DAEMON": "off"}), *args).stdout)
+    assert warm["text"] == here["text"] and warm["files"] == here["files"]
+    assert warm["changes"] == here["changes"] == {"first": True, "new": [], "gone": [], "changed": []}
     found = cli(env, "search", str(root), "load settings")
     assert found.returncode == 0 and "app/store.py" in found.stdout
     assert env.status(root)["served"] == 3  # type: ignore[index]
