@@ -16,7 +16,7 @@ import pytest
 
 from hybridmap.model import SCHEMA_VERSION
 
-from ..helpers import PROJECT, run_cli
+from ..helpers import PROJECT, run_cli, run_cli_with_env
 
 SMALL = {
     "app.py": (
@@ -256,26 +256,19 @@ def test_the_sync_facade_and_to_json_are_typed(tmp_path: Path) -> None:
 
 
 def mapped(root: Path, *args: str, env: dict[str, str] | None = None) -> set[str]:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "hybridmap",
-            "map",
-            str(root),
-            "--mode",
-            "static",
-            "--no-cache",
-            "--format",
-            "json",
-            "--tokens",
-            "4096",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
+    proc = run_cli_with_env(
+        "map",
+        str(root),
+        "--mode",
+        "static",
+        "--no-cache",
+        "--format",
+        "json",
+        "--tokens",
+        "4096",
+        *args,
         env=env,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     return {f["path"] for f in json.loads(proc.stdout)["files"]}

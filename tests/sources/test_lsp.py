@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +11,7 @@ import pytest
 from hybridmap import RepoMap, ServerState
 from hybridmap.languages.registry import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
 
-from ..helpers import CASES, edges, fixture_repo, registry_with_only, require
+from ..helpers import CASES, edges, fixture_repo, registry_with_only, require, run_cli
 
 #: Provenances a right edge may carry per language (default: the server's own, ``lsp``).
 RIGHT_PROVENANCES = {"c": {"lsp", "header-definition"}}
@@ -160,47 +158,22 @@ def test_cli_hybrid_json_reports_ready_server_and_lsp_edges(language: str, tmp_p
     fixture, command, right, wrong = CASES[language]
     require(command)
     root = fixture_repo(tmp_path, fixture)
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "hybridmap",
-            "map",
-            str(root),
-            "--mode",
-            "hybrid",
-            "--server-wait",
-            "60",
-            "--format",
-            "json",
-            "--cache-dir",
-            str(tmp_path / "c"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
+    proc = run_cli(
+        "map",
+        str(root),
+        "--mode",
+        "hybrid",
+        "--server-wait",
+        "60",
+        "--format",
+        "json",
+        "--cache-dir",
+        str(tmp_path / "c"),
     )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["servers"][language]["state"] == "ready", data["servers"]
-    static = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "hybridmap",
-            "map",
-            str(root),
-            "--mode",
-            "static",
-            "--format",
-            "json",
-            "--cache-dir",
-            str(tmp_path / "c"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    static = run_cli("map", str(root), "--mode", "static", "--format", "json", "--cache-dir", str(tmp_path / "c"))
     static_edges = json.loads(static.stdout)["edges"]
     # Fewer name-matched edges: the wrong ones are gone; resolved ones are counted as lsp.
     assert data["edges"]["name-match"] <= static_edges["name-match"] - len(wrong)
@@ -210,25 +183,17 @@ def test_cli_hybrid_json_reports_ready_server_and_lsp_edges(language: str, tmp_p
 def test_cli_hybrid_contract(tmp_path: Path) -> None:
     require("ty")
     root = fixture_repo(tmp_path, "python")
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "hybridmap",
-            "map",
-            str(root),
-            "--mode",
-            "hybrid",
-            "--server-wait",
-            "60",
-            "--format",
-            "json",
-            "--cache-dir",
-            str(tmp_path / "c"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
+    proc = run_cli(
+        "map",
+        str(root),
+        "--mode",
+        "hybrid",
+        "--server-wait",
+        "60",
+        "--format",
+        "json",
+        "--cache-dir",
+        str(tmp_path / "c"),
     )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
@@ -238,24 +203,7 @@ def test_cli_hybrid_contract(tmp_path: Path) -> None:
     assert data["servers"]["python"]["seconds_to_ready"] >= 0
     assert data["edges"]["lsp"] >= 3 and data["edges"]["name-match"] == 0
     # --server-wait 0 in a one-shot call: servers are reported, not started.
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "hybridmap",
-            "map",
-            str(root),
-            "--mode",
-            "hybrid",
-            "--format",
-            "json",
-            "--cache-dir",
-            str(tmp_path / "c"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = run_cli("map", str(root), "--mode", "hybrid", "--format", "json", "--cache-dir", str(tmp_path / "c"))
     data = json.loads(proc.stdout)
     assert data["servers"]["python"]["state"] == "disabled"
     assert data["edges"]["name-match"] > 0
