@@ -62,7 +62,7 @@ def ask_to_run(root: str, argv: Sequence[str], server_wait: float, environ: Mapp
     if place is None:
         return Asked(None, False)
     env = {key: environ[key] for key in PASSED_ENV if key in environ}
-    call = {"op": "run", "argv": list(argv), "cwd": os.getcwd(), "env": env, "mode": mode, "build": build_id()}
+    call = {"op": "run", "argv": list(argv), "cwd": os.getcwd(), "env": env, "mode": mode, "build": place.build}
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(CONNECT_SECONDS)
@@ -108,7 +108,7 @@ def ask(place: Place, message: Mapping[str, object], timeout: float) -> dict[str
             sock.settimeout(CONNECT_SECONDS)
             sock.connect(str(place.socket))
             sock.settimeout(timeout)
-            send(sock, {**message, "build": build_id()})
+            send(sock, {**message, "build": place.build or build_id()})
             return receive(sock, MAX_REPLY_BYTES)
     except (OSError, WireError, ValueError):
         return None

@@ -115,6 +115,8 @@ class Place:
 
     directory: Path
     name: str
+    build: str = ""
+    """The :func:`build_id` the name was made with: what a caller sends, and a daemon checks."""
 
     @property
     def socket(self) -> Path:
@@ -147,14 +149,15 @@ def place_for(root: str | os.PathLike[str], environ: Mapping[str, str]) -> Place
     directory = private_dir(runtime_dir(environ))
     if directory is None:
         return None
+    build = build_id()
     identity = [
-        build_id(),
+        build,
         os.path.realpath(root),
         [environ.get(key, "") for key in IDENTITY_ENV],
         _config_signature(environ),
     ]
     digest = hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:24]
-    return Place(directory, digest)
+    return Place(directory, digest, build)
 
 
 def send(sock: socket.socket, message: Mapping[str, Any]) -> None:

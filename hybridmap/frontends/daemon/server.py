@@ -39,7 +39,7 @@ from ...infra.sanitize import safe_line
 from ...settings import Settings, load_settings
 from ...workspace.walk import resolve_root
 from .client import PASSED_ENV
-from .place import MAX_REQUEST_BYTES, SERVED_COMMANDS, WARM_MAPS, Place, WireError, build_id, place_for, receive, send
+from .place import MAX_REQUEST_BYTES, SERVED_COMMANDS, WARM_MAPS, Place, WireError, place_for, receive, send
 
 #: How often an idle daemon wakes to check its clock and its repository.
 _TICK_SECONDS = 2.0
@@ -100,6 +100,9 @@ class Daemon:
         self._mode = settings.daemon
         self._reply_seconds = settings.daemon_reply_seconds
         self._warm = WarmMaps(root, settings.daemon_max_maps)
+        self._build = place.build
+        """The code this process runs: a request from another build is refused (checked against
+        the build at start, not the files on disk now, which an edit may have changed)."""
         self._started = time.time()
         self._served = 0
         self._stopping = False
@@ -147,7 +150,7 @@ class Daemon:
 
     def _refusal(self, request: dict[str, Any]) -> dict[str, Any] | None:
         """Why this request is not served (None: it is)."""
-        if request.get("build") != build_id():
+        if request.get("build") != self._build:
             self._stopping = True  # another hybridmap asks: this one is out of date
             return {"refused": "another build of hybridmap"}
         op = request.get("op")
