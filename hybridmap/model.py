@@ -11,7 +11,7 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal, NamedTuple, cast
+from typing import Any, Literal, NamedTuple, NotRequired, cast
 
 from typing_extensions import TypedDict  # what pydantic reads MCP output schemas from (Python < 3.12)
 
@@ -303,6 +303,10 @@ class MapRequest:
     reasons: bool | None = None
     """Say after each file's path why it is in the map (``# references a chat file; changed
     with a chat file in 3 commits``); None: the ``render_reasons`` setting."""
+    diff: str | None = None
+    """The map of a change: the working tree's changes since this revision are the focus (shown,
+    changed definitions first, marked ``~``), what uses them next. ``""``: since the merge-base
+    with the default branch; None: no change asked for (:mod:`hybridmap.workspace.diff`)."""
 
 
 SCHEMA_VERSION = 1
@@ -322,6 +326,7 @@ class SymbolJson(TypedDict):
     rank: float
     public: bool | None
     summary: str
+    changed: NotRequired[bool]
 
 
 class FileJson(TypedDict):
@@ -333,6 +338,7 @@ class FileJson(TypedDict):
     why: list[str]
     dependents: int
     dependents_resolved: int
+    change: NotRequired[str]
 
 
 class DiagnosticJson(TypedDict):
@@ -372,6 +378,22 @@ class MapJson(TypedDict):
     sources: dict[str, SourceJson]
     changes: ChangesJson
     mentions: list[str]
+    diff: NotRequired[DiffJson]
+
+
+class ChangedFileJson(TypedDict):
+    path: str
+    status: str
+    old_path: str
+    added: int
+    deleted: int
+
+
+class DiffJson(TypedDict):
+    base: str
+    base_name: str
+    complete: bool
+    files: list[ChangedFileJson]
 
 
 class ChangesJson(TypedDict):
@@ -401,6 +423,58 @@ class MapChanges:
             "new": [escape_path(p) for p in self.new],
             "gone": [escape_path(p) for p in self.gone],
             "changed": [escape_path(p) for p in self.changed],
+        }
+
+
+ChangeStatus = Literal["added", "modified", "renamed", "deleted"]
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedFile:
+    """One file of a change (:class:`CodeChange`), by its path in the working tree."""
+
+    path: str
+    status: ChangeStatus
+    old_path: str = ""
+    """A renamed file's path at the base."""
+    lines: tuple[tuple[int, int], ...] = ()
+    """The working tree's changed lines, 1-based inclusive ranges; a pure deletion is the
+    line before it, ``(n, n)``. Empty with ``whole``."""
+    whole: bool = False
+    """Every line counts as changed: an added file, or one whose hunks were not read (binary,
+    or past ``diff_max_bytes``)."""
+    added: int = 0
+    deleted: int = 0
+
+    def to_json(self) -> ChangedFileJson:
+        return {
+            "path": escape_path(self.path),
+            "status": self.status,
+            "old_path": escape_path(self.old_path) if self.old_path else "",
+            "added": self.added,
+            "deleted": self.deleted,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CodeChange:
+    """What the working tree changed since a base revision (``map --diff``): the focus of the
+    map of a change."""
+
+    base: str
+    """The full object name compared against."""
+    base_name: str
+    """How the base was chosen, as said to the user (``main``, ``merge-base with origin/main``)."""
+    files: tuple[ChangedFile, ...]
+    complete: bool = True
+    """False when ``diff_max_files`` or ``diff_max_bytes`` cut the change short."""
+
+    def to_json(self) -> DiffJson:
+        return {
+            "base": self.base,
+            "base_name": self.base_name,
+            "complete": self.complete,
+            "files": [f.to_json() for f in self.files],
         }
 
 
@@ -439,9 +513,11 @@ class RankedSymbol:
     summary: str = ""
     """The one-line description shown after its signature in the text, as shown (sanitized and
     cut); empty when none was shown (none known, no room left, or ``render_summaries`` off)."""
+    changed: bool = False
+    """In a map of a change: the change touches this definition (``~`` in the text)."""
 
     def to_json(self) -> SymbolJson:
-        return {
+        out: SymbolJson = {
             "name": self.name,
             "kind": self.kind,
             "line": self.line,
@@ -453,6 +529,9 @@ class RankedSymbol:
             "public": self.public,
             "summary": self.summary,
         }
+        if self.changed:
+            out["changed"] = True
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -471,9 +550,11 @@ class RankedFile:
     """Other files with a use that resolves to or name-matches a definition of this one (``[R:N]``)."""
     dependents_resolved: int = 0
     """Of :attr:`dependents`, those whose dependence a source resolved (not a name match)."""
+    change: str = ""
+    """In a map of a change: ``added``, ``modified`` or ``renamed`` for a changed file."""
 
     def to_json(self) -> FileJson:
-        return {
+        out: FileJson = {
             "path": escape_path(self.path),
             "language": self.language,
             "rank": self.rank,
@@ -483,6 +564,9 @@ class RankedFile:
             "dependents": self.dependents,
             "dependents_resolved": self.dependents_resolved,
         }
+        if self.change:
+            out["change"] = self.change
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -538,6 +622,8 @@ class MapResult:
     mentions: tuple[str, ...] = ()
     """The files and identifiers the request named, given or read from its ``message``, in
     the repository's spelling where it has one."""
+    change: CodeChange | None = None
+    """The change a map of a change (``MapRequest.diff``) was made of; None otherwise."""
 
     @property
     def degraded(self) -> bool:
@@ -563,6 +649,8 @@ class MapResult:
             "changes": self.changes.to_json(),
             "mentions": list(self.mentions),
         }
+        if self.change is not None:
+            document["diff"] = self.change.to_json()
         return cast(MapJson, json_safe(document))
 
 

@@ -511,6 +511,16 @@ class Settings:
     importers and tests): the reverse of ``chat_neighbor_boost``. PageRank follows references
     forward only, and the files that use the one being edited are often edited with it
     (docs/evaluation.md: co-edit recall up or equal on all corpora; 0 = off)."""
+    diff_user_boost: float = setting(1.0, _WEIGHT)
+    """In a map of a change (``map --diff``): added to the rank multiplier of each file with a use
+    of a changed definition (resolved by a server, else name-matched): the blast radius. Changed
+    files themselves count as chat files for every other signal (0 = off)."""
+    diff_caller_boost: float = setting(0.0, _WEIGHT)
+    """In a map of a change: the definitions enclosing a use of a changed definition (its callers)
+    get this times the best unchanged definition's score added, so at 1 they follow the changed
+    definitions in the map, ahead of the rest (0 = off: ranked as usual). Off by default: at 1 the
+    diff task's MRR fell on pflag 0.824 -> 0.604 and rich 0.350 -> 0.298 (docs/evaluation.md,
+    "The map of a change"): the callers crowd out the other files the change touches next."""
     reference_name_personalization: float = setting(0.0, _WEIGHT)
     """Personalization of each file that uses a mentioned identifier (has an edge through it)
     without defining it, once per identifier (0 = off)."""
@@ -751,6 +761,15 @@ class Settings:
     """... and at most this many (a sweeping commit says nothing about which files belong together)."""
     co_change_timeout_seconds: float = setting(10.0, _float(0.1, 3_600.0, protective=True))
     """How long one ``git log`` for co-change may take before co-change is off for that map."""
+    diff_max_files: int = setting(2_000, _int(1, 1_000_000, protective=True))
+    """Changed files a map of a change (``map --diff``) reads, at most: the rest are left out and
+    the map says so (``diff_incomplete``)."""
+    diff_max_bytes: int = setting(16 << 20, _int(1_024, 2**30, protective=True))
+    """Bytes of ``git diff`` output read for a map of a change; files past the cut count as changed
+    everywhere (their definitions are all changed)."""
+    diff_timeout_seconds: float = setting(30.0, _float(0.1, 3_600.0, protective=True))
+    """How long each git command of a map of a change may take before the map fails with a
+    request error."""
 
     # --- session and watch -----------------------------------------------------
     session_max_files: int = setting(64, _int(0, 100_000))

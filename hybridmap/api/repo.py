@@ -40,6 +40,7 @@ from ..pipeline.render.summaries import Summarizer
 from ..pipeline.request import relative_to_root, validate_request
 from ..settings import Settings, load_settings_noting
 from ..sources.static_index import Progress
+from ..workspace.diff import read_change
 from ..workspace.live import LiveEvent
 from ..workspace.state import Snapshot
 from ..workspace.walk import resolve_root
@@ -129,6 +130,7 @@ class AsyncRepoMap:
         read_files: Iterable[str] = (),
         active_file: str | None = None,
         reasons: bool | None = None,
+        diff: str | None = None,
     ) -> MapResult:
         """Build a map. Never raises for bad files, caches or servers: see ``diagnostics``.
 
@@ -136,21 +138,16 @@ class AsyncRepoMap:
         ``conversation_tokens``: the conversation's length (a longer one gets a smaller map when
         ``tokens`` is not given); ``edited_files`` / ``read_files`` / ``active_file``: like the
         session's events (:meth:`file_edited`...), for this map only; ``reasons``: say after each
-        file's path why it is shown (None: the ``render_reasons`` setting)."""
+        file's path why it is shown (None: the ``render_reasons`` setting); ``diff``: the map of a
+        change, the working tree's changes since that revision ('' = the merge-base with the
+        default branch) first, then what uses them (RequestError when there is no such commit
+        or no git repository)."""
         if request is None:
             request = MapRequest(
-                tuple(chat_files),
-                tuple(mentioned_files),
-                tuple(mentioned_idents),
-                tokens,
-                mode,
-                server_wait,
-                message,
-                conversation_tokens,
-                tuple(edited_files),
-                tuple(read_files),
-                active_file,
+                *(tuple(chat_files), tuple(mentioned_files), tuple(mentioned_idents), tokens, mode, server_wait),
+                *(message, conversation_tokens, tuple(edited_files), tuple(read_files), active_file),
                 reasons=reasons,
+                diff=diff,
             )
         if self._closed:
             raise RequestError("this map is closed")
@@ -158,6 +155,10 @@ class AsyncRepoMap:
             build = self._validate(request)
             started = time.perf_counter()
             snapshot = await self._live.snapshot_for_map(build.chat)
+            if request.diff is not None:  # read each time: a commit moves it without a file event
+                build = replace(
+                    build, change=await asyncio.to_thread(read_change, self.root, request.diff, self.settings)
+                )
             reuse_key = (snapshot.generation, build, self._engine.source_versions() if request.mode == "hybrid" else ())
             if request.shown:
                 build = replace(build, changes=self._session.changes(snapshot.shas))

@@ -154,6 +154,7 @@ class RepoMap:
         read_files: Iterable[str] = (),
         active_file: str | None = None,
         reasons: bool | None = None,
+        diff: str | None = None,
     ) -> MapResult:
         """See :meth:`AsyncRepoMap.map <hybridmap.api.repo.AsyncRepoMap.map>`."""
         return self._thread.call(
@@ -171,6 +172,7 @@ class RepoMap:
                 read_files=read_files,
                 active_file=active_file,
                 reasons=reasons,
+                diff=diff,
             )
         )
 

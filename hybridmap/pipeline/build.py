@@ -18,6 +18,7 @@ from typing import Any
 from ..languages.lexical import words
 from ..languages.visibility import Visibility
 from ..model import (
+    CodeChange,
     Diagnostic,
     FileTags,
     HoverKey,
@@ -35,6 +36,7 @@ from ..sources.base import SourceView
 from ..workspace.state import Snapshot
 from .graph.repo_graph import RepoGraph
 from .graph.update import GraphUpdater
+from .inputs.change import ChangeFocus, change_focus
 from .inputs.cochange import CoChange
 from .inputs.conversation import MessageIndex
 from .inputs.session import SessionFiles
@@ -84,6 +86,9 @@ class BuildRequest:
     diagnostic."""
     reasons: bool = False
     """Each file's reasons after its path (``MapRequest.reasons``, else ``render_reasons``)."""
+    change: CodeChange | None = None
+    """A map of a change (``MapRequest.diff``): what the working tree changed since its base,
+    read when the map is made (:mod:`hybridmap.workspace.diff`)."""
 
 
 class MapBuilder:
@@ -129,17 +134,12 @@ class MapBuilder:
             timings["merge"] = time.perf_counter() - t0
         tags = merged.tags
         languages = inputs.snapshot.languages
-        files, idents = self._split_mentions(request.mentioned_idents, inputs.snapshot)
-        if idents:
-            idents = self._message_index(inputs.base).respelled(idents)
-        if request.message:
-            said = self._message_index(inputs.base).extract(request.message)
-            files.extend(said.files)
-            idents.extend(said.idents)
+        files, idents = self._mentions(request, inputs)
         t1 = time.perf_counter()
         graph = self._graph_for(inputs, merged)
         t2 = time.perf_counter()
         visibility = Visibility(self._conventions, languages)
+        focus = change_focus(request.change, tags) if request.change is not None else None
         # The packer can use at most one item per token plus fill_attempts misses.
         ranking = rank(
             graph,
@@ -153,6 +153,7 @@ class MapBuilder:
             co_change=inputs.co_change,
             visibility=visibility,
             message_words=words(request.message) if request.message else (),
+            changed=focus.symbols if focus is not None else None,
         )
         t3 = time.perf_counter()
         reach = self._dependents_of(graph)
@@ -164,6 +165,7 @@ class MapBuilder:
             visibility,
             reach,
             ranking.reasons if request.reasons else None,
+            focus,
         )
         packed = pack(
             ranking.items, renderer, self._counter, self._items_budget(request.budget), self._settings.fill_attempts
@@ -178,7 +180,8 @@ class MapBuilder:
             tokens=packed.tokens,
             budget=request.budget,
             files=ranked_files(
-                packed.items, tags, ranking.file_scores, ranking.reasons, languages, reach, visibility, packed.summaries
+                *(packed.items, tags, ranking.file_scores, ranking.reasons, languages, reach, visibility),
+                *(packed.summaries, focus),
             ),
             servers=dict(inputs.servers),
             edges=graph.edge_counts_by_provenance(),
@@ -190,6 +193,7 @@ class MapBuilder:
             sources=_sources(inputs),
             changes=request.changes,
             mentions=tuple(dict.fromkeys([*request.mentioned_files, *files, *idents])),
+            change=request.change,
         )
         undescribed = [
             (item.path, sym.name_line, sym.name_col)
@@ -197,6 +201,18 @@ class MapBuilder:
             if item.symbol >= 0 and not (sym := tags[item.path].symbols[item.symbol]).detail
         ]
         return result, undescribed
+
+    def _mentions(self, request: BuildRequest, inputs: MapInputs) -> tuple[list[str], list[str]]:
+        """The files and identifiers the request names: its mentions (a listed file's path or
+        name is a file) and what its message names, in the repository's spelling."""
+        files, idents = self._split_mentions(request.mentioned_idents, inputs.snapshot)
+        if idents:
+            idents = self._message_index(inputs.base).respelled(idents)
+        if request.message:
+            said = self._message_index(inputs.base).extract(request.message)
+            files.extend(said.files)
+            idents.extend(said.idents)
+        return files, idents
 
     def _items_budget(self, budget: int) -> int:
         """The budget the items are packed into: all of it, less ``summary_budget_share``."""
@@ -380,15 +396,18 @@ def ranked_files(
     reach: Mapping[str, Dependents] | None = None,
     visibility: Visibility | None = None,
     summaries: Mapping[tuple[str, int], str] | None = None,
+    focus: ChangeFocus | None = None,
 ) -> tuple[RankedFile, ...]:
     """Files in the order of their best item (``items`` is best first), ranked by its score: the
-    file's PageRank alone would not be monotonic (a file's best definition, not the file, ranks it)."""
+    file's PageRank alone would not be monotonic (a file's best definition, not the file, ranks it).
+    ``focus``: a map of a change, whose changed files and definitions are said so."""
     order: dict[str, list[Any]] = {}
     for item in items:
         order.setdefault(item.path, []).append(item)
     out = []
     for path, chosen in order.items():
         symbols = tags[path].symbols
+        changed = frozenset(focus.symbols.get(path, ())) if focus is not None else frozenset()
         shown = sorted((it for it in chosen if it.symbol >= 0), key=lambda it: symbols[it.symbol].span.start_line)
         out.append(
             RankedFile(
@@ -402,12 +421,14 @@ def ranked_files(
                         it.score,
                         visibility.public(path, symbols, it.symbol) if visibility is not None else None,
                         (summaries or {}).get((path, it.symbol), ""),
+                        it.symbol in changed,
                     )
                     for it in shown
                 ),
                 why=reasons.get(path, ()),
                 dependents=(reach or {}).get(path, _NO_DEPENDENTS).total,
                 dependents_resolved=(reach or {}).get(path, _NO_DEPENDENTS).resolved,
+                change=focus.status.get(path, "") if focus is not None else "",
             )
         )
     return tuple(out)
@@ -416,7 +437,9 @@ def ranked_files(
 _NO_DEPENDENTS = Dependents(0, 0)
 
 
-def ranked_symbol(symbol: Any, score: float, public: bool | None = None, summary: str = "") -> RankedSymbol:
+def ranked_symbol(
+    symbol: Any, score: float, public: bool | None = None, summary: str = "", changed: bool = False
+) -> RankedSymbol:
     span = symbol.span
     # A span ending at column 0 ends with the previous line's newline.
     end = span.end_line if span.end_col > 0 or span.end_line == span.start_line else span.end_line - 1
@@ -432,6 +455,7 @@ def ranked_symbol(symbol: Any, score: float, public: bool | None = None, summary
         end_line=max(end, symbol.name_line) + 1,
         public=public,
         summary=summary,
+        changed=changed,
     )
 
 

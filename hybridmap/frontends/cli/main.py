@@ -249,6 +249,15 @@ def main() -> None:
     "[default: the render_reasons setting, off].",
 )
 @click.option(
+    "--diff",
+    metavar="BASE",
+    is_flag=False,
+    flag_value="",
+    default=None,
+    help="The map of a change: the working tree's changes since BASE (default: the merge-base with "
+    "the default branch) first, changed definitions marked ~, then what uses them.",
+)
+@click.option(
     "--summaries/--no-summaries",
     default=None,
     help="A one-line description (docstring, comment above, server hover) after shown definitions, "
@@ -269,6 +278,7 @@ def map_command(
     server_wait: float,
     fmt: str,
     reasons: bool | None,
+    diff: str | None,
     summaries: bool | None,
     message: str,
     conversation_tokens: int | None,
@@ -298,6 +308,7 @@ def map_command(
         read_files=read,
         active_file=active,
         reasons=reasons,
+        diff=diff,
     )
     overrides = {
         **_cache_overrides(cache_dir, no_cache),

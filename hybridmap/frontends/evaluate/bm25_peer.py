@@ -3,7 +3,7 @@
 For each task it lists the ``BM25_FILES`` files whose words (:func:`hybridmap.languages.lexical.words`)
 best match the task's words, chat files left out (a map never lists them either):
 
-- **co-edit**: the words of the chat file's own text;
+- **co-edit**: the words of the chat file's own text (**diff**: of the files of the change made);
 - **message**: the identifiers and file names the commit message names;
 - **message-text**: the words of the message as written.
 
@@ -63,7 +63,7 @@ class Bm25Peer:
             self._index.put(path, file_words, read.sha256)
 
     def _query(self, task: Task) -> list[str]:
-        if task.kind == "co-edit":
+        if task.kind in ("co-edit", "diff"):
             return [w for path in task.chat_files for w in self._words.get(path, ())]
         if task.kind == "message-text":
             return words(task.text)

@@ -14,7 +14,7 @@ from ..exits import EXIT_INTERRUPTED, fail
 from .progress import ProgressBar
 from .report import render_markdown, to_json, to_markdown, with_summaries
 from .run import MODES, PEERS, EvalOptions, parse_budgets, parse_names, parse_variant, run_eval
-from .tasks import TASK_KINDS
+from .tasks import ALL_TASK_KINDS, TASK_KINDS
 
 
 @click.command("eval")
@@ -49,7 +49,8 @@ from .tasks import TASK_KINDS
     show_default=True,
     metavar="KIND,...",
     help="Task kinds to ask: co-edit, message (words cut from the commit message), "
-    "message-text (the message as written; each system reads it).",
+    "message-text (the message as written; each system reads it), diff (the map of the commit's "
+    "first half should show the rest; not asked by default).",
 )
 @click.option(
     "--message-typos",
@@ -151,7 +152,7 @@ def eval_command(
             cache_dir=Path(cache_dir).expanduser().resolve() if cache_dir else None,
             aider_python=aider_python,
             peer_timeout=peer_timeout,
-            tasks=parse_names(task_kinds, TASK_KINDS, "--tasks"),  # type: ignore[arg-type]
+            tasks=parse_names(task_kinds, ALL_TASK_KINDS, "--tasks"),  # type: ignore[arg-type]
             variants=tuple(parse_variant(text) for text in variants),
             message_typos=message_typos,
         )

@@ -2,6 +2,7 @@
 
 * file recall: share of the task's target files that appear in the map;
 * reciprocal rank: 1 / position of the first target file in the map's rank order (0 if none);
+  a ``diff`` task's given files are left out of the order first;
 * first-five recall: share of the target files among the map's first five files (what a model
   reads first; a map that lists many files can hold more of them and still rank them low);
 * definition recall: share of the task's changed definitions the map shows (same file, same name);
@@ -59,6 +60,10 @@ class Score:
 
 
 def score(task: Task, outcome: MapOutcome) -> Score:
+    files = outcome.files
+    if task.kind == "diff":  # the change given is shown by a map of it; only the rest is scored
+        files = tuple(f for f in files if f.path not in task.chat_files)
+    outcome = MapOutcome(files, outcome.tokens, outcome.seconds)
     shown = {f.path: set(f.names) for f in outcome.files}
     targets = set(task.targets)
     recall = len(targets & shown.keys()) / len(targets) if targets else 0.0

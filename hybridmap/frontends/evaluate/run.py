@@ -15,7 +15,8 @@ import re
 import time
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +38,8 @@ from .git import Repository, open_repository, run_git
 from .history import Commit, Selection, select_commits
 from .peer import aider_version, find_aider_python, run_aider
 from .report import CommitResult, EvalReport
-from .systems import SystemRun, requests_for, run_hybridmap
-from .tasks import TASK_KINDS, TaskKind, build_tasks
+from .systems import Request, SystemRun, requests_for, run_hybridmap
+from .tasks import ALL_TASK_KINDS, TASK_KINDS, Task, TaskKind, build_tasks, diff_split
 from .worktree import ScratchWorktree
 
 ProgressCallback = Callable[[int, int, str], None]
@@ -132,8 +133,8 @@ class EvalOptions:
         if not self.tasks:
             raise RequestError("--tasks must name at least one task kind")
         for kind in self.tasks:
-            if kind not in TASK_KINDS:
-                raise RequestError(f"unknown task kind '{kind}' (choose from {', '.join(TASK_KINDS)})")
+            if kind not in ALL_TASK_KINDS:
+                raise RequestError(f"unknown task kind '{kind}' (choose from {', '.join(ALL_TASK_KINDS)})")
         if self.server_wait < 0:
             raise RequestError(f"--server-wait must be >= 0, got {self.server_wait}")
         names = [v.name for v in self.variants]
@@ -231,37 +232,15 @@ async def _evaluate(
                 commit, diffs, collected.tags, new_tags, names, message_index, options.tasks, options.message_typos
             )
             requests = requests_for(tasks.tasks, options.budgets)
-            runs: dict[str, SystemRun] = {}
-            for mode in options.modes:
-                for system, overrides in ((mode, {}), *((v.system(mode), v.overrides) for v in options.variants)):
-                    report(i, f"{short} {system}")
-                    try:
-                        runs[system] = await run_hybridmap(
-                            root,
-                            mode,
-                            tasks.tasks,
-                            requests,
-                            server_wait=options.server_wait,
-                            cache_dir=cache_dir / "hybridmap",
-                            overrides=overrides,
-                            system=system,
-                        )
-                    except HybridMapError as exc:
-                        runs[system] = SystemRun(system, (), 0.0, error=str(exc))
-            if aider_python is not None:
-                report(i, f"{short} aider")
-                runs["aider"] = await run_aider(
-                    aider_python,
-                    root,
-                    sorted(collected.tags),
-                    tasks.tasks,
-                    requests,
-                    cache_dir=cache_dir / "aider-tags",
-                    timeout=options.peer_timeout,
-                )
-            if bm25 is not None:
-                report(i, f"{short} bm25")
-                runs["bm25"] = await asyncio.to_thread(bm25.run, root, sorted(collected.tags), tasks.tasks, requests)
+            # Diff tasks come last (build_tasks) and are asked once the first half of the change
+            # is written into the checkout; the other tasks see the parent as it is.
+            as_is = tuple(r for r in requests if tasks.tasks[r.task].kind != "diff")
+            of_change = requests[len(as_is) :]
+            systems = _Systems(options, cache_dir, aider_python, bm25, sorted(collected.tags), partial(report, i))
+            runs = await systems.run(root, short, tasks.tasks, as_is)
+            if of_change:
+                await asyncio.to_thread(_write_first_half, root, diffs)
+                runs = _joined(runs, await systems.run(root, short, tasks.tasks, of_change))
             results.append(CommitResult(commit, diffs, tasks, requests, runs, index_seconds))
         report(total, "done")
     finally:
@@ -269,6 +248,83 @@ async def _evaluate(
             bm25.close()
         cache.close()
     return results
+
+
+@dataclass
+class _Systems:
+    """Every system of the run, asked one checkout's requests."""
+
+    options: EvalOptions
+    cache_dir: Path
+    aider_python: Path | None
+    bm25: Bm25Peer | None
+    files: list[str]
+    say: Callable[[str], None]
+
+    async def run(
+        self, root: Path, short: str, tasks: Sequence[Task], requests: Sequence[Request]
+    ) -> dict[str, SystemRun]:
+        options = self.options
+        runs: dict[str, SystemRun] = {}
+        if not requests:
+            return runs
+        for mode in options.modes:
+            for system, overrides in ((mode, {}), *((v.system(mode), v.overrides) for v in options.variants)):
+                self.say(f"{short} {system}")
+                try:
+                    runs[system] = await run_hybridmap(
+                        root,
+                        mode,
+                        tasks,
+                        requests,
+                        server_wait=options.server_wait,
+                        cache_dir=self.cache_dir / "hybridmap",
+                        overrides=overrides,
+                        system=system,
+                    )
+                except HybridMapError as exc:
+                    runs[system] = SystemRun(system, (), 0.0, error=str(exc))
+        if self.aider_python is not None:
+            self.say(f"{short} aider")
+            runs["aider"] = await run_aider(
+                self.aider_python,
+                root,
+                self.files,
+                tasks,
+                requests,
+                cache_dir=self.cache_dir / "aider-tags",
+                timeout=options.peer_timeout,
+            )
+        if self.bm25 is not None:
+            self.say(f"{short} bm25")
+            runs["bm25"] = await asyncio.to_thread(self.bm25.run, root, self.files, tasks, requests)
+        return runs
+
+
+def _joined(first: Mapping[str, SystemRun], then: Mapping[str, SystemRun]) -> dict[str, SystemRun]:
+    """Each system's runs of two request lists as one run of both (the first's counters kept)."""
+    out = dict(first)
+    for system, run in then.items():
+        before = out.get(system)
+        if before is None:
+            out[system] = run
+        elif before.error or run.error:
+            out[system] = replace(before, outcomes=(), error=before.error or run.error)
+        else:
+            out[system] = replace(before, outcomes=before.outcomes + run.outcomes)
+    return out
+
+
+def _write_first_half(root: Path, diffs: Sequence[FileDiff]) -> None:
+    """The scratch checkout with the first half of the commit's change made (:func:`diff_split`):
+    each file's content in the commit written, a renamed file's old path removed."""
+    made, _ = diff_split(diffs)
+    for diff in made:
+        target = root / diff.new_path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(diff.new_source)
+        if diff.new_path != diff.old_path:
+            (root / diff.old_path).unlink(missing_ok=True)
 
 
 def _diffs(repo: Repository, commit: Commit) -> tuple[FileDiff, ...]:

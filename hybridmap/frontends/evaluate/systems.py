@@ -88,14 +88,17 @@ async def run_hybridmap(
             # message-text: the text itself, read by the map as an agent's call would have it read
             # (``message=``); the task's own reading of it (tasks.py) is what the report shows.
             text_task = task.kind == "message-text"
+            # diff: the map of the change written on this checkout (its HEAD is the parent).
+            of_change = task.kind == "diff"
             result = await repo.map(
                 MapRequest(
-                    chat_files=task.chat_files,
+                    chat_files=() if of_change else task.chat_files,
                     mentioned_idents=() if text_task else task.mentions,
                     tokens=request.budget,
                     mode=mode,
                     server_wait=0.0,
                     message=task.text if text_task else "",
+                    diff="HEAD" if of_change else None,
                 )
             )
             outcomes.append(outcome_of(result, time.perf_counter() - start))

@@ -14,7 +14,14 @@
   ``typos`` (``hybridmap eval --message-typos``) each long compound identifier of the text
   carries one typo (:func:`with_typos`), the same for every system.
 
-Both also ask for the changed definitions (:mod:`.definitions`) of their target files.
+* **diff** (asked only with ``--tasks ...,diff``): the agent has made the first half of the
+  commit's change (the changed files with most changed lines, :func:`diff_split`) and asks for
+  the map of that change (``map --diff HEAD`` on the parent's checkout with those files written);
+  the map should show the other half. Peers get the first half as chat files. A commit of one
+  file gives no such task. The files given are not counted among the map's files when it is
+  scored (a map of a change shows them, pinned first).
+
+All ask for the changed definitions (:mod:`.definitions`) of their target files.
 """
 
 from __future__ import annotations
@@ -33,14 +40,19 @@ from .diffs import FileDiff
 from .history import Commit
 from .mentions import message_mentions
 
-TaskKind = Literal["co-edit", "message", "message-text"]
+TaskKind = Literal["co-edit", "message", "message-text", "diff"]
 TASK_KINDS: tuple[TaskKind, ...] = ("co-edit", "message", "message-text")
+"""The task kinds asked by default."""
+ALL_TASK_KINDS: tuple[TaskKind, ...] = (*TASK_KINDS, "diff")
+"""Every task kind ``--tasks`` may name (a diff task writes into the scratch checkout)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Task:
     kind: TaskKind
     chat_files: tuple[str, ...]
+    """The files the agent has open (``diff``: the files of the change already made, by their
+    path in the commit)."""
     mentions: tuple[str, ...]
     """Words passed as mentions (hybridmap: ``mentioned_idents``; Aider: ``mentioned_idents``).
     For ``message-text``: the identifiers hybridmap's reading of ``text`` found."""
@@ -124,6 +136,14 @@ def co_edit_chat_file(diffs: Iterable[FileDiff]) -> FileDiff:
     return min(diffs, key=lambda d: (-(d.added + d.deleted), d.old_path))
 
 
+def diff_split(diffs: Iterable[FileDiff]) -> tuple[tuple[FileDiff, ...], tuple[FileDiff, ...]]:
+    """A commit's change cut in two for a ``diff`` task: the half already made (the files with most
+    changed lines, ``len // 2`` of them, ordered as :func:`co_edit_chat_file` chooses) and the rest."""
+    ordered = sorted(diffs, key=lambda d: (-(d.added + d.deleted), d.old_path))
+    half = len(ordered) // 2
+    return tuple(ordered[:half]), tuple(ordered[half:])
+
+
 def build_tasks(
     commit: Commit,
     diffs: tuple[FileDiff, ...],
@@ -169,4 +189,12 @@ def build_tasks(
         # systems are given the text: systems.py).
         read = message_index.extract(text)
         tasks.append(Task("message-text", (), read.idents, read.files, changed, all_defs, text))
+    if "diff" in kinds:  # last: it is asked after the others, on a checkout the first half is written to
+        made, rest = diff_split(diffs)
+        if made:
+            targets = tuple(d.old_path for d in rest)
+            definitions = tuple(sorted(x for p in targets for x in by_file[p]))
+            tasks.append(Task("diff", tuple(d.new_path for d in made), (), (), targets, definitions))
+        else:
+            skipped.append("diff: the commit changed one file")
     return CommitTasks(tuple(tasks), all_defs, tuple(skipped))

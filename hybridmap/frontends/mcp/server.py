@@ -99,7 +99,7 @@ Wait = Annotated[
     Field(
         ge=0,
         le=120,
-        description="Seconds to wait for language servers (0: use those ready; the rest start meanwhile).",
+        description="Seconds to wait for language servers (0: use those ready, start the rest).",
     ),
 ]
 
@@ -197,20 +197,20 @@ async def announce(state: State, event: LiveEvent) -> None:
 
 ChatFiles = Annotated[
     Paths,
-    Field(description=("Files being edited: they steer the ranking and are left out of the map.")),
+    Field(description="Files being edited: they steer the map, which leaves them out."),
 ]
 MentionedIdents = Annotated[
     tuple[str, ...],
     Field(
         max_length=200,
-        description="Identifiers named (functions, classes...): their definitions rank higher.",
+        description="Identifiers named: their definitions rank higher.",
     ),
 ]
 Message = Annotated[
     str,
     Field(
         max_length=100_000,
-        description="The user's message: its identifiers and paths count as mentions, its words as text to match.",
+        description="The user's message: its names and paths count as mentions, its words as text to match.",
     ),
 ]
 ConversationTokens = Annotated[
@@ -242,10 +242,11 @@ def _register_map_tools(server: MCPServer[Any], state: State) -> None:
         read_files: Annotated[Paths, Field(description="Files read (as record_activity).")] = (),
         active_file: Annotated[str | None, Field(description="The file open in the editor.")] = None,
         reasons: Annotated[bool, Field(description="Say why each file is shown (costs tokens).")] = False,
+        diff: Annotated[str | None, Field(description="Map the change since this revision ('': the branch's).")] = None,
     ) -> Annotated[CallToolResult, RepoMapSummary]:
-        """The ranked map of the repository for the task: files and their most relevant
-        definitions (signatures) within a token budget; structured content has ranks, edges by
-        provenance (lsp: resolved by a server), server states, diagnostics."""
+        """Files and their most relevant definitions (signatures) for the task, ranked, within a
+        token budget; structured: ranks, edges by provenance (lsp: server-resolved), server
+        states."""
         text, summary = await _call(
             "repo_map",
             tools.repo_map(
@@ -262,6 +263,7 @@ def _register_map_tools(server: MCPServer[Any], state: State) -> None:
                 read_files=read_files,
                 active_file=active_file,
                 reasons=reasons,
+                diff=diff,
             ),
         )
         return _result(text, summary)

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NotRequired
 
 from typing_extensions import (
     TypedDict,  # pydantic (output schemas) needs it before Python 3.12
@@ -33,7 +33,18 @@ from ...features.dead_code import DeadCodeJson
 from ...features.file_search import FileSearchJson
 from ...features.search import SymbolSearchJson, normalized
 from ...infra.sanitize import escape_path, safe_block, safe_line
-from ...model import ChangesJson, FileTags, MapRequest, MapResult, Mode, ServerJson, ServerReport, Symbol
+from ...model import (
+    ChangesJson,
+    DiffJson,
+    FileTags,
+    MapRequest,
+    MapResult,
+    Mode,
+    RankedFile,
+    ServerJson,
+    ServerReport,
+    Symbol,
+)
 from ...pipeline.graph.repo_graph import RepoGraph
 from ...workspace.state import Progress
 from ...workspace.walk import head_reader
@@ -58,6 +69,10 @@ class MapFile(TypedDict):
     path: str
     rank: float
     symbols: int
+    change: NotRequired[str]
+    """A map of a change: how this file changed (added, modified, renamed)..."""
+    dependents: NotRequired[int]
+    """... and, for every file, how many others depend on it ([R:N] in the text)."""
 
 
 class RepoMapSummary(TypedDict):
@@ -72,6 +87,8 @@ class RepoMapSummary(TypedDict):
     mentions: list[str]
     changes: ChangesJson
     """Files new (marked [NEW] in the text), gone or changed since this session's previous map."""
+    diff: NotRequired[DiffJson]
+    """A map of a change: its base and changed files."""
 
 
 class ActivitySummary(TypedDict):
@@ -264,6 +281,7 @@ async def repo_map(
     read_files: Sequence[str] = (),
     active_file: str | None = None,
     reasons: bool = False,
+    diff: str | None = None,
 ) -> tuple[str, RepoMapSummary]:
     """The map text and its summary."""
     repo = state.repo
@@ -282,10 +300,11 @@ async def repo_map(
         read_files=relative_paths(repo.root, read_files, "read file"),
         active_file=None if active_file is None else relative_path(repo.root, active_file, "active file"),
         reasons=reasons or None,
+        diff=diff,
     )
     state.remember(result)
     summary: RepoMapSummary = {
-        "files": [{"path": escape_path(f.path), "rank": f.rank, "symbols": len(f.symbols)} for f in result.files],
+        "files": [_map_file(f, result.change is not None) for f in result.files],
         "tokens": result.tokens,
         "budget": result.budget,
         "mode": result.mode,
@@ -303,7 +322,18 @@ async def repo_map(
             "changed": [escape_path(p) for p in result.changes.changed[:LIST_LIMIT]],
         },
     }
+    if result.change is not None:
+        summary["diff"] = result.change.to_json()
     return result.text, summary
+
+
+def _map_file(ranked: RankedFile, of_change: bool) -> MapFile:
+    entry: MapFile = {"path": escape_path(ranked.path), "rank": ranked.rank, "symbols": len(ranked.symbols)}
+    if of_change:  # the blast radius: what changed, and how far each file reaches
+        if ranked.change:
+            entry["change"] = ranked.change
+        entry["dependents"] = ranked.dependents
+    return entry
 
 
 def record_activity(

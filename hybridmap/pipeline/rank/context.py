@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import ClassVar, Generic, TypeVar
 
@@ -77,6 +77,9 @@ class RankContext:
     """Each definition's visibility by its language's convention (None: not known)."""
     message_words: tuple[str, ...] = ()
     """The words of the user's message, once each (identifier parts, lowercased)."""
+    changed: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    """A map of a change: each changed file (graph index; also in :attr:`chat`, so every chat
+    signal reads it) -> its changed definitions (indices into the file's symbols)."""
 
     @property
     def n(self) -> int:
@@ -86,6 +89,43 @@ class RankContext:
     @cached_property
     def chat_set(self) -> frozenset[int]:
         return frozenset(self.chat)
+
+    @cached_property
+    def changed_symbol_rows(self) -> np.ndarray:
+        """The changed definitions as rows of the graph's symbol arrays."""
+        graph = self.graph
+        rows = [
+            graph_rows[np.isin(graph.symbol_local[graph_rows], list(local))]
+            for fi, local in self.changed.items()
+            if local and len(graph_rows := np.flatnonzero(graph.symbol_file == fi))
+        ]
+        return np.concatenate(rows) if rows else np.zeros(0, dtype=np.intp)
+
+    @cached_property
+    def change_users(self) -> dict[int, tuple[tuple[str, str], ...]]:
+        """Files (not changed ones) with an edge into a changed definition (its file and name),
+        in index order -> (changed name, the edge's provenance) for each they use: the change's
+        blast radius, resolved by a server or name-matched."""
+        if not self.changed:
+            return {}
+        graph = self.graph
+        ident_index = graph.ident_index
+        pairs = {
+            (fi, ident_index[name])
+            for fi, local in self.changed.items()
+            for name in {self.tags[graph.files[fi]].symbols[i].name for i in local}
+            if name in ident_index
+        }
+        users: dict[int, dict[tuple[str, str], None]] = {}
+        for fi, ident in sorted(pairs):
+            rows = graph.edges_by_ident.get(ident)
+            if rows is None:
+                continue
+            for row in rows[graph.edge_dst[rows] == fi].tolist():
+                src = int(graph.edge_src[row])
+                if src not in self.changed:
+                    users.setdefault(src, {})[(graph.idents[ident], graph.provenance(row))] = None
+        return {fi: tuple(used) for fi, used in sorted(users.items())}
 
     @cached_property
     def chat_users(self) -> tuple[int, ...]:

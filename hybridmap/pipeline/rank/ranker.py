@@ -16,7 +16,7 @@ name, and chat files are never items (the model has them already).
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,20 +69,25 @@ def rank(
     co_change: CoChange | None = None,
     visibility: Visibility | None = None,
     message_words: Sequence[str] = (),
+    changed: Mapping[str, tuple[int, ...]] | None = None,
 ) -> Ranking:
     """Rank every file and definition for one request; return the best ``limit`` items.
-    ``message_words``: the words of the user's message (:func:`hybridmap.languages.lexical.words`)."""
+    ``message_words``: the words of the user's message (:func:`hybridmap.languages.lexical.words`);
+    ``changed``: in a map of a change, each changed file -> its changed definitions (the files are
+    the focus, like chat files, but shown: :class:`~.signals.changed_code.ChangedCode`)."""
     index = graph.index
 
     def ids(paths: Sequence[str]) -> tuple[int, ...]:
         return tuple(dict.fromkeys(index[f] for f in paths if f in index))
+
+    changed_ids = {index[path]: local for path, local in (changed or {}).items() if path in index}
 
     session = session or SessionFiles()
     ctx = RankContext(
         graph=graph,
         tags=tags,
         settings=settings,
-        chat=ids(chat_files),
+        chat=tuple(dict.fromkeys([*ids(chat_files), *changed_ids])),
         mentioned_files=ids(mentioned_files),
         idents=tuple(dict.fromkeys(mentioned_idents)),
         message_words=tuple(dict.fromkeys(message_words)),
@@ -91,6 +96,7 @@ def rank(
         active=ids(session.active),
         co_change=co_change,
         visibility=visibility,
+        changed=changed_ids,
     )
     reasons: Reasons = {}
     weights = graph.edge_weight.copy()
@@ -260,6 +266,16 @@ def best_first(scores: np.ndarray, take: int) -> np.ndarray:
     return candidates[np.argsort(-scores[candidates], kind="stable")][:take]
 
 
+def _focus_words(ctx: RankContext) -> Callable[[list[str]], list[str]]:
+    """How reasons name the request's focus: the chat signals say "chat file", which in a map of a
+    change (its changed files are the focus) is "changed file", or "chat or changed file" when
+    the request has chat files too. The one place the word is chosen."""
+    if not ctx.changed:
+        return lambda said: said
+    word = "changed file" if set(ctx.chat) <= set(ctx.changed) else "chat or changed file"
+    return lambda said: [why.replace("chat file", word) for why in said]
+
+
 def _ranking(
     ctx: RankContext,
     scores: np.ndarray,
@@ -268,10 +284,11 @@ def _ranking(
     reasons: Reasons,
     prior_reasons: tuple[tuple[str, ...], ...],
 ) -> Ranking:
-    """The best ``limit`` items (chat files' left out), and every file's score and reasons."""
+    """The best ``limit`` items (chat files' left out; changed files are shown), and every file's
+    score and reasons."""
     graph = ctx.graph
     in_chat = np.zeros(ctx.n, dtype=bool)
-    in_chat[list(ctx.chat)] = True
+    in_chat[[fi for fi in ctx.chat if fi not in ctx.changed]] = True
     keep = ~in_chat[graph.symbol_file]
     # Files without definitions are shown by name, ranked by a share of their rank.
     bare = np.flatnonzero((_symbol_counts(graph) == 0) & ~in_chat)
@@ -288,8 +305,9 @@ def _ranking(
         else:
             items.append(RankItem(float(all_scores[k]), graph.files[int(bare[k - n_sym])], -1))
     with_priors = [fi for fi, said in enumerate(prior_reasons) if said]
+    said = _focus_words(ctx)
     why = {
-        graph.files[fi]: tuple(dict.fromkeys([*reasons.get(fi, ()), *prior_reasons[fi]]))
+        graph.files[fi]: tuple(dict.fromkeys(said([*reasons.get(fi, ()), *prior_reasons[fi]])))
         for fi in sorted({*reasons, *with_priors})
     }
     return Ranking(

@@ -5,7 +5,9 @@ definitions, in file order, each preceded by the signature of its enclosing
 class/scope, with original indentation; ``⋮`` marks elided code between
 non-adjacent lines. Files chosen by name only are listed bare. Marks (:mod:`.marks`): ``+``
 before a public definition, ``[R:N]`` after a path N other files depend on, ``[NEW]`` after a
-file new since the session's previous map. A summary (:mod:`.summaries`) follows a shown
+file new since the session's previous map; in a map of a change, ``~`` before a changed
+definition, ``[added]`` / ``[changed]`` / ``[renamed from OLD]`` after a changed file's path,
+and a header naming the base and the deleted files. A summary (:mod:`.summaries`) follows a shown
 definition's last signature line on the same line, after :data:`SUMMARY_SEPARATOR`, so it can
 never start a line of its own (a header, an elision mark). Pure: the text
 comes from the signatures stored in the tags, never from disk. Paths and lines
@@ -21,8 +23,12 @@ from ...infra.sanitize import escape_path, safe_line
 from ...languages.visibility import Visibility
 from ...model import FileTags
 from ...settings import Settings
+from ..inputs.change import ChangeFocus
 from ..rank import RankItem
 from .marks import Dependents
+
+#: After a changed file's path in a map of a change, by how it changed.
+_CHANGE_MARKS = {"added": " [added]", "modified": " [changed]"}
 
 #: Between a signature line and its summary: ``def area(self) -> float: # Area in m².`` One
 #: space before the ``#`` costs a token less than PEP 8's two (cl100k), and a comment reads as
@@ -44,6 +50,7 @@ class Renderer:
         visibility: Visibility | None = None,
         dependents: Mapping[str, Dependents] | None = None,
         reasons: Mapping[str, Sequence[str]] | None = None,
+        focus: ChangeFocus | None = None,
     ) -> None:
         self._tags = tags
         self._settings = settings
@@ -53,10 +60,12 @@ class Renderer:
         self._dependents = (dependents or {}) if settings.render_dependents_marks else {}
         self._reasons = reasons or {}
         """Why each file is in the map, shown after its path (``render_reasons``)."""
+        self._focus = focus
+        self._changed = {path: frozenset(local) for path, local in focus.symbols.items()} if focus else {}
         self._lines: dict[tuple[str, int], tuple[tuple[int, str], ...]] = {}
-        self.header = ""
+        self.header = _change_header(focus) if focus is not None else ""
         if special_files and settings.special_files_first:
-            self.header = "Project files: " + ", ".join(map(escape_path, special_files)) + "\n"
+            self.header += "Project files: " + ", ".join(map(escape_path, special_files)) + "\n"
 
     def _cut(self, text: str) -> str:
         limit = self._settings.max_line_chars
@@ -77,19 +86,30 @@ class Renderer:
             out: dict[int, str] = {}
             if item.symbol >= 0:
                 symbols = self._tags[item.path].symbols
+                changed = self._changed.get(item.path, frozenset())
                 index = item.symbol
                 while index >= 0:  # the symbol, then each enclosing scope
                     sym = symbols[index]
                     public = self._visibility is not None and self._visibility.public(item.path, symbols, index)
+                    marks = ("~" if index in changed else "") + ("+" if public else "")
                     for offset, text in enumerate(sym.signature.split("\n")):
                         line = self._cut(safe_line(text))
-                        if public and offset == 0:
+                        if marks and offset == 0:
                             stripped = line.lstrip()
-                            line = line[: len(line) - len(stripped)] + "+" + stripped
+                            line = line[: len(line) - len(stripped)] + marks + stripped
                         out.setdefault(sym.span.start_line + offset, line)
                     index = sym.parent
             lines = self._lines[key] = tuple(sorted(out.items()))
         return lines
+
+    def _change_mark(self, path: str) -> str:
+        if self._focus is None or path not in self._focus.status:
+            return ""
+        status = self._focus.status[path]
+        if status == "renamed":
+            old = next((f.old_path for f in self._focus.change.files if f.path == path), "")
+            return f" [renamed from {escape_path(old)}]"
+        return _CHANGE_MARKS[status]
 
     def summary_line(self, path: str, index: int) -> int:
         """The line a summary of ``path``'s symbol ``index`` follows: its signature's last line."""
@@ -123,7 +143,7 @@ class Renderer:
         parts: list[str] = [self.header] if with_header and self.header else []
         for path, block in blocks.items():
             shown = escape_path(path)
-            mark_new = " [NEW]" if path in self._new else ""
+            mark_new = self._change_mark(path) + (" [NEW]" if path in self._new else "")
             reach = self._dependents.get(path)
             if reach is not None and reach.total >= self._settings.dependents_mark_min:
                 mark_new = f" [R:{reach.total}]" + mark_new
@@ -140,3 +160,15 @@ class Renderer:
                 previous = line_no
             parts.append(mark + "\n")
         return "".join(parts)
+
+
+def _change_header(focus: ChangeFocus) -> str:
+    """The first lines of a map of a change: its base, what ``~`` means, the deleted files."""
+    change = focus.change
+    if not change.files:
+        return f"No changes since {change.base[:12]} ({safe_line(change.base_name)})\n"
+    cut = "" if change.complete else " (cut short: more files changed than were read)"
+    text = f"Changes since {change.base[:12]} ({safe_line(change.base_name)}){cut}; ~ marks a changed definition\n"
+    if focus.deleted:
+        text += "Deleted: " + ", ".join(map(escape_path, focus.deleted)) + "\n"
+    return text

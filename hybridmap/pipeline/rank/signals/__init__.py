@@ -28,6 +28,8 @@ the scores in list order, and the reasons of a file are listed in the order they
 from __future__ import annotations
 
 from ..context import Signal
+from .change_users import ChangeUsers
+from .changed_code import ChangedCode
 from .chat_dependents import ChatDependents
 from .chat_files import ChatFiles
 from .chat_neighbors import ChatNeighbors
@@ -46,13 +48,15 @@ from .text_similarity import TextSimilarity
 
 #: The signals every map is ranked with, in the order each phase applies them. The order keeps
 #: the reasons a file lists as they were (request reasons by importance, then path kinds) and
-#: the file factors' arithmetic (mentioned files' x before the chat boosts' +).
+#: the file factors' arithmetic (mentioned files' x before the chat boosts' +); a change's
+#: definitions are pinned last, above the mentioned ones.
 DEFAULT_SIGNALS: tuple[Signal, ...] = (
     ChatFiles(),
     MentionedFiles(),
     PrivateDefinitions(),
     DefinitionTokens(),
     MentionedIdents(),
+    ChangeUsers(),
     ReferenceNames(),
     SessionEvents(),
     ChatNeighbors(),
@@ -63,10 +67,13 @@ DEFAULT_SIGNALS: tuple[Signal, ...] = (
     PathMentions(),
     PathKinds(),
     FileDecay(),
+    ChangedCode(),
 )
 
 __all__ = [
     "DEFAULT_SIGNALS",
+    "ChangeUsers",
+    "ChangedCode",
     "ChatDependents",
     "ChatFiles",
     "ChatNeighbors",
