@@ -11,7 +11,7 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal, NamedTuple, cast
+from typing import Any, Literal, NamedTuple, NotRequired, cast
 
 from typing_extensions import TypedDict  # what pydantic reads MCP output schemas from (Python < 3.12)
 
@@ -227,6 +227,10 @@ class FileTags:
     comments, strings and code alike), one ``word<TAB>count`` per line; empty unless the parse was
     asked for them (``text_similarity_message_full_text``). A message reads like the prose of the
     files it is about, which the names alone do not hold."""
+    cells: tuple[tuple[int, int], ...] = ()
+    """A notebook's code cells: (first 0-based line in the parsed source, 1-based cell number) each
+    (:mod:`hybridmap.languages.notebooks`); lines above are in that source, the code cells joined.
+    Empty for any other file."""
 
     @classmethod
     def build(
@@ -322,6 +326,7 @@ class SymbolJson(TypedDict):
     rank: float
     public: bool | None
     summary: str
+    cell: NotRequired[int]
 
 
 class FileJson(TypedDict):
@@ -439,9 +444,12 @@ class RankedSymbol:
     summary: str = ""
     """The one-line description shown after its signature in the text, as shown (sanitized and
     cut); empty when none was shown (none known, no room left, or ``render_summaries`` off)."""
+    cell: int = 0
+    """A notebook's symbol: its 1-based cell number among all the notebook's cells, and then
+    ``line`` and ``end_line`` count within that cell; 0 in any other file (not in the JSON)."""
 
     def to_json(self) -> SymbolJson:
-        return {
+        out: SymbolJson = {
             "name": self.name,
             "kind": self.kind,
             "line": self.line,
@@ -453,6 +461,9 @@ class RankedSymbol:
             "public": self.public,
             "summary": self.summary,
         }
+        if self.cell:
+            out["cell"] = self.cell
+        return out
 
 
 @dataclass(frozen=True, slots=True)
