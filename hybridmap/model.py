@@ -227,6 +227,10 @@ class FileTags:
     comments, strings and code alike), one ``word<TAB>count`` per line; empty unless the parse was
     asked for them (``text_similarity_message_full_text``). A message reads like the prose of the
     files it is about, which the names alone do not hold."""
+    cells: tuple[tuple[int, int], ...] = ()
+    """A notebook's code cells: (first 0-based line in the parsed source, 1-based cell number) each
+    (:mod:`hybridmap.languages.notebooks`); lines above are in that source, the code cells joined.
+    Empty for any other file."""
 
     @classmethod
     def build(
@@ -327,6 +331,7 @@ class SymbolJson(TypedDict):
     public: bool | None
     summary: str
     changed: NotRequired[bool]
+    cell: NotRequired[int]
 
 
 class FileJson(TypedDict):
@@ -515,6 +520,9 @@ class RankedSymbol:
     cut); empty when none was shown (none known, no room left, or ``render_summaries`` off)."""
     changed: bool = False
     """In a map of a change: the change touches this definition (``~`` in the text)."""
+    cell: int = 0
+    """A notebook's symbol: its 1-based cell number among all the notebook's cells, and then
+    ``line`` and ``end_line`` count within that cell; 0 in any other file (not in the JSON)."""
 
     def to_json(self) -> SymbolJson:
         out: SymbolJson = {
@@ -531,6 +539,8 @@ class RankedSymbol:
         }
         if self.changed:
             out["changed"] = True
+        if self.cell:
+            out["cell"] = self.cell
         return out
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..errors import ConfigError
-from . import query_predicates
+from . import notebooks, query_predicates
 from .visibility import CONVENTIONS
 
 
@@ -378,6 +378,8 @@ class LanguageRegistry:
             found = self._by_ext.get(name[dot + 1 :].lower())
             if found:
                 return found
+            if notebooks.is_notebook(name) and notebooks.DEFAULT_LANGUAGE in self._languages:
+                return notebooks.DEFAULT_LANGUAGE  # until its kernel is read: notebook_language
         elif head is not None and name in self._bare:
             found = self._by_shebang.get(shebang_interpreter(head(path)))
             if found:
@@ -386,6 +388,12 @@ class LanguageRegistry:
             if fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(name, pattern):
                 return lang
         return None
+
+    def notebook_language(self, data: bytes) -> str:
+        """The language of a notebook's code cells: its kernel's, as this registry names it (``R``
+        -> ``r``); not necessarily one it has. :class:`~.notebooks.NotebookError` when ``data`` is
+        not a readable notebook."""
+        return notebooks.resolve_language(notebooks.kernel_language(data), self._languages)
 
     def compiled(self, name: str) -> CompiledLanguage:
         compiled = self._compiled.get(name)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..languages.lexical import words
+from ..languages.notebooks import cell_lines
 from ..languages.visibility import Visibility
 from ..model import (
     CodeChange,
@@ -406,7 +407,7 @@ def ranked_files(
         order.setdefault(item.path, []).append(item)
     out = []
     for path, chosen in order.items():
-        symbols = tags[path].symbols
+        symbols, cells = tags[path].symbols, tags[path].cells
         changed = frozenset(focus.symbols.get(path, ())) if focus is not None else frozenset()
         shown = sorted((it for it in chosen if it.symbol >= 0), key=lambda it: symbols[it.symbol].span.start_line)
         out.append(
@@ -421,6 +422,7 @@ def ranked_files(
                         it.score,
                         visibility.public(path, symbols, it.symbol) if visibility is not None else None,
                         (summaries or {}).get((path, it.symbol), ""),
+                        cells,
                         it.symbol in changed,
                     )
                     for it in shown
@@ -438,23 +440,32 @@ _NO_DEPENDENTS = Dependents(0, 0)
 
 
 def ranked_symbol(
-    symbol: Any, score: float, public: bool | None = None, summary: str = "", changed: bool = False
+    symbol: Any,
+    score: float,
+    public: bool | None = None,
+    summary: str = "",
+    cells: tuple[tuple[int, int], ...] = (),
+    changed: bool = False,
 ) -> RankedSymbol:
+    """``symbol`` as the map shows it: 1-based lines; in a notebook (``cells``: ``FileTags.cells``)
+    its cell and lines within that cell; ``changed``: in a map of a change, touched by it."""
     span = symbol.span
     # A span ending at column 0 ends with the previous line's newline.
     end = span.end_line if span.end_col > 0 or span.end_line == span.start_line else span.end_line - 1
+    cell, line, end = cell_lines(cells, symbol.name_line, end)
     return RankedSymbol(
         name=symbol.name,
         kind=symbol.kind,
-        line=symbol.name_line + 1,
+        line=line + 1,
         signature=symbol.signature.strip(),
         provenance=symbol.provenance,
         rank=score,
         detail=symbol.detail,
         col=symbol.name_col,
-        end_line=max(end, symbol.name_line) + 1,
+        end_line=end + 1,
         public=public,
         summary=summary,
+        cell=cell,
         changed=changed,
     )
 

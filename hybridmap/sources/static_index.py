@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..languages.notebooks import is_notebook
 from ..languages.registry import LanguageRegistry
 from ..model import Diagnostic, FileStatus, FileTags, ParseOutcome, Symbol
 from ..settings import Settings
@@ -126,7 +127,8 @@ class TreeSitterSource(PassiveSource):
                 data = self._reread(snapshot, rel)  # deferred last time, or dropped: read again
                 if data is None:
                     continue
-            key = tags_key(self._fingerprint(state.language), state.sha256, self._options.key)
+            options_key = self._options.notebook_key if is_notebook(rel) else self._options.key
+            key = tags_key(self._fingerprint(state.language), state.sha256, options_key)
             lookups[rel] = (key, state.sha256, state.language, data)
         t_lookup = time.perf_counter()
         hits = self._cache.get_many({v[0] for v in lookups.values()})

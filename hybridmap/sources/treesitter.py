@@ -14,6 +14,7 @@ while its parse took 0.27 s).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import pickle
@@ -32,7 +33,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..infra.sandbox import Policy, base_policy, confined
-from ..languages import query_predicates
+from ..languages import notebooks, query_predicates
 from ..languages.lexical import encode_words, word_counts
 from ..languages.registry import CompiledLanguage, LanguageRegistry
 from ..model import DEFERRED_KIND, REFERENCE_KIND_CODES, FileTags, ParseOutcome, Span, Symbol
@@ -71,7 +72,17 @@ class ParseOptions:
             settings.syntax_error_report_lines,
             settings.max_definitions_per_file,
             settings.text_similarity_message_full_text,
+            settings.max_file_bytes,
         )
+
+    max_code_bytes: int = 1_000_000
+    """A notebook's code cells, joined, are parsed up to this size (``max_file_bytes``)."""
+
+    @property
+    def notebook_key(self) -> str:
+        """:attr:`key` for a notebook: its code is extracted first (``max_code_bytes``, the
+        notebook format's version), so the same bytes as a notebook and as a file differ."""
+        return f"{self.key}-nb{notebooks.FORMAT_VERSION}-cb{self.max_code_bytes}"
 
     @property
     def key(self) -> str:
@@ -197,6 +208,31 @@ def parse_file(compiled: CompiledLanguage, source: bytes, options: ParseOptions)
             ),
         )
     return ParseOutcome(tags, problems)
+
+
+def parse_notebook(compiled: CompiledLanguage, data: bytes, options: ParseOptions) -> ParseOutcome:
+    """Parse a notebook's code cells (:mod:`hybridmap.languages.notebooks`) as one source in
+    ``compiled``'s language; its tags carry where each cell starts. Never raises for the content:
+    a notebook that cannot be read, or whose code is larger than ``max_code_bytes``, has no tags
+    and says why."""
+    try:
+        notebook = notebooks.read_notebook(data, compiled.language.name)
+    except notebooks.NotebookError as exc:
+        return ParseOutcome(None, (("notebook_unreadable", f"{exc}; its code cells are not mapped"),))
+    if len(notebook.source) > options.max_code_bytes:
+        return ParseOutcome(
+            None,
+            (
+                (
+                    "too_large",
+                    f"{len(notebook.source)} bytes of code cells > max_file_bytes={options.max_code_bytes}",
+                ),
+            ),
+        )
+    outcome = parse_file(compiled, notebook.source, options)
+    if outcome.tags is None:
+        return outcome
+    return ParseOutcome(dataclasses.replace(outcome.tags, cells=notebook.cells), outcome.problems)
 
 
 def _set_parse_timeout(parser: Any, micros: int) -> None:
@@ -513,7 +549,8 @@ def parse_serial(
             yield path, DEFERRED
             continue
         try:
-            yield path, parse_file(registry.compiled(language), data, options)
+            parse = parse_notebook if notebooks.is_notebook(path) else parse_file
+            yield path, parse(registry.compiled(language), data, options)
         except Exception as exc:  # noqa: BLE001 - one bad file must not take the others down
             yield path, ParseOutcome(None, (("parse_error", f"{type(exc).__name__}: {exc}"),))
 

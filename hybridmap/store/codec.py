@@ -20,6 +20,7 @@ reference kind out of range) raises :class:`CodecError`. Records written before 
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import struct
@@ -95,10 +96,12 @@ def _tags_body(tags: FileTags, problems: list[list[str]]) -> bytes:
     ]
     symbols = [list(column) for column in zip(*rows, strict=True)] if rows else _NO_SYMBOLS
     fields = [symbols, tags.ref_names, tags.line_count, tags.complete, problems]
-    if tags.imports or tags.words:  # absent in most files (and in values written before it existed)
+    if tags.imports or tags.words or tags.cells:  # absent in most files (and in values written before it existed)
         fields.append([list(pair) for pair in tags.imports])
-    if tags.words:
+    if tags.words or tags.cells:
         fields.append(tags.words)
+    if tags.cells:  # notebooks only
+        fields.append([list(pair) for pair in tags.cells])
     rest = _dumps(fields).encode()
     return b"".join(
         (_LENGTHS.pack(len(tags.ref_positions), len(tags.ref_kinds)), tags.ref_positions, tags.ref_kinds, rest)
@@ -177,17 +180,27 @@ def _decode_tags(body: bytes) -> tuple[FileTags, tuple[tuple[str, str], ...]]:
     positions = body[start : start + n_positions]
     kinds = body[start + n_positions : start + n_positions + n_kinds]
     fields = _loads(body[start + n_positions + n_kinds :])
-    _check(type(fields) is list and len(fields) in (5, 6, 7), "tags fields")
+    _check(type(fields) is list and len(fields) in (5, 6, 7, 8), "tags fields")
     symbols, names, line_count, complete, problems = fields[:5]
     imports = _problems(fields[5]) if len(fields) >= 6 else ()  # the same shape: pairs of str
-    words = fields[6] if len(fields) == 7 else ""
+    words = fields[6] if len(fields) >= 7 else ""
     _check(type(words) is str, "file words")
+    cells = _cells(fields[7]) if len(fields) == 8 else ()
     _check(type(names) is list and _all_str(names), "reference names")
     _check(len(positions) == n_positions == 8 * len(names) and len(kinds) == n_kinds == len(names), "reference columns")
     _check(not kinds or max(kinds) < len(REFERENCE_KIND_CODES), "reference kind")
     _check(type(line_count) is int and type(complete) is bool, "file fields")
-    tags = FileTags(_symbols(symbols), tuple(names), positions, kinds, line_count, complete, imports, words)
+    tags = FileTags(_symbols(symbols), tuple(names), positions, kinds, line_count, complete, imports, words, cells)
     return tags, _problems(problems)
+
+
+def _cells(decoded: object) -> tuple[tuple[int, int], ...]:
+    """A notebook's (first line, cell number) pairs: ints, ascending lines."""
+    _check(type(decoded) is list and all(type(p) is list and len(p) == 2 for p in decoded), "notebook cells")
+    pairs = tuple((p[0], p[1]) for p in cast("list[list[Any]]", decoded))
+    _check(all(type(a) is int and type(b) is int and a >= 0 and b >= 1 for a, b in pairs), "notebook cells")
+    _check(all(x[0] <= y[0] for x, y in itertools.pairwise(pairs)), "notebook cells order")
+    return pairs
 
 
 def _symbols(decoded: object) -> tuple[Symbol, ...]:

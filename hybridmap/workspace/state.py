@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from ..languages.notebooks import NotebookError, is_notebook
 from ..languages.registry import LanguageRegistry
 from ..model import Diagnostic, FileStatus
 from ..settings import Settings
@@ -145,7 +146,9 @@ class Workspace:
                 gone.append(Diagnostic(rel, str(FileStatus.VANISHED), "file disappeared after listing"))
                 continue
             old = previous.get(rel)
-            if sig is not None and old is not None and old.signature == sig and old.language == language:
+            # A notebook's language is its kernel's, read with its content: the same signature, the same.
+            same_language = old is not None and (old.language == language or is_notebook(rel))
+            if sig is not None and old is not None and old.signature == sig and same_language:
                 files[rel] = old
                 reused += 1
                 continue
@@ -156,7 +159,7 @@ class Workspace:
             if state is None:
                 continue  # vanished between listing and stat: not a file of this snapshot
             files[rel] = state
-            if data is not None and (old is None or old.sha256 != state.sha256 or old.language != language):
+            if data is not None and (old is None or old.sha256 != state.sha256 or old.language != state.language):
                 contents[rel] = data
         changes = _changes(previous, files, contents)
         stats = {
@@ -182,7 +185,24 @@ class Workspace:
                 return FileState(language, "", (), (diagnostic,)), None
             return FileState(language, "", kept, (diagnostic,)), None
         notes = tuple(Diagnostic(rel, kind, message) for kind, message in read.notes)
+        if is_notebook(rel):
+            language, problem = self._notebook_language(read.data, language)
+            if problem is not None:
+                return FileState(language, "", kept, (*notes, Diagnostic(rel, *problem))), None
         return FileState(language, read.sha256, kept, notes), read.data
+
+    def _notebook_language(self, data: bytes, listed: str) -> tuple[str, tuple[str, str] | None]:
+        """A notebook's language (its kernel's), or why it is not mapped: (kind, message)."""
+        try:
+            language = self._registry.notebook_language(data)
+        except NotebookError as exc:
+            return listed, ("notebook_unreadable", f"{exc}; its code cells are not mapped")
+        if language not in self._registry.names:
+            return listed, (
+                "notebook_language",
+                f"kernel language {language[:40]!r} is not one hybridmap parses; its code cells are not mapped",
+            )
+        return language, None
 
     def read(self, rel: str) -> bytes | None:
         """The current bytes of a listed file when they still hash to the snapshot's sha256

@@ -30,6 +30,7 @@ from ..infra import git
 from ..infra.boundaries import inside
 from ..infra.ignore import IgnoreSpec
 from ..infra.sanitize import escape_path
+from ..languages.notebooks import is_notebook
 from ..languages.paths import is_test_data_or_vendored
 from ..model import Diagnostic, FileStatus
 from ..settings import Settings
@@ -647,8 +648,9 @@ def read_source(root: Path, rel: str, settings: Settings) -> ReadResult:
     if not inside(root, real):
         return ReadResult(FileStatus.OUTSIDE_ROOT, message="symlink points outside the root; not read")
     attempts = max(1, settings.read_attempts)
+    notebook = is_notebook(rel)
     for _ in range(attempts):
-        result = _read_once(root, real, settings)
+        result = _read_once(root, real, settings, notebook)
         if result is not None:
             return result
     return ReadResult(
@@ -690,8 +692,12 @@ def head_reader(root: Path) -> Callable[[str], bytes]:
     return lambda rel: read_head(root, rel)
 
 
-def _read_once(root: Path, real: Path, settings: Settings) -> ReadResult | None:
-    """One read; None when the file changed while it was read (size or times moved)."""
+def _read_once(root: Path, real: Path, settings: Settings, notebook: bool = False) -> ReadResult | None:
+    """One read; None when the file changed while it was read (size or times moved). A notebook
+    is held to ``max_notebook_bytes`` (its code cells to ``max_file_bytes`` when parsed)."""
+    limit, name = (
+        (settings.max_notebook_bytes, "max_notebook_bytes") if notebook else (settings.max_file_bytes, "max_file_bytes")
+    )
     try:
         fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
@@ -708,30 +714,25 @@ def _read_once(root: Path, real: Path, settings: Settings) -> ReadResult | None:
         before = os.fstat(fd)
         if not stat.S_ISREG(before.st_mode):
             return ReadResult(FileStatus.UNREADABLE, message="not a regular file")
-        if before.st_size > settings.max_file_bytes:
-            return ReadResult(
-                FileStatus.TOO_LARGE,
-                size=before.st_size,
-                message=f"{before.st_size} bytes > max_file_bytes={settings.max_file_bytes}",
-            )
+        if before.st_size > limit:
+            message = f"{before.st_size} bytes > {name}={limit}"
+            return ReadResult(FileStatus.TOO_LARGE, size=before.st_size, message=message)
         with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(settings.max_file_bytes + 1)
+            data = fh.read(limit + 1)
         after = os.fstat(fd)
     except OSError as exc:
         return ReadResult(FileStatus.UNREADABLE, message=f"cannot read: {_reason(exc)}")
     finally:
         os.close(fd)
-    if len(data) > settings.max_file_bytes:  # grew while we read it
-        return ReadResult(
-            FileStatus.TOO_LARGE, size=len(data), message=f"more than max_file_bytes={settings.max_file_bytes}"
-        )
+    if len(data) > limit:  # grew while we read it
+        return ReadResult(FileStatus.TOO_LARGE, size=len(data), message=f"more than {name}={limit}")
     if (before.st_size, before.st_mtime_ns, before.st_ctime_ns) != (
         after.st_size,
         after.st_mtime_ns,
         after.st_ctime_ns,
     ):
         return None  # a writer was busy: these bytes may be half old, half new
-    return classify(data, settings)
+    return classify(data, settings, minified_check=not notebook)
 
 
 #: Control bytes other than NUL that do not occur in text (tab, newlines, form feed,
@@ -747,8 +748,11 @@ def _looks_binary(data: bytes, settings: Settings) -> bool:
     return others / size > settings.binary_control_ratio or data.count(b"\0") / size > settings.binary_nul_ratio
 
 
-def classify(data: bytes, settings: Settings) -> ReadResult:
+def classify(data: bytes, settings: Settings, minified_check: bool = True) -> ReadResult:
     """Decide whether bytes are parseable source, and make them so.
+
+    ``minified_check`` False: long lines are fine (a notebook: its outputs are long JSON lines,
+    and only its code cells are parsed).
 
     UTF-16 and Latin-1 become UTF-8; a BOM is dropped; stray NUL bytes in text
     become spaces and lone CR line ends become LF (both one byte for one, so
@@ -789,7 +793,7 @@ def classify(data: bytes, settings: Settings) -> ReadResult:
     if b"\r" in data and b"\n" not in data:
         data = data.replace(b"\r", b"\n")  # classic Mac line ends: tree-sitter only counts LF as a line
         notes.append(("transcoded", "CR line endings read as LF"))
-    if data:
+    if data and minified_check:
         line_count = data.count(b"\n") + 1
         longest = max(len(line) for line in data.split(b"\n")) if len(data) > settings.minified_avg_line_chars else 0
         if len(data) / line_count > settings.minified_avg_line_chars or longest > settings.minified_max_line_chars:

@@ -7,7 +7,7 @@ documentSymbol and hover; a definition is answered with ``store/disk.py`` line 4
 workspace (so a working session shows up as ``lsp`` edges in the fixture); documentSymbol
 with ``[]``; hover with ``null``. Options: ``--pid-file`` appends the pids this server
 starts (itself, children) so a test can check that none survives; ``--log`` appends every
-method received (and a didOpen's ``languageId``); ``--env-file`` writes the environment the
+method received (and a didOpen's ``languageId`` and ``uri``); ``--env-file`` writes the environment the
 server got, as JSON; ``--child`` starts a sleeping grandchild first, which inherits
 stdin/stdout/stderr (process-tree cleanup, and a server whose death is hidden by a child still
 holding its pipes).
@@ -190,7 +190,9 @@ class Server:
             method = msg.get("method")
             self.note(method or f"reply:{msg.get('id')}:{'error' if 'error' in msg else 'result'}")
             if method == "textDocument/didOpen":  # and what the client called the document's language
-                self.note(f"languageId:{msg.get('params', {}).get('textDocument', {}).get('languageId')}")
+                document = msg.get("params", {}).get("textDocument", {})
+                self.note(f"languageId:{document.get('languageId')}")
+                self.note(f"opened:{document.get('uri')}")
             if method is None:
                 self.on_client_reply(msg)
             elif method == "exit":

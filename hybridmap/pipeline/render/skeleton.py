@@ -9,7 +9,8 @@ file new since the session's previous map; in a map of a change, ``~`` before a 
 definition, ``[added]`` / ``[changed]`` / ``[renamed from OLD]`` after a changed file's path,
 and a header naming the base and the deleted files. A summary (:mod:`.summaries`) follows a shown
 definition's last signature line on the same line, after :data:`SUMMARY_SEPARATOR`, so it can
-never start a line of its own (a header, an elision mark). Pure: the text
+never start a line of its own (a header, an elision mark). In a notebook, the elision mark before
+a cell's first shown line names the cell (``⋮ cell 3``: its 1-based number among all cells). Pure: the text
 comes from the signatures stored in the tags, never from disk. Paths and lines
 come from the repository: they pass through :mod:`.sanitize`, so no control,
 bidi or invisible character reaches the text and a name cannot forge a header.
@@ -20,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 
 from ...infra.sanitize import escape_path, safe_line
+from ...languages.notebooks import cell_position
 from ...languages.visibility import Visibility
 from ...model import FileTags
 from ...settings import Settings
@@ -152,9 +154,15 @@ class Renderer:
                 parts.append(shown + mark_new + why + "\n")
                 continue
             parts.append(shown + ":" + mark_new + why + "\n")
+            cells = self._tags[path].cells if path in self._tags else ()
             previous = None
+            in_cell = 0
             for line_no in sorted(block):
-                if previous is not None and line_no != previous + 1:
+                cell = cell_position(cells, line_no)[0] if cells else 0
+                if cell != in_cell:  # a notebook: each cell's first shown line says which cell
+                    parts.append(f"{mark} cell {cell}\n")
+                    in_cell = cell
+                elif previous is not None and line_no != previous + 1:
                     parts.append(mark + "\n")
                 parts.append(block[line_no] + "\n")
                 previous = line_no

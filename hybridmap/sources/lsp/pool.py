@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigError
+from ...languages.notebooks import is_notebook
 from ...languages.registry import LanguageRegistry
 from ...model import Diagnostic, ServerReport, ServerState
 from ...settings import Settings
@@ -193,7 +194,8 @@ class ServerPool:
         """Give each file (``path -> language``) of a language with servers its project root;
         returns the files of each (language, root)."""
         served = set(self.languages_with_servers(set(languages.values())))
-        mine = {p: lang for p, lang in languages.items() if lang in served}
+        # Notebooks stay with tree-sitter: a server would read the .ipynb's JSON, not its cells.
+        mine = {p: lang for p, lang in languages.items() if lang in served and not is_notebook(p)}
         self._root_of = self.roots.assign((p, self.markers(lang)) for p, lang in mine.items())
         self._language_of = mine
         found = groups(self._root_of, mine)
@@ -374,12 +376,11 @@ class ServerPool:
         return slot.session if slot is not None else None
 
     def session_for(self, path: str, language: str) -> LspSession | None:
-        """The server that answers for ``path``: its language's, in its project root."""
-        slot = self._slots.get((language, self._root_of.get(path, "")))
-        if slot is None:
-            return None
-        slot.used = time.monotonic()
-        return slot.session
+        """The server that answers for ``path`` (its language's, in its project root; a notebook's: none)."""
+        slot = None if is_notebook(path) else self._slots.get((language, self._root_of.get(path, "")))
+        if slot is not None:
+            slot.used = time.monotonic()
+        return slot.session if slot is not None else None
 
     def _language_slots(self, languages: Sequence[str]) -> list[_Slot]:
         wanted = set(languages)

@@ -50,6 +50,7 @@ from lsprotocol import types as T
 
 from ...errors import ServerError
 from ...languages.lexical import is_well_named
+from ...languages.notebooks import is_notebook
 from ...model import FileTags
 from ...settings import Settings
 from ...store.cache import Cache
@@ -318,8 +319,8 @@ def candidate_pairs(
     ambiguous: list[tuple[Pair, Sites]] = []
     single: list[tuple[Pair, Sites]] = []
     for path, file_tags in tags.items():
-        if languages.get(path) not in server_languages:
-            continue
+        if languages.get(path) not in server_languages or is_notebook(path):
+            continue  # a notebook is never sent to a server (its positions are not the file's)
         positions = array("I")
         positions.frombytes(file_tags.ref_positions)
         sites: dict[str, list[tuple[int, int]]] = {}

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...languages.notebooks import is_notebook
 from ...languages.registry import LanguageRegistry
 from ...model import NOT_STARTED_ONE_SHOT, Diagnostic, FileTags, HoverKey, ServerReport, ServerState
 from ...settings import Settings
@@ -391,8 +392,10 @@ def plan_jobs(
     """The jobs for these languages: symbols of the focus files, definitions of the ambiguous
     uses, then symbols of other files up to ``lsp_symbol_files``."""
     langs = snapshot.languages
-    in_scope = [p for p, lang in langs.items() if lang in languages and p in base.tags]
-    focus = [p for p in dict.fromkeys(request.focus) if langs.get(p) in languages and p in base.tags]
+    in_scope = [p for p, lang in langs.items() if lang in languages and p in base.tags and not is_notebook(p)]
+    focus = [
+        p for p in dict.fromkeys(request.focus) if langs.get(p) in languages and p in base.tags and not is_notebook(p)
+    ]
     from .resolver import candidate_pairs
 
     jobs = [Job("symbols", p) for p in focus if outline.needs_symbols(p)]
