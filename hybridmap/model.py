@@ -307,6 +307,9 @@ class MapRequest:
     reasons: bool | None = None
     """Say after each file's path why it is in the map (``# references a chat file; changed
     with a chat file in 3 commits``); None: the ``render_reasons`` setting."""
+    stable: bool | None = None
+    """Lay the map out after the session's previous one (what stays keeps its place and text, the
+    new goes after it: a prompt cache keeps the prefix); None: the ``stable_layout`` setting."""
     diff: str | None = None
     """The map of a change: the working tree's changes since this revision are the focus (shown,
     changed definitions first, marked ``~``), what uses them next. ``""``: since the merge-base

@@ -625,7 +625,7 @@ class Settings:
     """``[R:N]`` only from this many dependents on (one dependent says little, and costs tokens)."""
     render_reasons: bool = setting(False, _BOOL)
     """After each file's path, why it is in the map, in the ranking's own words (``app/store.py:
-    # references a chat file; changed with a chat file in 3 commits``), in the ranking's order (the
+    # references a chat file; committed with a chat file in 3 commits``), in the ranking's order (the
     request's own reasons first, then the graph's, the history's, the text's, the path's), at most
     ``render_reasons_max``: what an agent needs to decide which file to open. Off by default: the
     words are paid from the budget (docs/evaluation.md, "Reasons in the text"). The JSON's
@@ -656,6 +656,22 @@ class Settings:
     fill_attempts: int = setting(64, _int(0, 100_000, protective=True))
     """After the binary search, how many further-ranked items are tried one by one
     to fill the budget (keeps >= 95 % use when big items sit at the boundary)."""
+    stable_layout: bool = setting(False, _BOOL)
+    """A session's maps keep their layout (``hybridmap/pipeline/pack/stable.py``): what stays in
+    the map keeps its place and text, what is new goes after it, so a model provider's prompt
+    cache keeps the map's prefix from turn to turn. Per request: ``stable`` (API), ``--stable``
+    (``--watch``), ``stable_layout`` in MCP. The JSON's ``files`` stay in rank order."""
+    stable_layout_depth: float = setting(10.0, _float(1.0, 1_000.0))
+    """A previous map's item is kept while the new ranking has it among its best this many times
+    as many items as the previous map showed."""
+    stable_layout_fresh_share: float = setting(0.25, _SHARE)
+    """At least this share of a stable layout's budget goes to the new ranking's best items that
+    are not kept (the kept part is cut at its end to leave it)."""
+    stable_layout_min_kept: float = setting(0.5, _SHARE)
+    """A full re-rank (plain rank order) when fewer than this share of the previous map's items
+    are still kept."""
+    stable_layout_max_maps: int = setting(20, _int(1, 100_000))
+    """A full re-rank every this many maps of a stable layout, whatever drifted."""
 
     # === language servers and the other refining sources =======================================
 

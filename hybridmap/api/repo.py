@@ -130,23 +130,21 @@ class AsyncRepoMap:
         read_files: Iterable[str] = (),
         active_file: str | None = None,
         reasons: bool | None = None,
+        stable: bool | None = None,
         diff: str | None = None,
     ) -> MapResult:
         """Build a map. Never raises for bad files, caches or servers: see ``diagnostics``.
 
-        ``message``: the user's words as written (files and identifiers are found in them);
-        ``conversation_tokens``: the conversation's length (a longer one gets a smaller map when
-        ``tokens`` is not given); ``edited_files`` / ``read_files`` / ``active_file``: like the
-        session's events (:meth:`file_edited`...), for this map only; ``reasons``: say after each
-        file's path why it is shown (None: the ``render_reasons`` setting); ``diff``: the map of a
-        change, the working tree's changes since that revision ('' = the merge-base with the
-        default branch) first, then what uses them (RequestError when there is no such commit
-        or no git repository)."""
+        The keywords are :class:`~hybridmap.model.MapRequest`'s fields, documented there
+        (``edited_files`` / ``read_files`` / ``active_file`` count like the session's events, for
+        this map only); RequestError for a value no map can have, or a ``diff`` revision that
+        names no commit."""
         if request is None:
             request = MapRequest(
                 *(tuple(chat_files), tuple(mentioned_files), tuple(mentioned_idents), tokens, mode, server_wait),
                 *(message, conversation_tokens, tuple(edited_files), tuple(read_files), active_file),
                 reasons=reasons,
+                stable=stable,
                 diff=diff,
             )
         if self._closed:
@@ -170,6 +168,8 @@ class AsyncRepoMap:
                 reused.stats["map_refreshed"] = float(self._live.refreshed)
                 return reused
             result = (await self._engine.map(request, build, snapshot, started))[0]
+            if request.shown:  # what the next map of a stable layout keeps
+                self._session.layout = self._engine.builder.last_layout
             # The read counters are the snapshot's: this says whether this map made it.
             result.stats["map_refreshed"] = float(self._live.refreshed)
             # Not reused: a map that waited for servers (the next may find more), one with [NEW] marks.

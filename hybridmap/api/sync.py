@@ -154,6 +154,7 @@ class RepoMap:
         read_files: Iterable[str] = (),
         active_file: str | None = None,
         reasons: bool | None = None,
+        stable: bool | None = None,
         diff: str | None = None,
     ) -> MapResult:
         """See :meth:`AsyncRepoMap.map <hybridmap.api.repo.AsyncRepoMap.map>`."""
@@ -172,6 +173,7 @@ class RepoMap:
                 read_files=read_files,
                 active_file=active_file,
                 reasons=reasons,
+                stable=stable,
                 diff=diff,
             )
         )

@@ -40,9 +40,10 @@ from .graph.update import GraphUpdater
 from .inputs.change import ChangeFocus, change_focus
 from .inputs.cochange import CoChange
 from .inputs.conversation import MessageIndex
-from .inputs.session import SessionFiles
+from .inputs.session import Layout, SessionFiles
 from .merge import Merged, MergeMemo, merge_views
 from .pack.packer import Packed, SummaryRules, add_summaries, pack
+from .pack.stable import StableOrder, layout_of, stable_order
 from .pack.tokens import Counter
 from .policies import PolicyMemo, apply_policies
 from .rank import Ranking, rank
@@ -90,6 +91,10 @@ class BuildRequest:
     change: CodeChange | None = None
     """A map of a change (``MapRequest.diff``): what the working tree changed since its base,
     read when the map is made (:mod:`hybridmap.workspace.diff`)."""
+    stable: bool = False
+    """Lay the map out after ``layout`` (:mod:`.pack.stable`)."""
+    layout: Layout | None = None
+    """The session's previous map's layout (None: none yet, or not a stable layout)."""
 
 
 class MapBuilder:
@@ -120,6 +125,8 @@ class MapBuilder:
         self._messages: tuple[object, MessageIndex] | None = None
         self._policy_memo: PolicyMemo = {}
         self._static_merged: tuple[object, Merged] | None = None
+        self.last_layout: Layout | None = None
+        """The layout of the last map built with a stable layout (None after any other map)."""
 
     @property
     def graph(self) -> RepoGraph | None:
@@ -157,21 +164,16 @@ class MapBuilder:
             changed=focus.symbols if focus is not None else None,
         )
         t3 = time.perf_counter()
+        order = None
+        if request.stable:
+            order = stable_order(ranking.items, request.layout, request.budget, self._settings, tags, request.chat)
         reach = self._dependents_of(graph)
         renderer = Renderer(
-            tags,
-            self._settings,
-            inputs.snapshot.special_files,
-            frozenset(request.changes.new),
-            visibility,
-            reach,
-            ranking.reasons if request.reasons else None,
-            focus,
+            *(tags, self._settings, inputs.snapshot.special_files, frozenset(request.changes.new), visibility),
+            *(reach, ranking.reasons if request.reasons else None, focus),
+            order.kept_blocks if order is not None else None,
         )
-        packed = pack(
-            ranking.items, renderer, self._counter, self._items_budget(request.budget), self._settings.fill_attempts
-        )
-        packed, summary_notes, summary_stats = self._summarized(packed, renderer, tags, request.budget)
+        packed, summary_notes, summary_stats = self._packed(ranking, order, renderer, tags, request.budget)
         self._counter.flush()
         t4 = time.perf_counter()
         timings.update({"graph": t2 - t1, "rank": t3 - t2, "pack": t4 - t3})
@@ -203,6 +205,24 @@ class MapBuilder:
         ]
         return result, undescribed
 
+    def _packed(
+        self, ranking: Ranking, order: StableOrder | None, renderer: Renderer, tags: Mapping[str, FileTags], budget: int
+    ) -> tuple[Packed, list[Diagnostic], dict[str, float]]:
+        """The items packed into ``budget``, with summaries (:meth:`_summarized`); with a stable
+        layout (``order``), its kept part first, cut to leave ``stable_layout_fresh_share`` of the
+        budget to the rest, and the layout kept for the next map (:attr:`last_layout`)."""
+        items_budget = self._items_budget(budget)
+        if order is not None and order.kept:
+            room = int(items_budget * (1 - self._settings.stable_layout_fresh_share))
+            order = order.keeping(len(pack(order.items[: order.kept], renderer, self._counter, room, 0).items))
+        items = order.items if order is not None else ranking.items
+        packed = pack(items, renderer, self._counter, items_budget, self._settings.fill_attempts)
+        packed, notes, stats = self._summarized(packed, renderer, tags, budget, order)
+        self.last_layout = layout_of(packed.items, order, packed.summaries, budget, tags) if order else None
+        if order is not None:  # the JSON's files stay in rank order; the text keeps the layout
+            packed = replace(packed, items=tuple(sorted(packed.items, key=lambda item: -item.score)))
+        return packed, notes, stats
+
     def _mentions(self, request: BuildRequest, inputs: MapInputs) -> tuple[list[str], list[str]]:
         """The files and identifiers the request names: its mentions (a listed file's path or
         name is a file) and what its message names, in the repository's spelling."""
@@ -222,15 +242,20 @@ class MapBuilder:
         return budget - int(budget * self._settings.summary_budget_share)
 
     def _summarized(
-        self, packed: Packed, renderer: Renderer, tags: Mapping[str, FileTags], budget: int
+        self, packed: Packed, renderer: Renderer, tags: Mapping[str, FileTags], budget: int, order: StableOrder | None
     ) -> tuple[Packed, list[Diagnostic], dict[str, float]]:
-        """``packed`` with summaries in its leftover budget (same items), what went wrong, counts."""
+        """``packed`` with summaries in its leftover budget (same items), what went wrong, counts;
+        a stable layout's kept items have the summaries they had, and no others."""
         if not self._settings.render_summaries:
             return packed, [], {}
         summaries = self._summaries.begin(tags)
         if packed.tokens < budget:  # room for summaries: a batch summarizer is asked once, now
             summaries.prefetch((item.path, item.symbol) for item in packed.items if item.symbol >= 0)
         rules = SummaryRules(self._settings.summary_max_chars, self._settings.fill_attempts)
+        allowed = order.summaries_allowed if order is not None else None
+        if allowed is not None and order is not None:
+            kept = order.kept_blocks
+            rules = replace(rules, may=lambda key: key not in kept or key in allowed)
         packed = add_summaries(packed, renderer, self._counter, budget, rules, summaries)
         summaries.flush()
         return packed, summaries.diagnostics, {**summaries.stats, "summaries_shown": float(len(packed.summaries))}

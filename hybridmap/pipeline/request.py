@@ -56,6 +56,7 @@ def validate_request(request: MapRequest, root: Path, settings: Settings, sessio
     if asked <= 0:
         raise RequestError(f"token budget must be positive, got {asked}")
     budget = min(asked, settings.max_tokens_ceiling)
+    stable = settings.stable_layout if request.stable is None else bool(request.stable)
     active = request.active_file
     files = session.files(
         rel(request.edited_files, "edited file"),
@@ -72,4 +73,6 @@ def validate_request(request: MapRequest, root: Path, settings: Settings, sessio
         session=files,
         budget_note=ceiling_note(asked, settings),
         reasons=settings.render_reasons if request.reasons is None else bool(request.reasons),
+        stable=stable,
+        layout=session.layout if stable else None,
     )

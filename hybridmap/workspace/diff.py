@@ -139,14 +139,14 @@ def _change(root: Path, base: str, base_name: str, settings: Settings) -> CodeCh
     whole_from = len(sections) - 1 if patch_cut else len(sections)
     files: list[ChangedFile] = []
     for i, (status, old, new) in enumerate(entries):
+        read = aligned and i < whole_from
+        found = hunks(sections[i]) if read else ()
         if status == "deleted":
-            files.append(ChangedFile(old, "deleted"))
+            files.append(ChangedFile(old, "deleted", deleted=sum(h[1] for h in found)))
             continue
         lines: tuple[tuple[int, int], ...] = ()
         added = deleted = 0
-        read = aligned and i < whole_from
         if read:
-            found = hunks(sections[i])
             lines = changed_lines(found)
             added = sum(h[3] for h in found)
             deleted = sum(h[1] for h in found)

@@ -97,6 +97,6 @@ def test_partners_of_the_chat_file_rank_higher(git_repo, tmp_path: Path) -> None
     order = [f.path for f in boosted.files]
     assert order[0] == "partner.py", order
     partner = boosted.files[0]
-    assert "changed with a chat file in 4 commits" in partner.why
+    assert "committed with a chat file in 4 commits" in partner.why
     assert partner.file_rank > next(f for f in plain.files if f.path == "partner.py").file_rank
     assert not any(d.kind == "co_change_off" for d in boosted.diagnostics)

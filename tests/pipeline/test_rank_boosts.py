@@ -77,7 +77,7 @@ def test_directory_proximity_lifts_the_chat_files_neighbourhood() -> None:
     assert ratio["pkg/issue/list.go"] == pytest.approx(1.5)
     assert ratio["util/text.go"] == pytest.approx(1.0) and ratio["api/client.go"] == pytest.approx(1.0)
     assert "in a chat file's directory" in on.reasons["pkg/pr/view.go"]
-    assert "1 directories from a chat file" in on.reasons["pkg/pr/shared/state.go"]
+    assert "1 directory from a chat file" in on.reasons["pkg/pr/shared/state.go"]
     assert "in a chat file's directory" not in off.reasons.get("pkg/pr/view.go", ())
     # Personalization instead: rank itself flows from the neighbourhood (view.go before util/).
     pers = _rank(

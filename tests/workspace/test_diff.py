@@ -43,7 +43,7 @@ def test_a_branch_change_against_the_merge_base(git_repo: GitRepoFactory) -> Non
     assert by_path["lib.py"].status == "modified"
     assert by_path["lib.py"].lines == ((2, 2), (6, 6))  # the committed edit and the uncommitted one
     assert (by_path["lib.py"].added, by_path["lib.py"].deleted) == (2, 2)
-    assert by_path["gone.py"].status == "deleted"
+    assert (by_path["gone.py"].status, by_path["gone.py"].deleted) == ("deleted", 1)
     assert (by_path["new.py"].status, by_path["new.py"].old_path) == ("renamed", "old.py")
     assert not by_path["new.py"].whole and by_path["new.py"].lines == ()  # a pure rename changed no line
     assert by_path["image.bin"].status == "added" and by_path["image.bin"].whole

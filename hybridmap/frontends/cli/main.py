@@ -249,6 +249,13 @@ def main() -> None:
     "[default: the render_reasons setting, off].",
 )
 @click.option(
+    "--stable/--no-stable",
+    default=None,
+    help="Lay the map out after the session's previous one (--watch, or a warm daemon's): what stays "
+    "keeps its place and text, new entries go last, so a prompt cache keeps the prefix "
+    "[default: the stable_layout setting, off].",
+)
+@click.option(
     "--diff",
     metavar="BASE",
     is_flag=False,
@@ -278,6 +285,7 @@ def map_command(
     server_wait: float,
     fmt: str,
     reasons: bool | None,
+    stable: bool | None,
     diff: str | None,
     summaries: bool | None,
     message: str,
@@ -308,6 +316,7 @@ def map_command(
         read_files=read,
         active_file=active,
         reasons=reasons,
+        stable=stable,
         diff=diff,
     )
     overrides = {

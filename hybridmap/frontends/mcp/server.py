@@ -197,7 +197,7 @@ async def announce(state: State, event: LiveEvent) -> None:
 
 ChatFiles = Annotated[
     Paths,
-    Field(description="Files being edited: they steer the map, which leaves them out."),
+    Field(description="Files being edited: they steer the map and are left out."),
 ]
 MentionedIdents = Annotated[
     tuple[str, ...],
@@ -242,6 +242,9 @@ def _register_map_tools(server: MCPServer[Any], state: State) -> None:
         read_files: Annotated[Paths, Field(description="Files read (as record_activity).")] = (),
         active_file: Annotated[str | None, Field(description="The file open in the editor.")] = None,
         reasons: Annotated[bool, Field(description="Say why each file is shown (costs tokens).")] = False,
+        stable: Annotated[
+            bool | None, Field(description="Keep the last map's layout, new entries last (prompt caching).")
+        ] = None,
         diff: Annotated[str | None, Field(description="Map the change since this revision ('': the branch's).")] = None,
     ) -> Annotated[CallToolResult, RepoMapSummary]:
         """Files and their most relevant definitions (signatures) for the task, ranked, within a
@@ -263,6 +266,7 @@ def _register_map_tools(server: MCPServer[Any], state: State) -> None:
                 read_files=read_files,
                 active_file=active_file,
                 reasons=reasons,
+                stable=stable,
                 diff=diff,
             ),
         )
@@ -293,8 +297,8 @@ def _register_compare_and_status(server: MCPServer[Any], state: State) -> None:
             Field(ge=0, le=120, description="Seconds the hybrid map may wait for language servers."),
         ] = 10.0,
     ) -> Annotated[CallToolResult, CompareSummary]:
-        """What the language servers change: the static and hybrid map of one request compared:
-        edges servers resolved, name-matched guesses removed, files that moved in rank."""
+        """The static and hybrid map of one request compared: edges servers resolved, name-matched
+        guesses removed, files that moved in rank."""
         summary = await _call(
             "compare_maps",
             tools.compare_maps(
@@ -338,7 +342,7 @@ def _register_lookup_tools(server: MCPServer[Any], state: State) -> None:
         limit: Annotated[int, Field(ge=1, le=200, description="Most matches returned.")] = 20,
         server_wait: Wait = 0.0,
     ) -> Annotated[CallToolResult, SymbolSearchJson]:
-        """Find definitions by name, best first: name, kind, file, lines, signature; ready
+        """Find definitions by name, best first, with kind, file, lines, signature; ready
         servers' workspace symbols merged in (each match names its sources)."""
         found = await _call(
             "search_symbols",
@@ -432,9 +436,9 @@ def _register_code_health_tools(server: MCPServer[Any], state: State) -> None:
         server_wait: Wait = 0.0,
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, DeadCodeJson]:
-        """Definitions nothing uses (dead) or only tests use, by name, then checked by a ready
-        server's references: each says its evidence; those a server found used are refuted.
-        Exported API and entry points are left out. Slow on large repositories (progress sent)."""
+        """Definitions nothing uses, or only tests use, by name, checked by ready servers'
+        references (each says its evidence). Exported API and entry points are left out. Slow
+        on large repositories (progress sent)."""
         progress = _progress(ctx)
         work = tools.dead_code(state, path=path, limit=limit, server_wait=server_wait, progress=progress)
         found = await _call("dead_code", _drained(work, progress))
@@ -475,7 +479,7 @@ def _register_session_tools(server: MCPServer[Any], state: State) -> None:
         new_conversation: Annotated[bool, Field(description="Forget earlier activity first.")] = False,
     ) -> Annotated[CallToolResult, ActivitySummary]:
         """Tell the map what the agent did: edited files weigh most in later maps, then read
-        files, then the active one. Returns what the session remembers."""
+        files, then the active one."""
 
         async def record() -> ActivitySummary:
             return tools.record_activity(

@@ -281,6 +281,7 @@ async def repo_map(
     read_files: Sequence[str] = (),
     active_file: str | None = None,
     reasons: bool = False,
+    stable: bool | None = None,
     diff: str | None = None,
 ) -> tuple[str, RepoMapSummary]:
     """The map text and its summary."""
@@ -300,6 +301,7 @@ async def repo_map(
         read_files=relative_paths(repo.root, read_files, "read file"),
         active_file=None if active_file is None else relative_path(repo.root, active_file, "active file"),
         reasons=reasons or None,
+        stable=stable,
         diff=diff,
     )
     state.remember(result)

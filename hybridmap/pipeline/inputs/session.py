@@ -4,7 +4,8 @@ The agent (or its harness) reports events: files it edited, files it read, the f
 its editor. They weigh in every later map of the session (``edited_file_personalization``,
 ``read_file_personalization``, ``active_file_personalization``), the most recent
 ``session_max_files`` of each kind. The session also remembers the content of the repository
-at its last map, to say what is new, gone or changed at the next (:class:`~.model.MapChanges`).
+at its last map, to say what is new, gone or changed at the next (:class:`~.model.MapChanges`),
+and, for a stable layout, how its last map was laid out (:class:`Layout`).
 Paths here are relative to the root and already validated by the caller.
 """
 
@@ -27,6 +28,25 @@ class SessionFiles:
     """At most one file; a tuple so the ranker treats the three alike."""
 
 
+Block = tuple[str, tuple[tuple[int, str], ...]]
+"""One file block of a map's text: the path and its items, each a symbol index (-1: the file by
+name) and the symbol's name then (an edit may move indices: a kept item must still be that name)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """How a map's text was laid out, for the next map of a stable layout to keep
+    (:mod:`hybridmap.pipeline.pack.stable`)."""
+
+    blocks: tuple[Block, ...]
+    """The file blocks in text order (a path may have two: one kept, one added after)."""
+    summarized: frozenset[tuple[str, int]] = frozenset()
+    """(path, symbol index) of the definitions shown with a summary."""
+    budget: int = 0
+    age: int = 0
+    """Maps laid out since the last full re-rank (0: this one was one)."""
+
+
 class Session:
     """One conversation's events and the last map's view of the repository."""
 
@@ -36,6 +56,8 @@ class Session:
         self._read: OrderedDict[str, None] = OrderedDict()
         self._active: str | None = None
         self._last_shas: Mapping[str, str] | None = None
+        self.layout: Layout | None = None
+        """The layout of the session's last shown map (what a stable layout keeps)."""
 
     def file_edited(self, path: str) -> None:
         self._remember(self._edited, path)
@@ -55,6 +77,7 @@ class Session:
         self._read.clear()
         self._active = None
         self._last_shas = None
+        self.layout = None
 
     def _remember(self, kind: OrderedDict[str, None], path: str) -> None:
         kind.pop(path, None)

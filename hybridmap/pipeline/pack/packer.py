@@ -87,10 +87,12 @@ def pack(items: Sequence[RankItem], renderer: Renderer, counter: Counter, budget
 
 @dataclass(frozen=True, slots=True)
 class SummaryRules:
-    """How summaries are packed: cut at ``max_chars`` characters, tried until ``attempts`` misses."""
+    """How summaries are packed: cut at ``max_chars`` characters, tried until ``attempts`` misses,
+    only for the definitions ``may`` allows ((path, symbol index); all when None)."""
 
     max_chars: int
     attempts: int
+    may: Callable[[tuple[str, int]], bool] | None = None
 
 
 def add_summaries(
@@ -131,7 +133,7 @@ def _choose_summaries(
     for item in packed.items:
         if misses >= rules.attempts or tokens >= budget:
             break
-        if item.symbol < 0:
+        if item.symbol < 0 or (rules.may is not None and not rules.may((item.path, item.symbol))):
             continue
         line_no = renderer.summary_line(item.path, item.symbol)
         if (item.path, line_no) in lines:

@@ -53,6 +53,7 @@ class Renderer:
         dependents: Mapping[str, Dependents] | None = None,
         reasons: Mapping[str, Sequence[str]] | None = None,
         focus: ChangeFocus | None = None,
+        kept_blocks: Mapping[tuple[str, int], int] | None = None,
     ) -> None:
         self._tags = tags
         self._settings = settings
@@ -63,6 +64,8 @@ class Renderer:
         self._reasons = reasons or {}
         """Why each file is in the map, shown after its path (``render_reasons``)."""
         self._focus = focus
+        self._kept_blocks = kept_blocks or {}
+        """A stable layout's kept items -> the index of the block they keep (:mod:`..pack.stable`)."""
         self._changed = {path: frozenset(local) for path, local in focus.symbols.items()} if focus else {}
         self._lines: dict[tuple[str, int], tuple[tuple[int, str], ...]] = {}
         self.header = _change_header(focus) if focus is not None else ""
@@ -129,21 +132,27 @@ class Renderer:
         return f"{line}{SUMMARY_SEPARATOR}{summary}"
 
     def render(self, items: Sequence[RankItem], with_header: bool = True, summaries: Summaries | None = None) -> str:
-        blocks: dict[str, dict[int, str]] = {}
+        # One block per file, in the order of its first item; a stable layout's kept items keep
+        # their own blocks (``kept_blocks``), so a file may have a second block after them.
+        blocks: dict[tuple[str, int], dict[int, str]] = {}
+        block_of: dict[tuple[str, int], tuple[str, int]] = {}
         for item in items:
-            block = blocks.setdefault(item.path, {})
+            key = (item.path, self._kept_blocks.get((item.path, item.symbol), -1))
+            block_of[(item.path, item.symbol)] = key
+            block = blocks.setdefault(key, {})
             for line_no, text in self.item_lines(item):
                 block[line_no] = text
-        summarized: set[tuple[str, int]] = set()  # one summary per line, the first given
+        summarized: set[tuple[tuple[str, int], int]] = set()  # one summary per line, the first given
         for (path, index), summary in (summaries or {}).items():
-            block = blocks.get(path, {})
+            key = block_of.get((path, index), (path, -1))
+            block = blocks.get(key, {})
             line_no = self.summary_line(path, index)
-            if line_no in block and (path, line_no) not in summarized:
-                summarized.add((path, line_no))
+            if line_no in block and (key, line_no) not in summarized:
+                summarized.add((key, line_no))
                 block[line_no] = self.with_summary(block[line_no], summary)
         mark = self._settings.elision_mark
         parts: list[str] = [self.header] if with_header and self.header else []
-        for path, block in blocks.items():
+        for (path, _), block in blocks.items():
             shown = escape_path(path)
             mark_new = self._change_mark(path) + (" [NEW]" if path in self._new else "")
             reach = self._dependents.get(path)

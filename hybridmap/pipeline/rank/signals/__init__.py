@@ -14,7 +14,7 @@ in the git history, given a ``co_change_personalization`` setting::
 
         def personalization(self, ctx: RankContext) -> Iterator[Mass]:
             for fi in partners(ctx):  # files sharing commits with ctx.chat
-                yield Mass(fi, ctx.settings.co_change_personalization, "changed with a chat file")
+                yield Mass(fi, ctx.settings.co_change_personalization, "committed with a chat file")
 
     # here
     DEFAULT_SIGNALS = (..., PathMentions(), CoChange(), PathKinds(), FileDecay())

@@ -33,10 +33,14 @@ class CoChangePartners(Signal):
         weight = ctx.settings.co_change_personalization
         if weight > 0:
             for pi, units, shared in self._partners(ctx):
-                yield Mass(pi, weight * units, f"changed with a chat file in {shared} commits")
+                yield Mass(pi, weight * units, _why(shared))
 
     def file_factors(self, ctx: RankContext) -> Iterator[FileFactor]:
         weight = ctx.settings.co_change_boost
         if weight > 0:
             for pi, units, shared in self._partners(ctx):
-                yield FileFactor(pi, plus=weight * units, why=f"changed with a chat file in {shared} commits")
+                yield FileFactor(pi, plus=weight * units, why=_why(shared))
+
+
+def _why(shared: int) -> str:
+    return f"committed with a chat file in {shared} commit{'' if shared == 1 else 's'}"

@@ -98,7 +98,8 @@ class DirectoryProximity(Signal):
             held = len(tree.files_in.get(directory, ()))
             if crowd and held > crowd:  # one of 80 widgets says less than one of 3 files of a package
                 share *= crowd / held
-            why = "in a chat file's directory" if steps == 0 else f"{steps} directories from a chat file"
+            away = f"{steps} director{'y' if steps == 1 else 'ies'}"
+            why = "in a chat file's directory" if steps == 0 else f"{away} from a chat file"
             for fi in tree.files_in.get(directory, ()):
                 if fi not in anchors:
                     yield fi, share * boost_scale(graph.files[fi], settings), why
