@@ -310,6 +310,11 @@ class MapRequest:
     stable: bool | None = None
     """Lay the map out after the session's previous one (what stays keeps its place and text, the
     new goes after it: a prompt cache keeps the prefix); None: the ``stable_layout`` setting."""
+    symbol: str | None = None
+    """The map of a symbol's neighbourhood: ``NAME`` or ``PATH:NAME``; its definitions first, then
+    its callers and callees to ``symbol_depth`` calls (:mod:`hybridmap.pipeline.graph.neighbourhood`)."""
+    symbol_depth: int | None = None
+    """How many calls away a symbol's neighbourhood reaches; None: the ``symbol_depth`` setting."""
     diff: str | None = None
     """The map of a change: the working tree's changes since this revision are the focus (shown,
     changed definitions first, marked ``~``), what uses them next. ``""``: since the merge-base
@@ -334,6 +339,8 @@ class SymbolJson(TypedDict):
     public: bool | None
     summary: str
     changed: NotRequired[bool]
+    relation: NotRequired[str]
+    distance: NotRequired[int]
     cell: NotRequired[int]
 
 
@@ -387,6 +394,7 @@ class MapJson(TypedDict):
     changes: ChangesJson
     mentions: list[str]
     diff: NotRequired[DiffJson]
+    symbol: NotRequired[SymbolFocusJson]
 
 
 class ChangedFileJson(TypedDict):
@@ -402,6 +410,19 @@ class DiffJson(TypedDict):
     base_name: str
     complete: bool
     files: list[ChangedFileJson]
+
+
+class PlaceJson(TypedDict):
+    path: str
+    line: int
+
+
+class SymbolFocusJson(TypedDict):
+    name: str
+    path: str
+    depth: int
+    definitions: list[PlaceJson]
+    complete: bool
 
 
 class ChangesJson(TypedDict):
@@ -487,6 +508,29 @@ class CodeChange:
 
 
 @dataclass(frozen=True, slots=True)
+class SymbolFocus:
+    """What a map of a symbol's neighbourhood (``MapRequest.symbol``) was made of."""
+
+    name: str
+    path: str
+    """The file the name was looked for in ('' for every file)."""
+    depth: int
+    definitions: tuple[tuple[str, int], ...]
+    """(path, 1-based line) of every definition of the name: more than one, and it is ambiguous."""
+    complete: bool = True
+    """False when ``symbol_neighbours_max`` stopped the walk."""
+
+    def to_json(self) -> SymbolFocusJson:
+        return {
+            "name": self.name,
+            "path": escape_path(self.path) if self.path else "",
+            "depth": self.depth,
+            "definitions": [{"path": escape_path(p), "line": line} for p, line in self.definitions],
+            "complete": self.complete,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class SourceSummary:
     """What one source contributed to a map (``MapResult.sources``, by the source's name)."""
 
@@ -523,6 +567,10 @@ class RankedSymbol:
     cut); empty when none was shown (none known, no room left, or ``render_summaries`` off)."""
     changed: bool = False
     """In a map of a change: the change touches this definition (``~`` in the text)."""
+    relation: str = ""
+    """In a map of a symbol's neighbourhood: ``definition``, ``caller`` or ``callee``..."""
+    distance: int = 0
+    """... and how many calls away (0 for the definition)."""
     cell: int = 0
     """A notebook's symbol: its 1-based cell number among all the notebook's cells, and then
     ``line`` and ``end_line`` count within that cell; 0 in any other file (not in the JSON)."""
@@ -542,6 +590,9 @@ class RankedSymbol:
         }
         if self.changed:
             out["changed"] = True
+        if self.relation:
+            out["relation"] = self.relation
+            out["distance"] = self.distance
         if self.cell:
             out["cell"] = self.cell
         return out
@@ -637,6 +688,8 @@ class MapResult:
     the repository's spelling where it has one."""
     change: CodeChange | None = None
     """The change a map of a change (``MapRequest.diff``) was made of; None otherwise."""
+    symbol: SymbolFocus | None = None
+    """The symbol a map of a neighbourhood (``MapRequest.symbol``) was made of; None otherwise."""
 
     @property
     def degraded(self) -> bool:
@@ -664,6 +717,8 @@ class MapResult:
         }
         if self.change is not None:
             document["diff"] = self.change.to_json()
+        if self.symbol is not None:
+            document["symbol"] = self.symbol.to_json()
         return cast(MapJson, json_safe(document))
 
 

@@ -784,6 +784,12 @@ class Settings:
     """... and at most this many (a sweeping commit says nothing about which files belong together)."""
     co_change_timeout_seconds: float = setting(10.0, _float(0.1, 3_600.0, protective=True))
     """How long one ``git log`` for co-change may take before co-change is off for that map."""
+    symbol_depth: int = setting(1, _int(1, 16))
+    """How many calls away a symbol's neighbourhood (``map --symbol``) reaches, callers and
+    callees alike, when the request does not say (``--depth``)."""
+    symbol_neighbours_max: int = setting(200, _int(1, 100_000, protective=True))
+    """Neighbours a symbol's neighbourhood collects at most (nearest first); the map says when
+    it stopped short."""
     diff_max_files: int = setting(2_000, _int(1, 1_000_000, protective=True))
     """Changed files a map of a change (``map --diff``) reads, at most: the rest are left out and
     the map says so (``diff_incomplete``)."""

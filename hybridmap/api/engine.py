@@ -33,6 +33,7 @@ from ..sources.lsp.source import LspSource
 from ..sources.registry import SourceContext, build_sources
 from ..sources.static_index import Progress, TreeSitterSource
 from ..store.cache import Cache
+from ..workspace.diff import read_change
 from ..workspace.state import ChangeSet, Snapshot, Workspace
 
 
@@ -173,6 +174,13 @@ class MapEngine:
         timings = index_timings(snapshot, base)
         timings["total"] = time.perf_counter() - started
         return replace(result, changes=build.changes, stats=stats, timings=timings)
+
+    async def with_change(self, build: BuildRequest, revision: str | None) -> BuildRequest:
+        """``build`` with the working tree's change since ``revision`` for a map of a change (read
+        at every map, in a worker thread: a commit moves it without a file event)."""
+        if revision is None:
+            return build
+        return replace(build, change=await asyncio.to_thread(read_change, self.root, revision, self.settings))
 
     async def map(
         self, request: MapRequest, build: BuildRequest, snapshot: Snapshot, started: float

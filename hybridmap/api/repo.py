@@ -40,7 +40,6 @@ from ..pipeline.render.summaries import Summarizer
 from ..pipeline.request import relative_to_root, validate_request
 from ..settings import Settings, load_settings_noting
 from ..sources.static_index import Progress
-from ..workspace.diff import read_change
 from ..workspace.live import LiveEvent
 from ..workspace.state import Snapshot
 from ..workspace.walk import resolve_root
@@ -131,6 +130,8 @@ class AsyncRepoMap:
         active_file: str | None = None,
         reasons: bool | None = None,
         stable: bool | None = None,
+        symbol: str | None = None,
+        symbol_depth: int | None = None,
         diff: str | None = None,
     ) -> MapResult:
         """Build a map. Never raises for bad files, caches or servers: see ``diagnostics``.
@@ -145,6 +146,8 @@ class AsyncRepoMap:
                 *(message, conversation_tokens, tuple(edited_files), tuple(read_files), active_file),
                 reasons=reasons,
                 stable=stable,
+                symbol=symbol,
+                symbol_depth=symbol_depth,
                 diff=diff,
             )
         if self._closed:
@@ -153,10 +156,7 @@ class AsyncRepoMap:
             build = self._validate(request)
             started = time.perf_counter()
             snapshot = await self._live.snapshot_for_map(build.chat)
-            if request.diff is not None:  # read each time: a commit moves it without a file event
-                build = replace(
-                    build, change=await asyncio.to_thread(read_change, self.root, request.diff, self.settings)
-                )
+            build = await self._engine.with_change(build, request.diff)
             reuse_key = (snapshot.generation, build, self._engine.source_versions() if request.mode == "hybrid" else ())
             if request.shown:
                 build = replace(build, changes=self._session.changes(snapshot.shas))
@@ -170,8 +170,7 @@ class AsyncRepoMap:
             result = (await self._engine.map(request, build, snapshot, started))[0]
             if request.shown:  # what the next map of a stable layout keeps
                 self._session.layout = self._engine.builder.last_layout
-            # The read counters are the snapshot's: this says whether this map made it.
-            result.stats["map_refreshed"] = float(self._live.refreshed)
+            result.stats["map_refreshed"] = float(self._live.refreshed)  # whether this map read the files
             # Not reused: a map that waited for servers (the next may find more), one with [NEW] marks.
             reusable = request.server_wait == 0 and not build.changes.new
             self._live.keep_result(reuse_key, result if reusable else None)

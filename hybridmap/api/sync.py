@@ -155,6 +155,8 @@ class RepoMap:
         active_file: str | None = None,
         reasons: bool | None = None,
         stable: bool | None = None,
+        symbol: str | None = None,
+        symbol_depth: int | None = None,
         diff: str | None = None,
     ) -> MapResult:
         """See :meth:`AsyncRepoMap.map <hybridmap.api.repo.AsyncRepoMap.map>`."""
@@ -174,6 +176,8 @@ class RepoMap:
                 active_file=active_file,
                 reasons=reasons,
                 stable=stable,
+                symbol=symbol,
+                symbol_depth=symbol_depth,
                 diff=diff,
             )
         )

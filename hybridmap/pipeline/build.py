@@ -31,10 +31,12 @@ from ..model import (
     ServerReport,
     ServerState,
     SourceSummary,
+    SymbolFocus,
 )
 from ..settings import Settings
 from ..sources.base import SourceView
 from ..workspace.state import Snapshot
+from .graph.neighbourhood import Neighbourhood, SymbolQuery, neighbourhood
 from .graph.repo_graph import RepoGraph
 from .graph.update import GraphUpdater
 from .inputs.change import ChangeFocus, change_focus
@@ -95,6 +97,8 @@ class BuildRequest:
     """Lay the map out after ``layout`` (:mod:`.pack.stable`)."""
     layout: Layout | None = None
     """The session's previous map's layout (None: none yet, or not a stable layout)."""
+    symbol: SymbolQuery | None = None
+    """A map of a symbol's neighbourhood (``MapRequest.symbol``)."""
 
 
 class MapBuilder:
@@ -148,6 +152,9 @@ class MapBuilder:
         t2 = time.perf_counter()
         visibility = Visibility(self._conventions, languages)
         focus = change_focus(request.change, tags) if request.change is not None else None
+        hood = None
+        if request.symbol is not None:
+            hood = neighbourhood(graph, tags, request.symbol, self._settings.symbol_neighbours_max)
         # The packer can use at most one item per token plus fill_attempts misses.
         ranking = rank(
             graph,
@@ -162,6 +169,7 @@ class MapBuilder:
             visibility=visibility,
             message_words=words(request.message) if request.message else (),
             changed=focus.symbols if focus is not None else None,
+            neighbourhood=hood,
         )
         t3 = time.perf_counter()
         order = None
@@ -172,19 +180,23 @@ class MapBuilder:
             *(tags, self._settings, inputs.snapshot.special_files, frozenset(request.changes.new), visibility),
             *(reach, ranking.reasons if request.reasons else None, focus),
             order.kept_blocks if order is not None else None,
+            hood,
         )
         packed, summary_notes, summary_stats = self._packed(ranking, order, renderer, tags, request.budget)
         self._counter.flush()
         t4 = time.perf_counter()
         timings.update({"graph": t2 - t1, "rank": t3 - t2, "pack": t4 - t3})
         diagnostics = self._diagnostics(inputs, request, tags, bool(packed.items)) + summary_notes
+        if hood is not None and not hood.definitions:
+            where = f" in {hood.query.path}" if hood.query.path else ""
+            diagnostics.append(Diagnostic(".", "symbol_not_found", f"no definition named '{hood.query.name}'{where}"))
         result = MapResult(
             text=packed.text,
             tokens=packed.tokens,
             budget=request.budget,
             files=ranked_files(
                 *(packed.items, tags, ranking.file_scores, ranking.reasons, languages, reach, visibility),
-                *(packed.summaries, focus),
+                *(packed.summaries, focus, hood),
             ),
             servers=dict(inputs.servers),
             edges=graph.edge_counts_by_provenance(),
@@ -197,6 +209,7 @@ class MapBuilder:
             changes=request.changes,
             mentions=tuple(dict.fromkeys([*request.mentioned_files, *files, *idents])),
             change=request.change,
+            symbol=_symbol_focus(hood, tags),
         )
         undescribed = [
             (item.path, sym.name_line, sym.name_col)
@@ -423,6 +436,7 @@ def ranked_files(
     visibility: Visibility | None = None,
     summaries: Mapping[tuple[str, int], str] | None = None,
     focus: ChangeFocus | None = None,
+    hood: Neighbourhood | None = None,
 ) -> tuple[RankedFile, ...]:
     """Files in the order of their best item (``items`` is best first), ranked by its score: the
     file's PageRank alone would not be monotonic (a file's best definition, not the file, ranks it).
@@ -449,6 +463,7 @@ def ranked_files(
                         (summaries or {}).get((path, it.symbol), ""),
                         cells,
                         it.symbol in changed,
+                        hood.related.get((path, it.symbol), ("", 0)) if hood is not None else ("", 0),
                     )
                     for it in shown
                 ),
@@ -464,6 +479,14 @@ def ranked_files(
 _NO_DEPENDENTS = Dependents(0, 0)
 
 
+def _symbol_focus(hood: Neighbourhood | None, tags: Mapping[str, FileTags]) -> SymbolFocus | None:
+    if hood is None:
+        return None
+    places = tuple((path, tags[path].symbols[i].name_line + 1) for path, i in hood.definitions)
+    query = hood.query
+    return SymbolFocus(query.name, query.path, query.depth, places, hood.complete)
+
+
 def ranked_symbol(
     symbol: Any,
     score: float,
@@ -471,6 +494,7 @@ def ranked_symbol(
     summary: str = "",
     cells: tuple[tuple[int, int], ...] = (),
     changed: bool = False,
+    related: tuple[str, int] = ("", 0),
 ) -> RankedSymbol:
     """``symbol`` as the map shows it: 1-based lines; in a notebook (``cells``: ``FileTags.cells``)
     its cell and lines within that cell; ``changed``: in a map of a change, touched by it."""
@@ -492,6 +516,8 @@ def ranked_symbol(
         summary=summary,
         cell=cell,
         changed=changed,
+        relation=related[0],
+        distance=related[1],
     )
 
 

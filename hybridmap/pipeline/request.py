@@ -9,6 +9,7 @@ joined with the request's (:mod:`.session`).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from ..errors import RequestError
@@ -16,6 +17,7 @@ from ..model import MapRequest
 from ..settings import Settings
 from .budget import ceiling_note, requested_budget
 from .build import BuildRequest
+from .graph.neighbourhood import SymbolQuery
 from .inputs.session import Session
 
 
@@ -75,4 +77,20 @@ def validate_request(request: MapRequest, root: Path, settings: Settings, sessio
         reasons=settings.render_reasons if request.reasons is None else bool(request.reasons),
         stable=stable,
         layout=session.layout if stable else None,
+        symbol=_symbol_query(request, root, settings),
     )
+
+
+def _symbol_query(request: MapRequest, root: Path, settings: Settings) -> SymbolQuery | None:
+    """``request.symbol`` as a query (its path made relative to the root); None without one."""
+    if request.symbol is None:
+        return None
+    depth = settings.symbol_depth if request.symbol_depth is None else request.symbol_depth
+    if not 1 <= depth <= 16:
+        raise RequestError(f"symbol depth must be from 1 to 16, got {depth}")
+    query = SymbolQuery.parse(request.symbol.strip(), depth)
+    if not query.name or not query.name.isprintable():
+        raise RequestError(f"--symbol takes NAME or PATH:NAME, got {request.symbol!r}")
+    if query.path:
+        query = replace(query, path=relative_to_root(root, query.path, "symbol's file"))
+    return query

@@ -256,6 +256,20 @@ def main() -> None:
     "[default: the stable_layout setting, off].",
 )
 @click.option(
+    "--symbol",
+    metavar="NAME|PATH:NAME",
+    default=None,
+    help="The map of a symbol's neighbourhood: its definitions (every one, if the name is ambiguous), "
+    "then its callers and callees, then the rest of the map around them.",
+)
+@click.option(
+    "--depth",
+    "symbol_depth",
+    type=click.IntRange(1, 16),
+    default=None,
+    help="With --symbol: how many calls away callers and callees are followed [default: the symbol_depth setting, 1].",
+)
+@click.option(
     "--diff",
     metavar="BASE",
     is_flag=False,
@@ -286,6 +300,8 @@ def map_command(
     fmt: str,
     reasons: bool | None,
     stable: bool | None,
+    symbol: str | None,
+    symbol_depth: int | None,
     diff: str | None,
     summaries: bool | None,
     message: str,
@@ -317,6 +333,8 @@ def map_command(
         active_file=active,
         reasons=reasons,
         stable=stable,
+        symbol=symbol,
+        symbol_depth=symbol_depth,
         diff=diff,
     )
     overrides = {

@@ -44,6 +44,7 @@ from ...model import (
     ServerJson,
     ServerReport,
     Symbol,
+    SymbolFocusJson,
 )
 from ...pipeline.graph.repo_graph import RepoGraph
 from ...workspace.state import Progress
@@ -89,6 +90,8 @@ class RepoMapSummary(TypedDict):
     """Files new (marked [NEW] in the text), gone or changed since this session's previous map."""
     diff: NotRequired[DiffJson]
     """A map of a change: its base and changed files."""
+    symbol: NotRequired[SymbolFocusJson]
+    """A map of a symbol's neighbourhood: where the name is defined."""
 
 
 class ActivitySummary(TypedDict):
@@ -282,6 +285,8 @@ async def repo_map(
     active_file: str | None = None,
     reasons: bool = False,
     stable: bool | None = None,
+    symbol: str | None = None,
+    depth: int | None = None,
     diff: str | None = None,
 ) -> tuple[str, RepoMapSummary]:
     """The map text and its summary."""
@@ -302,6 +307,8 @@ async def repo_map(
         active_file=None if active_file is None else relative_path(repo.root, active_file, "active file"),
         reasons=reasons or None,
         stable=stable,
+        symbol=symbol,
+        symbol_depth=depth,
         diff=diff,
     )
     state.remember(result)
@@ -326,6 +333,8 @@ async def repo_map(
     }
     if result.change is not None:
         summary["diff"] = result.change.to_json()
+    if result.symbol is not None:
+        summary["symbol"] = result.symbol.to_json()
     return result.text, summary
 
 

@@ -31,6 +31,7 @@ import numpy as np
 from ...languages.visibility import Visibility
 from ...model import FileTags
 from ...settings import Settings
+from ..graph.neighbourhood import Neighbourhood
 from ..graph.repo_graph import RepoGraph
 from ..inputs.cochange import CoChange
 
@@ -77,6 +78,8 @@ class RankContext:
     """Each definition's visibility by its language's convention (None: not known)."""
     message_words: tuple[str, ...] = ()
     """The words of the user's message, once each (identifier parts, lowercased)."""
+    neighbourhood: Neighbourhood | None = None
+    """A map of a symbol's neighbourhood (``map --symbol``): its definitions, callers, callees."""
     changed: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     """A map of a change: each changed file (graph index; also in :attr:`chat`, so every chat
     signal reads it) -> its changed definitions (indices into the file's symbols)."""
@@ -89,6 +92,19 @@ class RankContext:
     @cached_property
     def chat_set(self) -> frozenset[int]:
         return frozenset(self.chat)
+
+    @cached_property
+    def symbol_rows(self) -> dict[tuple[str, int], int]:
+        """(path, symbol index) -> its row in the graph's symbol arrays, for a neighbourhood's
+        symbols (empty otherwise: building it for every symbol would cost a large repository)."""
+        if self.neighbourhood is None:
+            return {}
+        graph = self.graph
+        wanted = {graph.index[path] for path, _ in self.neighbourhood.related if path in graph.index}
+        rows = np.flatnonzero(np.isin(graph.symbol_file, list(wanted)))
+        return {
+            (graph.files[int(graph.symbol_file[row])], int(graph.symbol_local[row])): int(row) for row in rows.tolist()
+        }
 
     @cached_property
     def changed_symbol_rows(self) -> np.ndarray:

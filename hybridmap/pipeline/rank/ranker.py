@@ -24,6 +24,7 @@ import numpy as np
 from ...languages.visibility import Visibility
 from ...model import FileTags
 from ...settings import Settings
+from ..graph.neighbourhood import Neighbourhood
 from ..graph.repo_graph import RepoGraph
 from ..inputs.cochange import CoChange
 from ..inputs.session import SessionFiles
@@ -70,11 +71,13 @@ def rank(
     visibility: Visibility | None = None,
     message_words: Sequence[str] = (),
     changed: Mapping[str, tuple[int, ...]] | None = None,
+    neighbourhood: Neighbourhood | None = None,
 ) -> Ranking:
     """Rank every file and definition for one request; return the best ``limit`` items.
     ``message_words``: the words of the user's message (:func:`hybridmap.languages.lexical.words`);
     ``changed``: in a map of a change, each changed file -> its changed definitions (the files are
-    the focus, like chat files, but shown: :class:`~.signals.changed_code.ChangedCode`)."""
+    the focus, like chat files, but shown: :class:`~.signals.changed_code.ChangedCode`);
+    ``neighbourhood``: a symbol's (:class:`~.signals.symbol_neighbourhood.SymbolNeighbourhood`)."""
     index = graph.index
 
     def ids(paths: Sequence[str]) -> tuple[int, ...]:
@@ -97,6 +100,7 @@ def rank(
         co_change=co_change,
         visibility=visibility,
         changed=changed_ids,
+        neighbourhood=neighbourhood,
     )
     reasons: Reasons = {}
     weights = graph.edge_weight.copy()

@@ -25,10 +25,15 @@ from ...languages.notebooks import cell_position
 from ...languages.visibility import Visibility
 from ...model import FileTags
 from ...settings import Settings
+from ..graph.neighbourhood import Neighbourhood
 from ..inputs.change import ChangeFocus
 from ..rank import RankItem
 from .marks import Dependents
 
+#: Before a definition in a map of a symbol's neighbourhood, by its relation to the symbol.
+_RELATION_MARKS = {"definition": "*", "caller": "<", "callee": ">"}
+#: Definitions of an ambiguous name listed in the header, at most.
+_HEADER_DEFINITIONS = 8
 #: After a changed file's path in a map of a change, by how it changed.
 _CHANGE_MARKS = {"added": " [added]", "modified": " [changed]"}
 
@@ -54,6 +59,7 @@ class Renderer:
         reasons: Mapping[str, Sequence[str]] | None = None,
         focus: ChangeFocus | None = None,
         kept_blocks: Mapping[tuple[str, int], int] | None = None,
+        neighbourhood: Neighbourhood | None = None,
     ) -> None:
         self._tags = tags
         self._settings = settings
@@ -68,7 +74,10 @@ class Renderer:
         """A stable layout's kept items -> the index of the block they keep (:mod:`..pack.stable`)."""
         self._changed = {path: frozenset(local) for path, local in focus.symbols.items()} if focus else {}
         self._lines: dict[tuple[str, int], tuple[tuple[int, str], ...]] = {}
+        self._related = neighbourhood.related if neighbourhood is not None else {}
         self.header = _change_header(focus) if focus is not None else ""
+        if neighbourhood is not None:
+            self.header += _symbol_header(neighbourhood, tags)
         if special_files and settings.special_files_first:
             self.header += "Project files: " + ", ".join(map(escape_path, special_files)) + "\n"
 
@@ -96,7 +105,9 @@ class Renderer:
                 while index >= 0:  # the symbol, then each enclosing scope
                     sym = symbols[index]
                     public = self._visibility is not None and self._visibility.public(item.path, symbols, index)
-                    marks = ("~" if index in changed else "") + ("+" if public else "")
+                    related = self._related.get((item.path, index))
+                    marks = ("~" if index in changed else "") + (_RELATION_MARKS[related[0]] if related else "")
+                    marks += "+" if public else ""
                     for offset, text in enumerate(sym.signature.split("\n")):
                         line = self._cut(safe_line(text))
                         if marks and offset == 0:
@@ -189,3 +200,22 @@ def _change_header(focus: ChangeFocus) -> str:
     if focus.deleted:
         text += "Deleted: " + ", ".join(map(escape_path, focus.deleted)) + "\n"
     return text
+
+
+def _symbol_header(hood: Neighbourhood, tags: Mapping[str, FileTags]) -> str:
+    """The first line of a map of a symbol's neighbourhood: where the name is defined (every
+    place, when it is ambiguous), what the marks mean, how far the walk went."""
+    name = safe_line(hood.query.name)
+    if not hood.definitions:
+        where = f" in {escape_path(hood.query.path)}" if hood.query.path else ""
+        return f"No definition named '{name}'{where}\n"
+    places = [f"{escape_path(p)}:{tags[p].symbols[i].name_line + 1}" for p, i in hood.definitions]
+    more = len(places) - _HEADER_DEFINITIONS
+    listed = ", ".join(places[:_HEADER_DEFINITIONS]) + (f" and {more} more" if more > 0 else "")
+    count = f"{len(places)} definitions: " if len(places) > 1 else ""
+    cut = "; stopped at symbol_neighbours_max" if not hood.complete else ""
+    calls = "call" if hood.query.depth == 1 else "calls"
+    return (
+        f"Symbol '{name}' ({count}{listed}): * defines it, < calls it, > is called by it, "
+        f"up to {hood.query.depth} {calls} away{cut}\n"
+    )

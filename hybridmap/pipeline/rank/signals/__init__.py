@@ -44,6 +44,7 @@ from .path_mentions import PathMentions
 from .private_definitions import PrivateDefinitions
 from .reference_names import ReferenceNames
 from .session_files import SessionEvents
+from .symbol_neighbourhood import SymbolNeighbourhood
 from .text_similarity import TextSimilarity
 
 #: The signals every map is ranked with, in the order each phase applies them. The order keeps
@@ -68,6 +69,7 @@ DEFAULT_SIGNALS: tuple[Signal, ...] = (
     PathKinds(),
     FileDecay(),
     ChangedCode(),
+    SymbolNeighbourhood(),
 )
 
 __all__ = [
@@ -88,5 +90,6 @@ __all__ = [
     "PrivateDefinitions",
     "ReferenceNames",
     "SessionEvents",
+    "SymbolNeighbourhood",
     "TextSimilarity",
 ]

@@ -7,6 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ...graph.neighbourhood import enclosing
 from ..context import RankContext, Signal
 
 
@@ -50,14 +51,8 @@ def _caller_rows(ctx: RankContext) -> np.ndarray:
             continue
         rows = np.flatnonzero(graph.symbol_file == fi)
         local_to_row = dict(zip(graph.symbol_local[rows].tolist(), rows.tolist(), strict=True))
-        symbols = tags.symbols
         for line in lines:
-            best = -1
-            for i, sym in enumerate(symbols):  # the innermost: the latest start that still encloses
-                if sym.span.start_line <= line <= sym.span.end_line and (
-                    best < 0 or sym.span.start_line >= symbols[best].span.start_line
-                ):
-                    best = i
+            best = enclosing(tags, line)
             if best >= 0 and best in local_to_row:
                 out.append(local_to_row[best])
     return np.unique(np.asarray(out, dtype=np.intp))
