@@ -7,7 +7,9 @@ repository moves under it); at each, the co-edit task's chat file is open and it
 for. Per map: the share of its tokens in the longest common prefix with the session's previous
 map (what a provider's prompt cache would reuse), and the co-edit recall, MRR and first-five
 recall of the other changed files, as ``hybridmap eval`` scores them. Every system replays the
-same commits; systems: ``plain`` (rank order), ``stable`` (``stable_layout``), and each
+same commits; with ``--turns``, one conversation per commit of three or more files instead, its
+files edited one after another (turn t: file t open, the earlier ones edited; the map should show
+those not edited yet). Systems: ``plain`` (rank order), ``stable`` (``stable_layout``), and each
 ``--variant NAME:key=value,...`` (the stable layout with those settings).
 
     python benchmarks/replay_sessions.py benchmarks/.work/corpora/chi --commits 30 --tokens 1024 \\
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import tempfile
 from pathlib import Path
@@ -39,12 +42,7 @@ from hybridmap.settings import Settings
 
 
 def common_prefix(a: str, b: str) -> str:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return b[:n]
+    return os.path.commonprefix([a, b])  # noqa: RUF071 - characters, not path components, are meant
 
 
 def text_position(text: str, path: str) -> int:
@@ -56,7 +54,9 @@ def text_position(text: str, path: str) -> int:
     return len(text)
 
 
-async def replay(root: Path, commits: int, tokens: int, systems: dict[str, dict[str, Any]], cache: Path) -> dict:
+async def replay(
+    root: Path, commits: int, tokens: int, systems: dict[str, dict[str, Any]], cache: Path, turns: bool = False
+) -> dict:
     repo = open_repository(root)
     registry = LanguageRegistry.load()
     selection = select_commits(repo, "HEAD", commits, lambda p: registry.language_for(p) is not None, scan_limit=5000)
@@ -70,27 +70,37 @@ async def replay(root: Path, commits: int, tokens: int, systems: dict[str, dict[
             for commit in ordered:
                 checkout = await asyncio.to_thread(worktree.checkout, commit.parent)
                 diffs = [file_diff(repo, commit.parent, commit.sha, c.old_path, c.new_path) for c in commit.changes]
-                chat = co_edit_chat_file(diffs).old_path
-                targets = tuple(d.old_path for d in diffs if d.old_path != chat)
-                task = Task("co-edit", (chat,), (), (), targets, ())
-                for name, overrides in systems.items():
-                    if name not in maps:
-                        settings = {"cache_dir": str(cache), **overrides}
-                        maps[name] = AsyncRepoMap(checkout, overrides=settings, start_servers=False)
-                    result = await maps[name].map(chat_files=[chat], tokens=tokens, mode="static")
-                    # Scored in the order the text shows the files (a stable layout's JSON keeps
-                    # rank order, but the model reads the text).
-                    files = sorted(result.files, key=lambda f: text_position(result.text, f.path))
-                    outcome = MapOutcome(
-                        tuple(ShownFile(f.path, tuple(s.name for s in f.symbols)) for f in files), result.tokens, 0.0
-                    )
-                    got = score(task, outcome)
-                    row = {"recall": got.file_recall, "mrr": got.reciprocal_rank, "top5": got.first_five_recall}
-                    if name in previous:
-                        kept = counter.count(common_prefix(previous[name], result.text))
-                        row["prefix"] = kept / max(1, result.tokens)
-                    previous[name] = result.text
-                    rows[name].append(row)
+                order = [d.old_path for d in sorted(diffs, key=lambda d: (-(d.added + d.deleted), d.old_path))]
+                if turns:  # one conversation per commit: its files edited one after another
+                    if len(order) < 3:
+                        continue
+                    steps = [(order[t], tuple(order[:t]), tuple(order[t + 1 :])) for t in range(len(order) - 1)]
+                    previous.clear()
+                    for repo_map in maps.values():
+                        repo_map.forget_session()
+                else:  # one conversation over the history: each commit's co-edit task
+                    chat = co_edit_chat_file(diffs).old_path
+                    steps = [(chat, (), tuple(p for p in order if p != chat))]
+                for chat, edited, targets in steps:
+                    task = Task("co-edit", (chat,), (), (), targets, ())
+                    for name, overrides in systems.items():
+                        if name not in maps:
+                            settings = {"cache_dir": str(cache), **overrides}
+                            maps[name] = AsyncRepoMap(checkout, overrides=settings, start_servers=False)
+                        result = await maps[name].map(
+                            chat_files=[chat], edited_files=edited, tokens=tokens, mode="static"
+                        )
+                        # Scored in the order the text shows the files (a stable layout's JSON keeps
+                        # rank order, but the model reads the text).
+                        files = sorted(result.files, key=lambda f: text_position(result.text, f.path))
+                        shown = tuple(ShownFile(f.path, tuple(s.name for s in f.symbols)) for f in files)
+                        got = score(task, MapOutcome(shown, result.tokens, 0.0))
+                        row = {"recall": got.file_recall, "mrr": got.reciprocal_rank, "top5": got.first_five_recall}
+                        if name in previous:
+                            kept = counter.count(common_prefix(previous[name], result.text))
+                            row["prefix"] = kept / max(1, result.tokens)
+                        previous[name] = result.text
+                        rows[name].append(row)
         finally:
             for repo_map in maps.values():
                 await repo_map.aclose()
@@ -116,6 +126,12 @@ def main() -> None:
     parser.add_argument("--commits", type=int, default=30)
     parser.add_argument("--tokens", type=int, default=1024)
     parser.add_argument("--variant", action="append", default=[], help="NAME:key=value,... on top of stable")
+    parser.add_argument(
+        "--turns",
+        action="store_true",
+        help="one conversation per commit of 3+ files, its files edited one after another (the map "
+        "at each turn should show the files not edited yet), instead of one over the history",
+    )
     parser.add_argument("--json-out", type=Path)
     args = parser.parse_args()
     systems: dict[str, dict[str, Any]] = {"plain": {"stable_layout": False}, "stable": {"stable_layout": True}}
@@ -123,10 +139,11 @@ def main() -> None:
         variant = parse_variant(text)
         systems[variant.name] = {"stable_layout": True, **variant.overrides}
     with tempfile.TemporaryDirectory(prefix="hybridmap-replay-") as cache:
-        report = asyncio.run(replay(args.root.resolve(), args.commits, args.tokens, systems, Path(cache)))
+        report = asyncio.run(replay(args.root.resolve(), args.commits, args.tokens, systems, Path(cache), args.turns))
     if args.json_out:
         args.json_out.write_text(json.dumps(report, indent=1))
-    print(f"{report['root']}: {report['commits']} commits, {report['tokens']} tokens")
+    maps = len(report["maps"]["plain"])
+    print(f"{report['root']}: {report['commits']} commits, {maps} maps a system, {report['tokens']} tokens")
     print("| system | prefix kept | recall | MRR | first five |")
     print("|---|---:|---:|---:|---:|")
     for name, m in report["systems"].items():

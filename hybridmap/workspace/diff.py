@@ -76,7 +76,10 @@ def _base(root: Path, revision: str, timeout: float) -> tuple[str, str]:
             raise RequestError(f"--diff takes a revision, got {revision!r}")
         sha = _commit(root, revision, timeout)
         if sha is None:
-            raise RequestError(f"--diff: {revision!r} names no commit in this repository")
+            hint = " (a directory: give ROOT before --diff, or write --diff= for the default base)"
+            raise RequestError(
+                f"--diff: {revision!r} names no commit in this repository{hint if Path(revision).is_dir() else ''}"
+            )
         return sha, revision
     head = _commit(root, "HEAD", timeout)
     if head is None:  # no commit yet: every file is added

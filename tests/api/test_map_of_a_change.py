@@ -68,14 +68,14 @@ def test_with_the_caller_boost_the_callers_follow_the_change(git_repo: GitRepoFa
     overrides = {"cache_dir": str(tmp_path / "cache")}
     with RepoMap(root, overrides={**overrides, "diff_caller_boost": 1.0}) as repo:
         boosted = repo.map(mode="static", diff="", tokens=400)
-    with RepoMap(root, overrides=overrides) as repo:
+    with RepoMap(root, overrides={**overrides, "diff_caller_boost": 0.0}) as repo:
         usual = repo.map(mode="static", diff="", tokens=400)
 
     def ranks(result: MapResult) -> dict[str, float]:
         return {s.name: s.rank for f in result.files if f.path == "report.py" for s in f.symbols}
 
     assert max(ranks(boosted), key=ranks(boosted).__getitem__) == "summary"  # the caller, first
-    assert max(ranks(usual), key=ranks(usual).__getitem__) != "summary"  # the default: as ranked
+    assert max(ranks(usual), key=ranks(usual).__getitem__) != "summary"  # off: as ranked
 
 
 def test_a_map_without_a_change_asked_is_as_before(git_repo: GitRepoFactory, tmp_path: Path) -> None:

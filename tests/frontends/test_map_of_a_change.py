@@ -53,6 +53,8 @@ def test_cli_refuses_a_revision_that_is_no_commit_in_one_line(git_repo: GitRepoF
     proc = run_cli("map", str(root), "--diff=no-such-branch", "--mode", "static", "--cache-dir", str(tmp_path / "c"))
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "'no-such-branch' names no commit" in proc.stderr
+    swapped = run_cli("map", "--diff", str(root), "--mode", "static", "--cache-dir", str(tmp_path / "c"), cwd=root)
+    assert swapped.returncode == 2 and "give ROOT before --diff" in swapped.stderr
 
 
 def test_mcp_repo_map_of_a_change(git_repo: GitRepoFactory, tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ repositories, real maps through the API."""
 from __future__ import annotations
 
 import itertools
+import os
 from pathlib import Path
 
 from hybridmap import MapResult, RepoMap
@@ -31,12 +32,7 @@ def _repo(git_repo: GitRepoFactory) -> Path:
 
 
 def _common_prefix(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
+    return len(os.path.commonprefix([a, b]))  # noqa: RUF071 - characters are meant
 
 
 def _session(root: Path, tmp_path: Path, stable: bool, chats: list[str], **overrides: object) -> list[MapResult]:

@@ -5,9 +5,10 @@ rank order reshuffles at every re-rank, so an agent that puts the map early in i
 the cached prefix every turn. With a stable layout (``stable_layout``, or a request's
 ``stable``) a session's map is laid out as:
 
-1. the previous map's items that the new ranking still wants (among its best
-   ``stable_layout_depth`` x as many items as the previous map had), in the previous map's
-   order and blocks, with the summaries they had (and no new ones), as many as fit in
+1. the previous map's items, in its order and blocks, with the summaries they had (and no new
+   ones), up to the first one the new ranking no longer wants (not among its best
+   ``stable_layout_depth`` x as many items as the previous map had, or gone): the text changes
+   there, so what followed it is no prefix to keep and is ranked anew; as many as fit in
    1 - ``stable_layout_fresh_share`` of the budget (the first ones: the prefix is what counts);
 2. then the rest of the new ranking, best first, in blocks of their own (a file of the kept part
    with new items gets a second block here, rather than changing its first).
@@ -70,21 +71,31 @@ def stable_order(
     kept: list[RankItem] = []
     kept_blocks: dict[tuple[str, int], int] = {}
     for index, (path, items) in enumerate(previous.blocks):
-        for was, name in items:
+        stop = False
+        for was, name in sorted(items, key=lambda pair: _line_of(tags, path, pair)):  # as the text shows them
             symbol = _now_at(tags, path, was, name)
-            if symbol is None or (path, symbol) in kept_blocks:
-                continue
-            item = wanted.get((path, symbol))
-            if item is None and path in chat:
+            item = wanted.get((path, symbol)) if symbol is not None else None
+            if item is None and symbol is not None and path in chat:
                 item = RankItem(0.0, path, symbol)
-            if item is not None:
+            if item is None or symbol is None:
+                stop = True  # the text changes here: what followed is no longer a prefix to keep
+                break
+            if (path, symbol) not in kept_blocks:
                 kept.append(item)
                 kept_blocks[(path, symbol)] = index
+        if stop:
+            break
     if not shown or len(kept) < settings.stable_layout_min_kept * shown:
         return StableOrder(tuple(ranked))
     rest = [item for item in ranked if (item.path, item.symbol) not in kept_blocks]
     allowed = previous.summarized & kept_blocks.keys()
     return StableOrder((*kept, *rest), kept_blocks, allowed, previous.age + 1, len(kept))
+
+
+def _line_of(tags: Mapping[str, FileTags], path: str, pair: tuple[int, str]) -> int:
+    """Where a previous item's definition starts now (-1: the file by name; unknown: its index)."""
+    symbol = _now_at(tags, path, *pair)
+    return tags[path].symbols[symbol].span.start_line if symbol is not None and symbol >= 0 else -1
 
 
 def _now_at(tags: Mapping[str, FileTags], path: str, was: int, name: str) -> int | None:
