@@ -665,9 +665,11 @@ class Settings:
     the map keeps its place and text, what is new goes after it, so a model provider's prompt
     cache keeps the map's prefix from turn to turn. Per request: ``stable`` (API), ``--stable``
     (``--watch``), ``stable_layout`` in MCP. The JSON's ``files`` stay in rank order."""
-    stable_layout_depth: float = setting(10.0, _float(1.0, 1_000.0))
+    stable_layout_depth: float = setting(100.0, _float(1.0, 1_000.0))
     """A previous map's item is kept while the new ranking has it among its best this many times
-    as many items as the previous map showed."""
+    as many items as the previous map showed. Deep by default: within a task, a tight bound (3,
+    10) re-ranked more and kept less without raising recall (docs/evaluation.md, "A stable
+    layout")."""
     stable_layout_fresh_share: float = setting(0.25, _SHARE)
     """At least this share of a stable layout's budget goes to the new ranking's best items that
     are not kept (the kept part is cut at its end to leave it)."""
