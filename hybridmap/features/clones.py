@@ -17,11 +17,12 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired
 
 from typing_extensions import TypedDict  # what pydantic reads MCP output schemas from (Python < 3.12)
 
 from ..infra.sanitize import escape_path, safe_line
+from ..languages.notebooks import NotebookError, cell_lines, is_notebook, read_notebook
 from ..languages.registry import LanguageRegistry
 from ..model import FileStatus, FileTags
 from ..settings import Settings
@@ -42,6 +43,7 @@ class CloneMemberJson(TypedDict):
     name: str
     line: int
     end_line: int
+    cell: NotRequired[int]
 
 
 class CloneGroupJson(TypedDict):
@@ -62,14 +64,19 @@ class CloneMember:
     name: str
     line: int
     end_line: int
+    cell: int = 0
+    """A notebook's function: its 1-based cell, and ``line``/``end_line`` count within it."""
 
     def to_json(self) -> CloneMemberJson:
-        return {
+        out: CloneMemberJson = {
             "path": escape_path(self.path),
             "name": safe_line(self.name),
             "line": self.line,
             "end_line": self.end_line,
         }
+        if self.cell:
+            out["cell"] = self.cell
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,10 +128,11 @@ def function_shapes(
         language = languages.get(path)
         if not wanted or language is None:
             continue
-        read = read_source(root, path, settings)
-        if read.status is not FileStatus.OK:
+        source = _source(root, path, language, settings)
+        if source is None:
             continue
-        tree = registry.compiled(language).parser.parse(read.data)
+        tree = registry.compiled(language).parser.parse(source)
+        cells = tags[path].cells
         for sym in wanted:
             sp = sym.span
             node = tree.root_node.descendant_for_point_range((sp.start_line, sp.start_col), (sp.end_line, sp.end_col))
@@ -132,10 +140,25 @@ def function_shapes(
                 continue
             shape = _shape(node)
             if len(shape) >= MIN_SHAPE_NODES:
-                out.append((CloneMember(path, sym.name, sym.name_line + 1, sp.end_line + 1), shape))
+                cell, line, end = cell_lines(cells, sym.name_line, sp.end_line)
+                out.append((CloneMember(path, sym.name, line + 1, end + 1, cell), shape))
     if progress is not None:
         progress("clones", len(paths), len(paths))
     return out
+
+
+def _source(root: Path, path: str, language: str, settings: Settings) -> bytes | None:
+    """The source the tags were made from: the file's bytes, or a notebook's code cells (the
+    positions of its tags are in those, not in its JSON); None when it cannot be read now."""
+    read = read_source(root, path, settings)
+    if read.status is not FileStatus.OK:
+        return None
+    if not is_notebook(path):
+        return read.data
+    try:
+        return read_notebook(read.data, language).source
+    except NotebookError:
+        return None
 
 
 def find_clones(shapes: list[tuple[CloneMember, list[str]]], threshold: float) -> tuple[CloneGroup, ...]:

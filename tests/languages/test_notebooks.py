@@ -382,3 +382,21 @@ def test_mcp_repo_map_shows_cells(tmp_path: Path) -> None:
     assert "notebooks/analysis.ipynb:" in text and "⋮ cell 5\ndef run_pipeline(path):" in text
     assert "lookalike" not in text
     assert any(f["path"] == "notebooks/analysis.ipynb" and f["symbols"] == 3 for f in summary["files"])
+
+
+def test_clones_reads_a_notebooks_code_and_says_its_cells(tmp_path: Path) -> None:
+    """Clone detection re-parses files: a notebook's code cells, not its JSON (whose lines the
+    tags' positions are not in), with positions as cell and line."""
+    body = "".join(f"    total_{i} = values[{i}] * scale + offset\n" for i in range(6)) + "    return total_0\n"
+    twin = [
+        markdown("# Twins\n"),
+        code(f"def first(values, scale, offset):\n{body}"),
+        code(f"def second(values, scale, offset):\n{body}"),
+    ]
+    root = tmp_path / "repo"
+    write_files(root, {"twins.ipynb": notebook(twin)})
+    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+        groups = repo.clones()
+    members = sorted((m.name, m.cell, m.line, m.end_line) for g in groups for m in g.members)
+    assert members == [("first", 2, 1, 8), ("second", 3, 1, 8)]
+    assert groups[0].to_json()["members"][0]["cell"] in (2, 3)
