@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 # hybridmap.sources.* and must not pay for pygls, scipy and networkx.
 _EXPORTS = {
     "AsyncRepoMap": "api.repo",
+    "AsyncRootsMap": "api.roots",
     "RepoMap": "api.sync",
     "Comparison": "features.compare",
     "ConfigError": "errors",
@@ -29,6 +30,7 @@ _EXPORTS = {
 
 if TYPE_CHECKING:
     from .api.repo import AsyncRepoMap
+    from .api.roots import AsyncRootsMap
     from .api.sync import RepoMap
     from .errors import ConfigError, HybridMapError, RequestError, RootError, ServerError
     from .features.compare import Comparison
@@ -62,6 +64,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AsyncRepoMap",
+    "AsyncRootsMap",
     "Comparison",
     "ConfigError",
     "Diagnostic",

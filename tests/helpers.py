@@ -429,14 +429,14 @@ def derived(
 
 @asynccontextmanager
 async def connect(
-    root: Path, tmp_path: Path, *, output_schemas: bool = False, cwd: Path | None = None
+    root: Path, tmp_path: Path, *, output_schemas: bool = False, cwd: Path | None = None, extra: tuple[str, ...] = ()
 ) -> AsyncIterator[ClientSession]:
     """A session with ``python -m hybridmap mcp ROOT`` (its stderr in ``tmp_path/server.log``);
     ``output_schemas``: the tools listed with them (the client then validates each result);
-    ``cwd``: where it runs (``-m`` imports a ``hybridmap/`` there first)."""
+    ``cwd``: where it runs (``-m`` imports a ``hybridmap/`` there first); ``extra``: more arguments."""
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
-    args = ["-m", "hybridmap", "mcp", str(root), "--cache-dir", str(tmp_path / "cache")]
+    args = ["-m", "hybridmap", "mcp", str(root), "--cache-dir", str(tmp_path / "cache"), *extra]
     params = StdioServerParameters(
         command=sys.executable, args=[*args, "--output-schemas"] if output_schemas else args, cwd=cwd
     )

@@ -182,6 +182,21 @@ class MapEngine:
             return build
         return replace(build, change=await asyncio.to_thread(read_change, self.root, revision, self.settings))
 
+    async def prepared(self, request: MapRequest, build: BuildRequest, snapshot: Snapshot) -> MapInputs:
+        """What a map of ``snapshot`` would be built from, its sources told and waited for as
+        :meth:`map` does, without building it (a map over several roots joins these); the
+        sources then work on in the background for the next."""
+        base = self._base.view(snapshot)
+        sources = self._sources if request.mode == "hybrid" else []
+        self.hybrid_used |= bool(sources)
+        wanted = SourceRequest(request.server_wait, build.chat + self._focus, self._definers(base), base.version)
+        for source in sources:
+            await source.update(snapshot, self.changes, base, wanted)
+        inputs = self._inputs(snapshot, base, sources)
+        for source in sources:
+            source.after_map(snapshot, base, wanted, [])
+        return inputs
+
     async def map(
         self, request: MapRequest, build: BuildRequest, snapshot: Snapshot, started: float
     ) -> tuple[MapResult, RepoGraph]:

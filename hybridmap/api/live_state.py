@@ -13,7 +13,8 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Hashable
 from pathlib import Path
 
-from ..model import MapResult
+from ..model import MapRequest, MapResult
+from ..pipeline.build import BuildRequest, MapInputs
 from ..settings import Settings
 from ..workspace.live import EventHub, LiveEvent, Watcher
 from ..workspace.state import Snapshot
@@ -71,6 +72,13 @@ class LiveState:
         self._last_chat = chat
         self.refreshed = wanted
         return await self.refresh() if wanted else self._engine.keep_snapshot()
+
+    async def prepared(self, request: MapRequest, build: BuildRequest) -> MapInputs:
+        """A map's inputs for a map over several roots: the snapshot as the refresh policy says,
+        the sources told (:meth:`MapEngine.prepared`), under the map's lock."""
+        async with self._lock:
+            snapshot = await self.snapshot_for_map(build.chat)
+            return await self._engine.prepared(request, build, snapshot)
 
     async def snapshot_for_lookup(self) -> Snapshot:
         """The snapshot a lookup answers from: re-read unless the ``refresh`` policy (``manual``, a

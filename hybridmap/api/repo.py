@@ -33,7 +33,7 @@ from ..features.file_search import FileSearch
 from ..features.search import SymbolSearch
 from ..languages.registry import LanguageRegistry
 from ..model import Diagnostic, FileTags, MapChanges, MapRequest, MapResult, Mode, RunningServer
-from ..pipeline.build import BuildRequest
+from ..pipeline.build import MapInputs
 from ..pipeline.graph.repo_graph import RepoGraph
 from ..pipeline.inputs.session import Session, SessionFiles
 from ..pipeline.render.summaries import Summarizer
@@ -153,7 +153,7 @@ class AsyncRepoMap:
         if self._closed:
             raise RequestError("this map is closed")
         async with self._lock:
-            build = self._validate(request)
+            build = validate_request(request, self.root, self.settings, self._session)
             started = time.perf_counter()
             snapshot = await self._live.snapshot_for_map(build.chat)
             build = await self._engine.with_change(build, request.diff)
@@ -176,6 +176,10 @@ class AsyncRepoMap:
             self._live.keep_result(reuse_key, result if reusable else None)
             return result
 
+    async def _prepared(self, request: MapRequest) -> MapInputs:
+        """This root's part of a map over several roots (:mod:`.roots`)."""
+        return await self._live.prepared(request, validate_request(request, self.root, self.settings, self._session))
+
     async def compare(
         self,
         request: MapRequest | None = None,
@@ -186,8 +190,8 @@ class AsyncRepoMap:
         tokens: int | None = None,
         server_wait: float = 0.0,
     ) -> Comparison:
-        """The static and the hybrid map of one request, from one index snapshot, and what
-        differs (see :mod:`hybridmap.features.compare`). ``request.mode`` is ignored."""
+        """The static and hybrid map of one request, from one snapshot, and what differs
+        (:mod:`hybridmap.features.compare`; ``request.mode`` is ignored)."""
         if request is None:
             request = MapRequest(
                 tuple(chat_files), tuple(mentioned_files), tuple(mentioned_idents), tokens, "hybrid", server_wait
@@ -196,7 +200,7 @@ class AsyncRepoMap:
             raise RequestError("this map is closed")
         async with self._lock:  # one lock: no other map can index or replace the graph in between
             hybrid_request = replace(request, mode="hybrid")
-            build = self._validate(hybrid_request)
+            build = validate_request(hybrid_request, self.root, self.settings, self._session)
             started = time.perf_counter()
             snapshot = await self._live.refresh()
             static_request = replace(request, mode="static")
@@ -223,7 +227,7 @@ class AsyncRepoMap:
         (:mod:`.search_servers`)."""
         _lookup_mode(mode, server_wait)
         snapshot = await self._looked_up()
-        where = None if path in (None, "", ".") else self._relative(path, "path")
+        where = None if path in (None, "", ".") else relative_to_root(self.root, path, "path")
         return await self._lookups.search_symbols(snapshot, query, limit, kind, where, mode, server_wait)
 
     async def find_files(self, query: str, *, limit: int = 20) -> FileSearch:
@@ -243,7 +247,7 @@ class AsyncRepoMap:
     async def agent_notes(self, cwd: str = ".") -> AgentNotes:
         """The AGENTS.md files from the root down to ``cwd`` (``AGENTS.override.md`` first in
         each directory), root first, within ``agents_md_max_bytes``; untrusted text, made safe."""
-        where = "" if cwd in ("", ".") else self._relative(cwd, "cwd")
+        where = "" if cwd in ("", ".") else relative_to_root(self.root, cwd, "cwd")
         return await asyncio.to_thread(agent_notes, self.root, where, self.settings)
 
     async def dead_code(
@@ -269,17 +273,17 @@ class AsyncRepoMap:
     def file_edited(self, path: str) -> None:
         """The agent edited ``path``: it weighs in later maps (``edited_file_personalization``)
         and is re-read by the next map whatever the ``refresh`` policy (except ``manual``)."""
-        rel = self._relative(path, "edited file")
+        rel = relative_to_root(self.root, path, "edited file")
         self._session.file_edited(rel)
         self._live.dirty.add(rel)
 
     def file_read(self, path: str) -> None:
         """The agent read ``path`` (``read_file_personalization``); nothing is re-read."""
-        self._session.file_read(self._relative(path, "read file"))
+        self._session.file_read(relative_to_root(self.root, path, "read file"))
 
     def active_file(self, path: str | None) -> None:
         """The file open in the agent's editor (``active_file_personalization``); None: none."""
-        self._session.set_active(None if path is None else self._relative(path, "active file"))
+        self._session.set_active(None if path is None else relative_to_root(self.root, path, "active file"))
 
     def session_files(self) -> SessionFiles:
         """The files the session's events name now (edited, read, active)."""
@@ -330,12 +334,6 @@ class AsyncRepoMap:
             raise RequestError("this map is closed")
         async with self._lock:
             return await self._live.snapshot_for_lookup()
-
-    def _relative(self, path: str, what: str) -> str:
-        return relative_to_root(self.root, path, what)
-
-    def _validate(self, request: MapRequest) -> BuildRequest:
-        return validate_request(request, self.root, self.settings, self._session)
 
     def running_servers(self) -> tuple[RunningServer, ...]:
         """The language-server processes alive now, one per (server, project root), by server

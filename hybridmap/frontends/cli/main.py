@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -166,6 +166,18 @@ def _index_option(command: Any) -> Any:
     )(command)
 
 
+def _roots_option(help_text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--root PATH (repeatable): more roots mapped with ROOT (:mod:`hybridmap.api.roots`)."""
+    return click.option(
+        "--root",
+        "more_roots",
+        multiple=True,
+        metavar="PATH",
+        type=click.Path(file_okay=False, path_type=str),
+        help=help_text,
+    )
+
+
 def _index_override(index_path: str | None) -> dict[str, Any]:
     """The ``scip_index`` setting for ``--index`` (absolute: the setting's relative paths are
     relative to ROOT, the option's to the current directory); nothing when it is not given."""
@@ -248,6 +260,10 @@ def main() -> None:
     help="After each file's path, why it is in the map (its tokens come from the budget) "
     "[default: the render_reasons setting, off].",
 )
+@_roots_option(
+    "Another root mapped with ROOT (repeatable): one map, one budget, each path prefixed by its root's "
+    "directory name (--chat NAME/path); each root keeps its own ignore rules, trust and servers."
+)
 @click.option(
     "--stable/--no-stable",
     default=None,
@@ -299,6 +315,7 @@ def map_command(
     server_wait: float,
     fmt: str,
     reasons: bool | None,
+    more_roots: tuple[str, ...],
     stable: bool | None,
     symbol: str | None,
     symbol_depth: int | None,
@@ -344,6 +361,13 @@ def map_command(
         "render_summaries": summaries,
         "max_tokens_ceiling": max_tokens_ceiling,
     }
+    if more_roots:
+        from .tools import roots_map
+
+        result = roots_map((root, *more_roots), overrides, request, fmt, watch)
+        _print_map(result, fmt)
+        fail_if_empty(result.diagnostics)
+        return
     if fmt in ("graphml", "gexf", "json-graph"):
         from .tools import print_graph
 
@@ -588,14 +612,25 @@ def cache_clear(cache_dir: str | None) -> None:
     help="List each tool's output schema (for clients that validate results; the structured "
     "results are the same without it, and the tool list costs about 1.6x the tokens).",
 )
-def mcp_command(root: str, cache_dir: str | None, no_cache: bool, no_watch: bool, output_schemas: bool) -> None:
+@_roots_option(
+    "Another root (repeatable): repo_map then maps every root as one (paths NAME/path); the lookups answer for ROOT."
+)
+def mcp_command(
+    root: str, cache_dir: str | None, no_cache: bool, no_watch: bool, output_schemas: bool, more_roots: tuple[str, ...]
+) -> None:
     """Serve ROOT's map to an agent over MCP on stdin/stdout (needs the mcp extra). ROOT is
     watched: a saved edit is re-read at once, and clients are told the map changed. Ends when the
     client closes stdin, or on SIGTERM, SIGHUP or SIGINT (exit 128 + the signal: 143, 129, 130),
     after stopping its language servers."""
     from ..mcp import main as serve_mcp  # the SDK is imported only here
 
-    serve_mcp(root, _cache_overrides(cache_dir, no_cache), watch=not no_watch, output_schemas=output_schemas)
+    serve_mcp(
+        root,
+        _cache_overrides(cache_dir, no_cache),
+        watch=not no_watch,
+        output_schemas=output_schemas,
+        more_roots=more_roots,
+    )
 
 
 @main.group("daemon")

@@ -294,3 +294,43 @@ TOOL_COMMANDS: list[click.Command] = [
     clones_command,
     notes_command,
 ]
+
+
+def roots_map(roots: tuple[str, ...], overrides: dict[str, Any], request: Any, fmt: str, watch: bool) -> Any:
+    """``map ROOT --root OTHER``: one map of several roots (:mod:`hybridmap.api.roots`), made in
+    this process (a daemon serves one root); options that need one root are refused in one line."""
+    import asyncio
+
+    from ...api.roots import AsyncRootsMap
+    from ...errors import HybridMapError
+    from ..exits import fail
+    from .one_shot import exit_code
+
+    alone = {
+        "--diff": request.diff is not None,
+        "--symbol": request.symbol is not None,
+        "--stable": bool(request.stable),
+        "--watch": watch,
+        "--format " + fmt: fmt not in ("text", "json"),
+    }
+    refused = [name for name, given in alone.items() if given]
+    if refused:
+        fail(f"{', '.join(refused)} maps one root; not with --root", 2)
+
+    async def run() -> Any:
+        async with AsyncRootsMap(roots, overrides=overrides, start_servers=request.server_wait > 0) as joined:
+            return await joined.map(
+                chat_files=request.chat_files,
+                mentioned_files=request.mentioned_files,
+                mentioned_idents=request.mentioned_idents,
+                tokens=request.tokens,
+                mode=request.mode,
+                server_wait=request.server_wait,
+                message=request.message,
+                reasons=request.reasons,
+            )
+
+    try:
+        return asyncio.run(run())
+    except HybridMapError as exc:
+        fail(str(exc), exit_code(exc))

@@ -13,7 +13,13 @@ from typing import Any
 from ..exits import fail
 
 
-def main(root: str, overrides: dict[str, Any], watch: bool = True, output_schemas: bool = False) -> None:
+def main(
+    root: str,
+    overrides: dict[str, Any],
+    watch: bool = True,
+    output_schemas: bool = False,
+    more_roots: tuple[str, ...] = (),
+) -> None:
     """Serve ROOT on stdin/stdout until the client closes; one-line errors on stderr, exit 2."""
     try:
         from .server import serve
@@ -25,4 +31,4 @@ def main(root: str, overrides: dict[str, Any], watch: bool = True, output_schema
             "the MCP SDK is not installed: pip install 'mcp>=2.3,<3' into this environment "
             "(or, in a checkout: pip install '.[mcp]')"
         )
-    serve(root, overrides, watch, output_schemas)
+    serve(root, overrides, watch, output_schemas, more_roots)

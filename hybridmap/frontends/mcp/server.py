@@ -37,6 +37,7 @@ from pydantic import Field
 
 from ... import __version__
 from ...api.repo import AsyncRepoMap
+from ...api.roots import AsyncRootsMap
 from ...errors import HybridMapError
 from ...features.agents_md import AgentNotesJson
 from ...features.clones import ClonesJson
@@ -518,7 +519,9 @@ async def _warm(state: State) -> None:
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 
-async def _serve(root: str, overrides: dict[str, Any], watch: bool, output_schemas: bool) -> signal.Signals | None:
+async def _serve(
+    root: str, overrides: dict[str, Any], watch: bool, output_schemas: bool, more_roots: tuple[str, ...] = ()
+) -> signal.Signals | None:
     """Serve until the client closes stdin or a stop signal comes; returns that signal."""
     loop = asyncio.get_running_loop()
     stop: asyncio.Future[signal.Signals] = loop.create_future()
@@ -534,6 +537,8 @@ async def _serve(root: str, overrides: dict[str, Any], watch: bool, output_schem
         repo = AsyncRepoMap(root, overrides=overrides)
         async with repo:  # closing stops every language server, whatever ended the session
             state = State(repo, bus=InMemorySubscriptionBus())
+            if more_roots:  # repo_map maps every root; the lookups answer for ROOT
+                state.roots = AsyncRootsMap((root, *more_roots), overrides=overrides, first=repo)
             server = build_server(state, output_schemas=output_schemas)
             repo.on_event(lambda event: loop.create_task(announce(state, event)))
             logging.getLogger("mcp").setLevel(logging.WARNING)  # no per-request chatter; ours is enough
@@ -555,6 +560,8 @@ async def _serve(root: str, overrides: dict[str, Any], watch: bool, output_schem
                         await task
                 with suppress(asyncio.CancelledError):
                     await serving  # what broke the session, if it broke, is raised here
+                if state.roots is not None:
+                    await state.roots.aclose()
             if not stop.done():
                 log.info("the client closed the connection: stopping")
     finally:
@@ -564,11 +571,17 @@ async def _serve(root: str, overrides: dict[str, Any], watch: bool, output_schem
     return stop.result() if stop.done() else None
 
 
-def serve(root: str, overrides: dict[str, Any], watch: bool = True, output_schemas: bool = False) -> None:
+def serve(
+    root: str,
+    overrides: dict[str, Any],
+    watch: bool = True,
+    output_schemas: bool = False,
+    more_roots: tuple[str, ...] = (),
+) -> None:
     """Serve ROOT until the client goes away; a bad root or config exits 2 with one line; a stop
     signal exits 128 + its number (SIGTERM 143, SIGHUP 129, SIGINT 130) after the close."""
     try:
-        stopped_by = asyncio.run(_serve(root, overrides, watch, output_schemas))
+        stopped_by = asyncio.run(_serve(root, overrides, watch, output_schemas, more_roots))
     except HybridMapError as exc:
         fail(str(exc))
     except KeyboardInterrupt:  # Ctrl-C before the handlers were installed or after they were removed

@@ -26,6 +26,7 @@ from typing_extensions import (
 )
 
 from ...api.repo import AsyncRepoMap
+from ...api.roots import AsyncRootsMap
 from ...features.agents_md import AgentNotesJson
 from ...features.clones import ClonesJson, clones_json
 from ...features.compare import Edge
@@ -179,6 +180,8 @@ class State:
     """What the server keeps across calls besides the map itself."""
 
     repo: AsyncRepoMap
+    roots: AsyncRootsMap | None = None
+    """With ``--root``: the map of every root (the first is ``repo``), which ``repo_map`` serves."""
     details: dict[tuple[str, int], str] = field(default_factory=dict)
     """(path, 1-based line) -> a server's description of a symbol some map showed."""
     bus: Any = field(default=None)
@@ -291,6 +294,26 @@ async def repo_map(
 ) -> tuple[str, RepoMapSummary]:
     """The map text and its summary."""
     repo = state.repo
+    if state.roots is not None:  # served with --root: one map of every root, paths NAME/path
+        one_root = {
+            "edited_files": edited_files, "read_files": read_files, "active_file": active_file,
+            "stable": stable, "symbol": symbol, "diff": diff,
+            "conversation_tokens": conversation_tokens,
+        }  # fmt: skip
+        refused = [name for name, value in one_root.items() if value not in (None, False, (), [])]
+        if refused:
+            raise ToolFailure(f"{', '.join(refused)}: maps one root; this server maps several (--root)")
+        joined = await state.roots.map(
+            chat_files=chat_files,
+            mentioned_files=mentioned_files,
+            mentioned_idents=list(mentioned_idents)[:MAX_MENTIONS],
+            tokens=tokens,
+            mode=mode,
+            server_wait=server_wait,
+            message=message,
+            reasons=reasons or None,
+        )
+        return joined.text, _summary(joined)
     chat = relative_paths(repo.root, chat_files, "chat file")
     files = relative_paths(repo.root, mentioned_files, "mentioned file")
     result = await repo.map(
@@ -312,6 +335,10 @@ async def repo_map(
         diff=diff,
     )
     state.remember(result)
+    return result.text, _summary(result)
+
+
+def _summary(result: MapResult) -> RepoMapSummary:
     summary: RepoMapSummary = {
         "files": [_map_file(f, result.change is not None) for f in result.files],
         "tokens": result.tokens,
@@ -335,7 +362,7 @@ async def repo_map(
         summary["diff"] = result.change.to_json()
     if result.symbol is not None:
         summary["symbol"] = result.symbol.to_json()
-    return result.text, summary
+    return summary
 
 
 def _map_file(ranked: RankedFile, of_change: bool) -> MapFile:
