@@ -153,3 +153,16 @@ def test_summaries_follow_the_layout_not_the_leftover_budget() -> None:
     assert set(summarized.summaries) == {("pkg/m1.py", 0), ("pkg/m2.py", 0)}  # not work_0: it had none
     everything = add_summaries(packed, renderer, counter, 500, SummaryRules(200, 8), lambda path, i: "Step summary.")
     assert ("pkg/m0.py", 0) in everything.summaries  # the room was there
+
+
+def test_kept_entries_cut_for_the_fresh_share_go_back_in_rank_order() -> None:
+    from hybridmap.pipeline.pack.stable import StableOrder
+    from hybridmap.pipeline.rank import RankItem
+
+    a, b, c = RankItem(0.2, "a.py", 0), RankItem(0.9, "b.py", 0), RankItem(0.0, "c.py", 0)  # c: a chat file's
+    d, e = RankItem(0.5, "d.py", 0), RankItem(0.1, "e.py", 0)
+    order = StableOrder((a, b, c, d, e), {("a.py", 0): 0, ("b.py", 0): 1, ("c.py", 0): 2}, None, 1, 3)
+    cut = order.keeping(1)
+    assert cut.items == (a, b, d, e, c) and cut.kept == 1
+    assert dict(cut.kept_blocks) == {("a.py", 0): 0}  # the others get blocks of their own again
+    assert order.keeping(3) is order

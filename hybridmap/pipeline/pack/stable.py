@@ -45,10 +45,15 @@ class StableOrder:
     """How many of ``items`` are kept ones (they come first)."""
 
     def keeping(self, count: int) -> StableOrder:
-        """The same order with only the first ``count`` kept items (the rest are left out)."""
+        """The same order with only the first ``count`` items kept in place; the other kept items
+        go back among the rest, in rank order (a chat file's, unranked, last)."""
         if count >= self.kept:
             return self
-        return replace(self, items=self.items[:count] + self.items[self.kept :], kept=count)
+        kept = self.items[:count]
+        rest = sorted(self.items[count:], key=lambda item: -item.score)  # stable: the rest keeps its order
+        still = {(item.path, item.symbol) for item in kept}
+        blocks = {key: index for key, index in self.kept_blocks.items() if key in still}
+        return replace(self, items=(*kept, *rest), kept_blocks=blocks, kept=count)
 
 
 def stable_order(
