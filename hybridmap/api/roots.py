@@ -123,8 +123,8 @@ class AsyncRootsMap:
                 if resolved == repo.root or repo.root in resolved.parents:
                     return prefixed(name, resolved.relative_to(repo.root).as_posix())
             raise RequestError(f"{what} '{path}' is in none of the roots")
-        name = path.split("/", 1)[0]
-        if name not in self.roots or "/.." in f"/{path}/" or "/" not in path:
+        parts = path.split("/")
+        if parts[0] not in self.roots or len(parts) < 2 or ".." in parts:
             raise RequestError(f"{what} '{path}' must start with a root's name: {', '.join(self.roots)}")
         return path
 

@@ -78,7 +78,8 @@ def test_one_map_of_two_roots_links_them_and_keeps_each_roots_rules(tmp_path: Pa
 
 def test_paths_must_name_a_root(tmp_path: Path) -> None:
     service, client = _roots(tmp_path)
-    for bad in ("app/handlers.py", "service/../client/client/api.py", "/etc/passwd", "service"):
+    bad_paths = ("app/handlers.py", "service/../client/client/api.py", "service/app/../../x.py", "/etc/passwd")
+    for bad in (*bad_paths, "service"):
         with pytest.raises(RequestError):
             _map((service, client), tmp_path, chat_files=[bad], mode="static")
     absolute = _map((service, client), tmp_path, chat_files=[str(service / "app" / "handlers.py")], mode="static")
