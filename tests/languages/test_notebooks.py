@@ -374,11 +374,15 @@ def test_cli_text_and_json(tmp_path: Path) -> None:
 def test_mcp_repo_map_shows_cells(tmp_path: Path) -> None:
     root = _repo(tmp_path)
 
-    async def main() -> tuple[str, dict[str, Any]]:
+    async def main() -> tuple[str, dict[str, Any], dict[str, Any]]:
         async with connect(root, tmp_path) as session:
-            return await ok(session, "repo_map", mode="static", tokens=4000, mentioned_idents=["run_pipeline"])
+            text, summary = await ok(session, "repo_map", mode="static", tokens=4000, mentioned_idents=["run_pipeline"])
+            _, info = await ok(session, "symbol_info", name="TrendModel")
+            return text, summary, info
 
-    text, summary = anyio.run(main)
+    text, summary, info = anyio.run(main)
+    # Its doc is read from the code cells (as parsed), never from the notebook's JSON lines.
+    assert info["definitions"][0]["doc"] == "Fits a trend to a series."
     assert "notebooks/analysis.ipynb:" in text and "⋮ cell 5\ndef run_pipeline(path):" in text
     assert "lookalike" not in text
     assert any(f["path"] == "notebooks/analysis.ipynb" and f["symbols"] == 3 for f in summary["files"])

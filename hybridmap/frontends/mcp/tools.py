@@ -34,6 +34,7 @@ from ...features.dead_code import DeadCodeJson
 from ...features.file_search import FileSearchJson
 from ...features.search import SymbolSearchJson, normalized
 from ...infra.sanitize import escape_path, safe_block, safe_line
+from ...languages.notebooks import is_notebook
 from ...model import (
     ChangesJson,
     DiffJson,
@@ -483,7 +484,10 @@ _DOCSTRING = re.compile(r"^\s*[rRbBuU]?(\"\"\"|''')")
 
 def read_doc(root: Path, path: str, sym: Symbol) -> str:
     """The definition's docstring (the string right after a Python signature) or the comment
-    block right above it; empty when neither. ``path`` was listed by the walk (inside root)."""
+    block right above it; empty when neither. ``path`` was listed by the walk (inside root). A
+    notebook's lines are its code cells', not its JSON's: its first sentence read at parse time."""
+    if is_notebook(path):
+        return safe_block(sym.doc)
     try:
         lines = (root / path).read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
