@@ -93,29 +93,29 @@ class RankContext:
     def chat_set(self) -> frozenset[int]:
         return frozenset(self.chat)
 
+    def rows_of(self, files: Iterable[int]) -> dict[tuple[int, int], int]:
+        """(file index, symbol index) -> its row in the graph's symbol arrays, for ``files``' symbols
+        only (one pass; a map of every symbol would cost a large repository on each request)."""
+        graph = self.graph
+        rows = np.flatnonzero(np.isin(graph.symbol_file, list(set(files))))
+        keys = zip(graph.symbol_file[rows].tolist(), graph.symbol_local[rows].tolist(), strict=True)
+        return dict(zip(keys, rows.tolist(), strict=True))
+
     @cached_property
     def symbol_rows(self) -> dict[tuple[str, int], int]:
-        """(path, symbol index) -> its row in the graph's symbol arrays, for a neighbourhood's
-        symbols (empty otherwise: building it for every symbol would cost a large repository)."""
+        """(path, symbol index) -> its row, for a neighbourhood's symbols (empty without one)."""
         if self.neighbourhood is None:
             return {}
         graph = self.graph
         wanted = {graph.index[path] for path, _ in self.neighbourhood.related if path in graph.index}
-        rows = np.flatnonzero(np.isin(graph.symbol_file, list(wanted)))
-        return {
-            (graph.files[int(graph.symbol_file[row])], int(graph.symbol_local[row])): int(row) for row in rows.tolist()
-        }
+        return {(graph.files[fi], local): row for (fi, local), row in self.rows_of(wanted).items()}
 
     @cached_property
     def changed_symbol_rows(self) -> np.ndarray:
         """The changed definitions as rows of the graph's symbol arrays."""
-        graph = self.graph
-        rows = [
-            graph_rows[np.isin(graph.symbol_local[graph_rows], list(local))]
-            for fi, local in self.changed.items()
-            if local and len(graph_rows := np.flatnonzero(graph.symbol_file == fi))
-        ]
-        return np.concatenate(rows) if rows else np.zeros(0, dtype=np.intp)
+        rows = self.rows_of(self.changed)
+        found = [rows[(fi, i)] for fi, local in self.changed.items() for i in local if (fi, i) in rows]
+        return np.asarray(found, dtype=np.intp)
 
     @cached_property
     def change_users(self) -> dict[int, tuple[tuple[str, str], ...]]:

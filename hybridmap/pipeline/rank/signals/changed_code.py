@@ -42,17 +42,13 @@ def _caller_rows(ctx: RankContext) -> np.ndarray:
     """Rows of the innermost definitions that enclose a use of a changed name, in the files
     :attr:`~..context.RankContext.change_users` lists."""
     graph = ctx.graph
+    rows = ctx.rows_of(ctx.change_users)
     out: list[int] = []
     for fi, used in ctx.change_users.items():
         wanted = frozenset(name for name, _ in used)
         tags = ctx.tags[graph.files[fi]]
-        lines = {ref.line for ref in tags.references if ref.name in wanted}
-        if not lines:
-            continue
-        rows = np.flatnonzero(graph.symbol_file == fi)
-        local_to_row = dict(zip(graph.symbol_local[rows].tolist(), rows.tolist(), strict=True))
-        for line in lines:
-            best = enclosing(tags, line)
-            if best >= 0 and best in local_to_row:
-                out.append(local_to_row[best])
+        for line in {ref.line for ref in tags.references if ref.name in wanted}:
+            row = rows.get((fi, enclosing(tags, line)))
+            if row is not None:
+                out.append(row)
     return np.unique(np.asarray(out, dtype=np.intp))
