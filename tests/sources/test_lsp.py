@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -153,25 +154,20 @@ def test_first_map_never_waits_and_later_maps_use_the_server(tmp_path: Path) -> 
 CLI_CASES = ["c", "go", "python", "typescript"]
 
 
+def _hybrid_json(root: Path, tmp_path: Path) -> dict[str, Any]:
+    """The CLI's hybrid map of ``root`` as JSON, waiting up to 60 s for its servers."""
+    args = ("--mode", "hybrid", "--server-wait", "60", "--format", "json", "--cache-dir", str(tmp_path / "c"))
+    proc = run_cli("map", str(root), *args)
+    assert proc.returncode == 0, proc.stderr
+    return cast(dict[str, Any], json.loads(proc.stdout))
+
+
 @pytest.mark.parametrize("language", CLI_CASES)
 def test_cli_hybrid_json_reports_ready_server_and_lsp_edges(language: str, tmp_path: Path) -> None:
     fixture, command, right, wrong = CASES[language]
     require(command)
     root = fixture_repo(tmp_path, fixture)
-    proc = run_cli(
-        "map",
-        str(root),
-        "--mode",
-        "hybrid",
-        "--server-wait",
-        "60",
-        "--format",
-        "json",
-        "--cache-dir",
-        str(tmp_path / "c"),
-    )
-    assert proc.returncode == 0, proc.stderr
-    data = json.loads(proc.stdout)
+    data = _hybrid_json(root, tmp_path)
     assert data["servers"][language]["state"] == "ready", data["servers"]
     static = run_cli("map", str(root), "--mode", "static", "--format", "json", "--cache-dir", str(tmp_path / "c"))
     static_edges = json.loads(static.stdout)["edges"]
@@ -183,20 +179,7 @@ def test_cli_hybrid_json_reports_ready_server_and_lsp_edges(language: str, tmp_p
 def test_cli_hybrid_contract(tmp_path: Path) -> None:
     require("ty")
     root = fixture_repo(tmp_path, "python")
-    proc = run_cli(
-        "map",
-        str(root),
-        "--mode",
-        "hybrid",
-        "--server-wait",
-        "60",
-        "--format",
-        "json",
-        "--cache-dir",
-        str(tmp_path / "c"),
-    )
-    assert proc.returncode == 0, proc.stderr
-    data = json.loads(proc.stdout)
+    data = _hybrid_json(root, tmp_path)
     assert data["mode"] == "hybrid"
     assert data["servers"]["python"]["state"] == "ready"
     assert data["servers"]["python"]["server"] == "ty"
