@@ -6,12 +6,10 @@ lines a hunk removes or rewrites, ``new_lines`` the commit's lines it adds.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from ...workspace.diff import hunks
 from .git import Repository, read_blob
-
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,10 +48,8 @@ class FileDiff:
 
 
 def parse_hunks(diff_text: str) -> tuple[Hunk, ...]:
-    return tuple(
-        Hunk(int(m[1]), int(m[2]) if m[2] is not None else 1, int(m[3]), int(m[4]) if m[4] is not None else 1)
-        for m in _HUNK.finditer(diff_text)
-    )
+    """The hunks of ``git diff -U0`` output (the map of a change reads them the same way)."""
+    return tuple(Hunk(*found) for found in hunks(diff_text.encode("utf-8", "surrogateescape")))
 
 
 def file_diff(repo: Repository, parent: str, sha: str, old_path: str, new_path: str) -> FileDiff:
