@@ -473,6 +473,14 @@ class Settings:
     history, per partnership: times min(commits / ``co_change_scale``, ``co_change_cap``)
     (``hybridmap.pipeline.inputs.cochange``; 0 = off). Off: at 3 it raised recall at 2,048-4,096 tokens but lowered
     MRR on chi, hono and jq (docs/evaluation.md, "Co-change")."""
+    co_change_definition_boost: float = setting(2.0, _WEIGHT)
+    """Added to the score of each history partner's best definition: this times the partner's
+    units (min(commits / ``co_change_scale``, ``co_change_cap``)) over the most any partner has,
+    times the best score of any definition outside the chat files (0 = off). ``co_change_boost``
+    multiplies the rank PageRank gave a partner, which is next to nothing when the chat files do
+    not reach it. Static co-edit MRR@1024, mean of nine corpora, at 0 / 1 / 2 / 3: 0.507 / 0.552
+    / 0.554 / 0.557; with ``text_similarity_chat_full_text_share`` 0.25 at 2: 0.571 (BM25 0.505;
+    docs/evaluation.md, "History partners lifted")."""
     co_change_boost: float = setting(1.0, _WEIGHT)
     """Added to the rank multiplier of a chat or edited file's history partners, times
     min(commits / ``co_change_scale``, ``co_change_cap``) (SoulForge's +min(count/5, 3) at 1; 0 = off).
@@ -500,6 +508,13 @@ class Settings:
     and textual). On the eval's message-text task it raised MRR@1,024 from 0.506 to 0.542 and
     recall from 0.695 to 0.764, mean of nine corpora (docs/evaluation.md, "A file's whole text
     for a message"). Off, parses do not count the words."""
+    text_similarity_chat_full_text_share: float = setting(0.25, _SHARE)
+    """With chat or edited files, the share of a file's similarity taken from BM25 of the chat
+    files' whole text against each file's whole text (``FileTags.words``); the rest is from their
+    names (each score over its best file's). Alone it moved co-edit MRR from -0.04 (textual) to
+    +0.06 (scrapy); beside ``co_change_definition_boost`` 2 it raised the mean of nine corpora
+    from 0.554 to 0.571 (docs/evaluation.md, "History partners lifted"). Needs
+    ``text_similarity_message_full_text`` (the parse counts the words only then)."""
     text_similarity_personalization: float = setting(0.0, _WEIGHT)
     """Personalization of the same files, times the same share (0 = off: at 1 beside the boost,
     co-edit MRR moved by -0.017 to +0.012 on chi, pflag and rich)."""

@@ -49,6 +49,7 @@ from .pack.stable import StableOrder, layout_of, stable_order
 from .pack.tokens import Counter
 from .policies import PolicyMemo, apply_policies
 from .rank import Ranking, rank
+from .rank.lexical import LexicalIndex
 from .render.marks import Dependents, dependents
 from .render.skeleton import Renderer
 from .render.summaries import SummarySource
@@ -126,6 +127,7 @@ class MapBuilder:
         """The basename index of the paths of a snapshot ``generation``."""
         """How the last map's graph came: ``rebuilt``, ``updated``, ``unchanged`` or ``kept``."""
         self._merge_memo: MergeMemo = {}
+        self._lexical = LexicalIndex()
         self._messages: tuple[object, MessageIndex] | None = None
         self._policy_memo: PolicyMemo = {}
         self._static_merged: tuple[object, Merged] | None = None
@@ -170,6 +172,7 @@ class MapBuilder:
             message_words=words(request.message) if request.message else (),
             changed=focus.symbols if focus is not None else None,
             neighbourhood=hood,
+            lexical=self._lexical,
         )
         t3 = time.perf_counter()
         order = None
@@ -211,12 +214,7 @@ class MapBuilder:
             change=request.change,
             symbol=_symbol_focus(hood, tags),
         )
-        undescribed = [
-            (item.path, sym.name_line, sym.name_col)
-            for item in packed.items
-            if item.symbol >= 0 and not (sym := tags[item.path].symbols[item.symbol]).detail
-        ]
-        return result, undescribed
+        return result, _undescribed(packed, tags)
 
     def _packed(
         self, ranking: Ranking, order: StableOrder | None, renderer: Renderer, tags: Mapping[str, FileTags], budget: int
@@ -535,3 +533,12 @@ def with_details(result: MapResult, details: Mapping[HoverKey, str]) -> MapResul
         for f in result.files
     )
     return replace(result, files=files)
+
+
+def _undescribed(packed: Packed, tags: Mapping[str, FileTags]) -> list[HoverKey]:
+    """The (path, line, column) of shown symbols no source has described yet."""
+    return [
+        (item.path, sym.name_line, sym.name_col)
+        for item in packed.items
+        if item.symbol >= 0 and not (sym := tags[item.path].symbols[item.symbol]).detail
+    ]

@@ -100,3 +100,33 @@ def test_partners_of_the_chat_file_rank_higher(git_repo, tmp_path: Path) -> None
     assert "committed with a chat file in 4 commits" in partner.why
     assert partner.file_rank > next(f for f in plain.files if f.path == "partner.py").file_rank
     assert not any(d.kind == "co_change_off" for d in boosted.diagnostics)
+
+
+def test_a_partner_the_graph_does_not_reach_is_lifted_by_its_history(git_repo, tmp_path: Path) -> None:
+    """A history partner that shares no name with the chat file has almost no PageRank, so a
+    multiplier of it (``co_change_boost``) leaves it below the graph's favourite; the lift of
+    its best definition (``co_change_definition_boost``) does not depend on its rank."""
+    files = {
+        "billing.py": "from util import fmt\n\ndef bill(x):\n    return fmt(x)\n",
+        "util.py": "def fmt(x):\n    return str(x)\n",
+        "ledger.py": "def post_entry(book):\n    return book\n",
+    }
+    files |= {f"view{i}.py": f"from util import fmt\n\ndef show_{i}(x):\n    return fmt(x)\n" for i in range(8)}
+    root = git_repo(files)
+    for i in range(4):
+        edits = {path: files[path] + f"# {i}\n" for path in ("billing.py", "ledger.py")}
+        _commit(root, edits, "billing and ledger")
+    order = {}
+    for lift in (0.0, 2.0):
+        overrides = {
+            "cache_dir": str(tmp_path / "c"),
+            "co_change_definition_boost": lift,
+            "text_similarity_boost": 0.0,  # the history alone
+        }
+        with RepoMap(root, overrides=overrides) as repo:
+            result = repo.map(mode="static", chat_files=["billing.py"], tokens=1000)
+        order[lift] = [f.path for f in result.files]
+        if lift:
+            assert "committed with a chat file in 5 commits" in result.files[0].why
+    assert order[0.0][0] == "util.py", order[0.0]  # the control: the graph's favourite first
+    assert order[2.0][0] == "ledger.py", order[2.0]

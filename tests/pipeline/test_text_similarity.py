@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from hybridmap import RepoMap
 from hybridmap.languages.lexical import Bm25Files
-from hybridmap.pipeline.rank.signals.text_similarity import LexicalModel, Vocabulary
+from hybridmap.pipeline.rank.lexical import LexicalModel, Vocabulary
 
 
 def _model_of(docs: list[list[str]]) -> tuple[LexicalModel, Vocabulary]:
@@ -109,7 +109,7 @@ def test_file_words_are_the_words_of_its_names_signatures_and_docs() -> None:
     from hybridmap.frontends.evaluate.definitions import parse_source
     from hybridmap.languages.lexical import word_counts
     from hybridmap.languages.registry import LanguageRegistry
-    from hybridmap.pipeline.rank.signals.text_similarity import file_words
+    from hybridmap.pipeline.rank.lexical import file_words
     from hybridmap.settings import Settings
 
     source = (

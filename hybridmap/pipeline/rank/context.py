@@ -34,6 +34,7 @@ from ...settings import Settings
 from ..graph.neighbourhood import Neighbourhood
 from ..graph.repo_graph import RepoGraph
 from ..inputs.cochange import CoChange
+from .lexical import LexicalIndex
 
 T = TypeVar("T")
 
@@ -83,6 +84,10 @@ class RankContext:
     changed: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     """A map of a change: each changed file (graph index; also in :attr:`chat`, so every chat
     signal reads it) -> its changed definitions (indices into the file's symbols)."""
+    lexical: LexicalIndex = field(default_factory=LexicalIndex)
+    """The repository's lexical index (its owner's: the map builder), for the text similarity."""
+    _lift_reference: list[float] = field(default_factory=list, compare=False, repr=False)
+    """:meth:`lift_best_definitions`' reference, once taken (a list: the record is frozen)."""
 
     @property
     def n(self) -> int:
@@ -142,6 +147,27 @@ class RankContext:
                 if src not in self.changed:
                     users.setdefault(src, {})[(graph.idents[ident], graph.provenance(row))] = None
         return {fi: tuple(used) for fi, used in sorted(users.items())}
+
+    def lift_best_definitions(self, scores: np.ndarray, shares: Iterable[tuple[int, float]], weight: float) -> None:
+        """Add ``weight`` times each file's share times the reference score to that file's best
+        definition, in place: a lift that does not depend on the rank PageRank gave the file (a
+        file the chat files do not reach has almost none). The reference is the best score of
+        any definition outside the chat files when the request's first lift is made, so two
+        signals' lifts add up the same in either order."""
+        if weight <= 0 or not len(scores):
+            return
+        graph = self.graph
+        if not self._lift_reference:
+            outside = ~np.isin(graph.symbol_file, list(self.chat_set)) if self.chat else np.ones(len(scores), bool)
+            self._lift_reference.append(float(scores[outside].max()) if outside.any() else 0.0)
+        reference = self._lift_reference[0]
+        if reference <= 0:
+            return
+        starts = np.searchsorted(graph.symbol_file, np.arange(self.n + 1))
+        for fi, share in shares:
+            lo, hi = int(starts[fi]), int(starts[fi + 1])
+            if hi > lo:
+                scores[lo + int(np.argmax(scores[lo:hi]))] += weight * share * reference
 
     @cached_property
     def chat_users(self) -> tuple[int, ...]:

@@ -29,6 +29,7 @@ from ..graph.repo_graph import RepoGraph
 from ..inputs.cochange import CoChange
 from ..inputs.session import SessionFiles
 from .context import Prior, RankContext, Signal
+from .lexical import LexicalIndex
 from .pagerank import pagerank
 from .signals import DEFAULT_SIGNALS
 from .signals.path_kinds import PathKinds
@@ -72,12 +73,15 @@ def rank(
     message_words: Sequence[str] = (),
     changed: Mapping[str, tuple[int, ...]] | None = None,
     neighbourhood: Neighbourhood | None = None,
+    lexical: LexicalIndex | None = None,
 ) -> Ranking:
     """Rank every file and definition for one request; return the best ``limit`` items.
     ``message_words``: the words of the user's message (:func:`hybridmap.languages.lexical.words`);
     ``changed``: in a map of a change, each changed file -> its changed definitions (the files are
     the focus, like chat files, but shown: :class:`~.signals.changed_code.ChangedCode`);
-    ``neighbourhood``: a symbol's (:class:`~.signals.symbol_neighbourhood.SymbolNeighbourhood`)."""
+    ``neighbourhood``: a symbol's (:class:`~.signals.symbol_neighbourhood.SymbolNeighbourhood`);
+    ``lexical``: the repository's lexical index, kept by the caller between requests (None: a
+    new one, read from the tags for this request alone)."""
     index = graph.index
 
     def ids(paths: Sequence[str]) -> tuple[int, ...]:
@@ -101,6 +105,7 @@ def rank(
         visibility=visibility,
         changed=changed_ids,
         neighbourhood=neighbourhood,
+        lexical=lexical if lexical is not None else LexicalIndex(),
     )
     reasons: Reasons = {}
     weights = graph.edge_weight.copy()
