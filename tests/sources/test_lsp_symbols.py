@@ -148,3 +148,36 @@ def test_a_type_named_in_a_prototype_is_not_its_definition(git_repo, tmp_path: P
     assert ("user.c", "ctx.h", "ctx") in found, found
     assert not [edge for edge in found if edge[1] == "getter.h" and edge[2] == "ctx"], found
     assert ("getter.h", "ctx_get") in symbols and ("getter.h", "ctx") not in symbols
+
+
+def test_a_module_declared_in_a_crate_root_is_not_its_definition(git_repo, tmp_path: Path) -> None:
+    """rust-analyzer lists each ``mod config;`` of a crate root as a module ``config`` of that
+    file; added to the map, every variable named ``config`` would point at ``lib.rs`` (seen on
+    casey/just, whose ``lib.rs`` declares 140 modules and became the first file of hybrid maps).
+    A module with its body here (``mod inline { ... }``) is defined here and stays."""
+    require("rust-analyzer")
+    cargo = '[package]\nname = "modx"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
+    lock = 'version = 4\n\n[[package]]\nname = "modx"\nversion = "0.1.0"\n'
+    root = git_repo(
+        {
+            "Cargo.toml": cargo,
+            "Cargo.lock": lock,
+            "src/lib.rs": "mod config;\n#[allow(dead_code)]\npub(crate) mod runner;\n\n"
+            "pub mod inline {\n    pub fn helper() -> u32 {\n        1\n    }\n}\n\n"
+            "pub fn entry() -> u32 {\n    inline::helper()\n}\n",
+            "src/config.rs": "pub struct Settings {\n    pub depth: u32,\n}\n",
+            "src/runner.rs": "use crate::config::Settings;\n\n"
+            "pub fn run(config: &Settings) -> u32 {\n    config.depth\n}\n",
+        }
+    )
+    with RepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+        repo.map(mode="hybrid", server_wait=60, tokens=1024)
+        hybrid = repo.map(mode="hybrid", server_wait=60, tokens=1024)
+        graph = repo.graph()
+    assert hybrid.servers["rust"].state is ServerState.READY, hybrid.servers
+    assert graph is not None
+    lib = graph.index["src/lib.rs"]
+    defined_in_lib = {name for name, files in graph.definers.items() if lib in files}
+    assert {"entry", "inline", "helper"} <= defined_in_lib, defined_in_lib
+    assert not defined_in_lib & {"config", "runner"}, defined_in_lib
+    assert hybrid.stats["lsp_symbol_files"] + hybrid.stats["lsp_symbol_cache_hits"] >= 3, hybrid.stats

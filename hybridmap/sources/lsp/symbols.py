@@ -14,7 +14,9 @@ lists; object-literal properties and arrow-function locals, which tsgo lists
 under variables), symbols starting on an import line (tsgo and pylsp list
 imported names as if defined there), C/C++ type names that a declaration only
 mentions (clangd lists ``struct ctx`` of ``struct ctx *ctx_get(void);`` as a
-struct: it would make every user of ``ctx`` point at that header), and kinds
+struct: it would make every user of ``ctx`` point at that header), modules only declared
+here and defined in another file (rust-analyzer lists each ``mod config;`` of a crate root as a
+module ``config``: every variable named ``config`` would point at ``lib.rs``), and kinds
 that are not definitions (JSON keys, strings, type parameters...). Server
 symbols add definers to the graph, so every wrong one would become wrong
 name-matched edges.
@@ -85,6 +87,9 @@ _QUALIFIED = re.compile(r"(?:^\(\*?[\w.]+\)\s*\.?\s*|^.*(?:::|\.))(?=[\w$]+$)")
 #: or forward declaration, not the type's definition (which has a body).
 _TYPE_MENTION = re.compile(rb"\s*(?:struct|class|union|enum(?:\s+class)?)\s+[\w:]+\s*;?\s*")
 _TYPE_KINDS = frozenset({T.SymbolKind.Class, T.SymbolKind.Struct, T.SymbolKind.Enum, T.SymbolKind.Interface})
+#: A module symbol whose range ends ``mod NAME;`` with no body (``pub(crate) mod x;``, or after
+#: attributes and doc comments): the module's body is another file, which defines what it holds.
+_MODULE_DECLARATION = re.compile(rb"\bmod\s+[\w$]+\s*;\s*$")
 #: What a definition's name looks like; tsserver also lists ``describe('x') callback`` and such.
 _IDENTIFIER = re.compile(r"[\w$]+")
 
@@ -191,6 +196,7 @@ def _walk_hierarchy(
             and _IDENTIFIER.fullmatch(name)
             and not _IMPORT_LINE.search(_line(lines, item.range.start.line))
             and not _mentions_type(item, lines, encoding)
+            and not _declares_module(item, lines, encoding)
         ):
             rng, sel = item.range, item.selection_range
             out.append(
@@ -224,6 +230,18 @@ def _mentions_type(item: T.DocumentSymbol, lines: Sequence[bytes], encoding: str
     line = _line(lines, start.line)
     text = line[utf8_col(line, start.character, encoding) : utf8_col(line, end.character, encoding)]
     return bool(_TYPE_MENTION.fullmatch(text))
+
+
+def _declares_module(item: T.DocumentSymbol, lines: Sequence[bytes], encoding: str) -> bool:
+    """Whether ``item`` is a module declared here and defined elsewhere (``_MODULE_DECLARATION``)."""
+    start, end = item.range.start, item.range.end
+    if item.kind is not T.SymbolKind.Module or item.children or end.line - start.line > 20:
+        return False
+    rows = [_line(lines, i) for i in range(start.line, end.line + 1)]
+    rows[-1] = rows[-1][: utf8_col(rows[-1], end.character, encoding)]  # the end first: same line
+    rows[0] = rows[0][utf8_col(rows[0], start.character, encoding) :]
+    text = b"\n".join(rows)
+    return b"{" not in text and bool(_MODULE_DECLARATION.search(text))
 
 
 _FENCE = re.compile(r"```[\w+-]*\n(.*?)```", re.S)
