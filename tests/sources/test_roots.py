@@ -25,7 +25,7 @@ from hybridmap.model import ServerReport
 from hybridmap.settings import Settings
 from hybridmap.sources.lsp.config import root_markers
 from hybridmap.sources.lsp.pool import ServerPool, summarise
-from hybridmap.sources.lsp.roots import ProjectRoots, RootMarkers, marker_problem
+from hybridmap.sources.lsp.roots import LineMarker, ProjectRoots, RootMarkers, marker_problem
 
 from ..conftest import git, write_files
 from ..helpers import TESTS, edges, require
@@ -65,6 +65,36 @@ def test_workspace_marker_outermost_wins(tmp_path: Path) -> None:
     roots = ProjectRoots(tmp_path, racy_seconds=0)
     found = roots.assign([(p, GO) for p in ("w/m1/x.go", "w/m2/y.go", "other/z.go")])
     assert found == {"w/m1/x.go": "w", "w/m2/y.go": "w", "other/z.go": "other"}
+
+
+def test_a_cargo_workspace_without_a_lock_is_one_root(tmp_path: Path) -> None:
+    """Most Rust libraries commit no Cargo.lock: their workspace is known by the root manifest's
+    ``[workspace]`` table (the built-in rust.toml's line marker); a crate's own manifest below,
+    or a manifest that only mentions the word, makes no workspace. An edit of the manifest is
+    seen on the next call."""
+    registry = LanguageRegistry.load([BUILTIN_CONFIG_DIR], [BUILTIN_QUERY_DIR])
+    rust = root_markers(registry.get("rust").raw, registry.get("rust").config_path)
+    files = {
+        "Cargo.toml": '[workspace]\nmembers = ["regex-syntax", "regex-lite"]\n',
+        "src/lib.rs": "",
+        "regex-syntax/Cargo.toml": '[package]\nname = "regex-syntax"\n',
+        "regex-syntax/src/lib.rs": "",
+        "regex-lite/Cargo.toml": '[package]\nname = "regex-lite"\n\n[workspace.lints]\n',
+        "regex-lite/src/lib.rs": "",
+        "other/Cargo.toml": '[package]\nname = "other"\ndescription = "not a [workspace]"\n',
+        "other/src/lib.rs": "",
+    }
+    write_files(tmp_path, files)
+    roots = ProjectRoots(tmp_path, racy_seconds=0)
+    paths = [p for p in files if p.endswith(".rs")]
+    assert roots.assign([(p, rust) for p in paths]) == dict.fromkeys(paths, "")
+    (tmp_path / "Cargo.toml").write_text('[package]\nname = "regex"\n# no [workspace] any more\n')
+    assert roots.assign([(p, rust) for p in paths]) == {
+        "src/lib.rs": "",
+        "regex-syntax/src/lib.rs": "regex-syntax",
+        "regex-lite/src/lib.rs": "regex-lite",  # its own [workspace.lints]: the outermost there
+        "other/src/lib.rs": "other",
+    }
 
 
 def test_no_marker_and_no_markers_fall_back_to_the_repository_root(tmp_path: Path) -> None:
@@ -139,6 +169,11 @@ def test_marker_names_must_be_file_names(tmp_path: Path) -> None:
         root_markers({"language": {"roots": ["../up/go.mod"]}}, source)
     with pytest.raises(ConfigError):
         root_markers({"language": {"workspace-roots": "go.work"}}, source)
+    lines = {"language": {"workspace-roots": ["go.work", {"file": "Cargo.toml", "line": "^\\[workspace"}]}}
+    assert root_markers(lines, source) == RootMarkers((), ("go.work",), (LineMarker("Cargo.toml", "^\\[workspace"),))
+    for bad in ({"file": "../Cargo.toml", "line": "x"}, {"file": "Cargo.toml"}, {"file": "C", "line": "["}):
+        with pytest.raises(ConfigError):
+            root_markers({"language": {"workspace-roots": [bad]}}, source)
 
 
 def test_builtin_markers_of_languages_that_share_a_server_agree() -> None:

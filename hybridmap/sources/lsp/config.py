@@ -6,7 +6,8 @@ In ``lsp_configs/<lang>.toml`` (Helix shape)::
     name = "python"
     language-servers = ["ty", "basedpyright", "pylsp"]     # order of preference
     roots = ["pyproject.toml", "setup.py", "setup.cfg"]    # a file's project root: the nearest
-    workspace-roots = []            # go.work-like markers: the outermost wins over ``roots``
+    workspace-roots = []            # go.work-like markers: the outermost wins over ``roots``;
+                                    # { file = "Cargo.toml", line = '^[[]workspace' }: a file with such a line
 
     [language-server.ty]
     command = "ty"                  # a name looked up on PATH (+ our install dirs), or an absolute path
@@ -51,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ConfigError
-from .roots import MAX_MARKERS, RootMarkers, marker_problem
+from .roots import MAX_MARKERS, LineMarker, RootMarkers, marker_problem
 
 READY_MODES = ("initialized", "progress", "first-answer", "server-status")
 
@@ -292,6 +293,27 @@ def _marker_list(value: Any, key: str, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _line_markers(value: Any, where: str) -> tuple[tuple[str, ...], tuple[LineMarker, ...]]:
+    """``workspace-roots``: file names, and ``{ file = NAME, line = REGEX }`` tables."""
+    if not isinstance(value, list) or len(value) > MAX_MARKERS:
+        raise ConfigError(f"{where}.workspace-roots must be a list of at most {MAX_MARKERS} markers")
+    names = _marker_list([v for v in value if not isinstance(v, dict)], "workspace-roots", where)
+    lines = []
+    for table in (v for v in value if isinstance(v, dict)):
+        name, line = table.get("file"), table.get("line")
+        if set(table) != {"file", "line"} or not isinstance(name, str) or not isinstance(line, str):
+            raise ConfigError(f"{where}.workspace-roots: a table needs exactly `file` and `line` (strings)")
+        problem = marker_problem(name)
+        if problem:
+            raise ConfigError(f"{where}.workspace-roots: {problem}")
+        try:
+            re.compile(line.encode())
+        except re.error as exc:
+            raise ConfigError(f"{where}.workspace-roots: `line` {line!r} is not a regex: {exc}") from None
+        lines.append(LineMarker(name, line))
+    return names, tuple(lines)
+
+
 def root_markers(raw: Mapping[str, Any], source: Path) -> RootMarkers:
     """The language's project-root markers: ``roots`` (the nearest directory holding one is a
     file's project root) and ``workspace-roots`` (the outermost holding one wins over those)."""
@@ -299,7 +321,5 @@ def root_markers(raw: Mapping[str, Any], source: Path) -> RootMarkers:
     if not isinstance(language, dict):
         return RootMarkers()
     where = f"{source}: language"
-    return RootMarkers(
-        _marker_list(language.get("roots", []), "roots", where),
-        _marker_list(language.get("workspace-roots", []), "workspace-roots", where),
-    )
+    workspace, lines = _line_markers(language.get("workspace-roots", []), where)
+    return RootMarkers(_marker_list(language.get("roots", []), "roots", where), workspace, lines)

@@ -10,7 +10,10 @@ name), so each file gets the *project root* its language's markers say:
   ``pyproject.toml``);
 - ``workspace-roots``: markers of a workspace spanning several projects (``go.work``): the
   **outermost** directory holding one wins over any ``roots`` marker below it, so one server
-  serves the whole workspace, as its tool expects;
+  serves the whole workspace, as its tool expects. A marker may also be a file holding a line
+  (``{ file = "Cargo.toml", line = '^[[]workspace[].]' }``): a cargo workspace without a
+  ``Cargo.lock``, as most libraries are, is known by its manifest's ``[workspace]`` table (read
+  up to ``MAX_MARKER_BYTES``, each answer kept until the file's size or time changes);
 - nothing found: the repository root, as before.
 
 Markers inside test data or vendored code (``paths.is_test_data_or_vendored``: ``fixtures/``,
@@ -29,6 +32,7 @@ from __future__ import annotations
 import fnmatch
 import itertools
 import os
+import re
 import stat
 import time
 from collections import OrderedDict
@@ -43,6 +47,16 @@ MAX_MARKERS = 32
 """How many marker names one language may declare (``roots`` and ``workspace-roots`` each)."""
 MAX_SCAN_ENTRIES = 4096
 """Entries of one directory read to match glob markers: a huge directory costs no more."""
+MAX_MARKER_BYTES = 256 * 1024
+"""Bytes of a marker file read for a line marker: a huge manifest costs no more."""
+
+
+@dataclass(frozen=True, slots=True)
+class LineMarker:
+    """A marker file that counts only when one of its lines matches ``line`` (a regex)."""
+
+    file: str
+    line: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,13 +67,15 @@ class RootMarkers:
     """The nearest directory holding one of these is the project root."""
     workspace: tuple[str, ...] = ()
     """The outermost directory holding one of these wins over ``project`` markers below it."""
+    workspace_lines: tuple[LineMarker, ...] = ()
+    """... or holding one of these files with a line that matches."""
 
     @property
     def names(self) -> frozenset[str]:
-        return frozenset(self.project) | frozenset(self.workspace)
+        return frozenset(self.project) | frozenset(self.workspace) | {m.file for m in self.workspace_lines}
 
     def __bool__(self) -> bool:
-        return bool(self.project or self.workspace)
+        return bool(self.project or self.workspace or self.workspace_lines)
 
 
 def marker_problem(name: str) -> str:
@@ -94,6 +110,8 @@ class ProjectRoots:
         self._racy_ns = int(racy_seconds * 1e9)
         self._max_dirs = max(1, max_dirs)
         self._memo: OrderedDict[str, _Seen] = OrderedDict()
+        self._lines: OrderedDict[tuple[str, LineMarker], tuple[tuple[int, int, int], bool]] = OrderedDict()
+        """(marker file, line marker) -> ((size, mtime, inode) when read, whether a line matched)."""
         self.stats = {"dirs_checked": 0, "dirs_reused": 0}
 
     def assign(self, files: Iterable[tuple[str, RootMarkers]]) -> dict[str, str]:
@@ -140,7 +158,10 @@ class ProjectRoots:
             here = found[key]
             if here is None:
                 break
-            if outermost is None and not here.isdisjoint(markers.workspace):
+            if outermost is None and (
+                not here.isdisjoint(markers.workspace)
+                or any(m.file in here and self._holds_line(current, m) for m in markers.workspace_lines)
+            ):
                 outermost = current
             if not here.isdisjoint(markers.project):
                 nearest = current
@@ -209,6 +230,29 @@ class ProjectRoots:
         except (OSError, RuntimeError):  # dangling, a loop
             return False
         return inside(self._root, target) and target.is_file()
+
+    def _holds_line(self, directory: str, marker: LineMarker) -> bool:
+        """Whether ``directory``'s ``marker.file`` (a marker file: regular, inside the root) has a
+        line matching ``marker.line``, in its first ``MAX_MARKER_BYTES``."""
+        path = (self._root / directory if directory else self._root) / marker.file
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError):
+            return False
+        key, signature = (str(path), marker), (st.st_size, st.st_mtime_ns, st.st_ino)
+        held = self._lines.get(key)
+        if held is not None and held[0] == signature:
+            return held[1]
+        try:
+            with open(path, "rb") as file:
+                head = file.read(MAX_MARKER_BYTES)
+        except OSError:
+            return False
+        holds = re.search(marker.line.encode(), head, re.MULTILINE) is not None
+        self._lines[key] = (signature, holds)
+        while len(self._lines) > self._max_dirs:
+            self._lines.popitem(last=False)
+        return holds
 
 
 def _parent(path: str) -> str | None:
