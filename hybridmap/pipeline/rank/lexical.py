@@ -192,9 +192,11 @@ class LexicalIndex:
     def answer(self, graph: RepoGraph, key: object, compute: Callable[[], Answer]) -> Answer:
         """The answer to request ``key`` on ``graph``: computed once, asked for by each of a
         request's phases (personalization, file factors, boosts)."""
-        held = self._answers.get(graph)
+        with self._lock:
+            held = self._answers.get(graph)
         if held is not None and held[0] == key:
             return held[1]
-        answer = compute()
-        self._answers[graph] = (key, answer)
+        answer = compute()  # outside the lock: it takes it to build the model
+        with self._lock:
+            self._answers[graph] = (key, answer)
         return answer
