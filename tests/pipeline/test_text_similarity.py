@@ -170,3 +170,16 @@ def test_file_words_survive_the_cache_and_the_parse_workers() -> None:
     off = parse_file(python, source, options).tags
     assert off is not None and off.words == "" and decode(encode(off)) == off
     assert options.key != ParseOptions.from_settings(Settings()).key  # cached apart
+
+
+def test_the_chat_files_names_and_whole_text_are_mixed_by_share() -> None:
+    """``text_similarity_chat_full_text_share``: each score over its best non-chat file's, mixed;
+    a chat file reads like itself and counts for nothing in either."""
+    from hybridmap.pipeline.rank.signals.text_similarity import _fused
+
+    names = np.array([9.0, 4.0, 2.0, 0.0])  # file 0 is the chat file
+    whole = np.array([50.0, 1.0, 5.0, 10.0])
+    mixed = _fused(names.copy(), whole.copy(), 0.25, (0,))
+    assert np.allclose(mixed, [0.0, 0.75 * 1.0 + 0.25 * 0.1, 0.75 * 0.5 + 0.25 * 0.5, 0.25 * 1.0])
+    assert np.allclose(_fused(names.copy(), whole.copy(), 1.0, (0,)), [0.0, 0.1, 0.5, 1.0])
+    assert np.allclose(_fused(names.copy(), np.zeros(4), 0.25, (0,)), [0.0, 0.75, 0.375, 0.0])

@@ -87,14 +87,16 @@ class TextSimilarity(Signal):
         lexical = ctx.lexical
         model = lexical.model_for(ctx.graph, ctx.tags, whole_text)
         sources = dict.fromkeys((*ctx.chat, *ctx.edited))
+        full_share = settings.text_similarity_chat_full_text_share
+        fused = bool(sources) and not whole_text and full_share > 0
+        # Both models first: a named word only a whole text holds has an id once that model exists.
+        full = lexical.model_for(ctx.graph, ctx.tags, True) if fused else None
         named = [p for ident in ctx.idents for p in name_words(ident)]
         named += ctx.message_words
         named_ids = lexical.word_ids(named)
         query = np.union1d(named_ids, np.concatenate([_NONE, *(model.words_of(fi) for fi in sources)]))
         scores = model.scores(query, ctx.n)
-        full_share = settings.text_similarity_chat_full_text_share
-        if sources and not whole_text and full_share > 0:
-            full = lexical.model_for(ctx.graph, ctx.tags, True)
+        if full is not None:
             full_query = np.union1d(named_ids, np.concatenate([_NONE, *(full.words_of(fi) for fi in sources)]))
             scores = _fused(scores, full.scores(full_query, ctx.n), full_share, ctx.chat)
         for fi in ctx.chat:  # the model has them; an edited file it may not, and it reads like itself
