@@ -914,3 +914,28 @@ def test_first_five_recall_counts_only_the_top_of_the_map() -> None:
     files = tuple(ShownFile(p, ()) for p in ("a.py", "top.py", "b.py", "c.py", "d.py", "deep.py"))
     result = score(task, MapOutcome(files, 100, 0.1))
     assert (result.file_recall, result.first_five_recall, result.reciprocal_rank) == (1.0, 0.5, 0.5)
+
+
+def test_a_commit_that_cannot_be_checked_out_is_skipped_and_said(tmp_path: Path, git_repo) -> None:
+    """A clone can lack an object an old commit needs (a mirror without a large binary): that
+    commit is skipped with a warning, and the others are evaluated. Here the newest commit's
+    parent is the broken one, so the scratch worktree's first ``add`` fails and is made again."""
+    root = git_repo({"a.py": "def one():\n    return 1\n", "b.py": "def two():\n    return one()\n"})
+    (root / "a.py").write_text("def one():\n    return 11\n")
+    (root / "b.py").write_text("def two():\n    return one() + 1\n")
+    _commit(root, "first change")
+    (root / "blob.bin").write_bytes(b"\x00lost object " * 64)
+    _commit(root, "a binary the clone will lose")
+    (root / "a.py").write_text("def one():\n    return 111\n")
+    (root / "b.py").write_text("def two():\n    return one() + 2\n")
+    _commit(root, "second change (its parent has the binary)")
+    found = subprocess.run(["git", "rev-parse", "HEAD:blob.bin"], cwd=root, capture_output=True, text=True)
+    blob = found.stdout.strip()
+    (root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()  # the loose object is gone
+    proc = run_cli("eval", str(root), "--commits", "2", "--modes", "static", "--tokens", "256", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert [c["subject"] for c in data["commits"]] == ["first change"], data["commits"]
+    assert len(data["unavailable"]) == 1 and "failed" in data["unavailable"][0], data["unavailable"]
+    assert "skipped a commit that cannot be checked out" in proc.stderr
+    assert worktrees(root) == [str(root)]

@@ -166,6 +166,8 @@ def eval_command(
     progress.clear()
     if report.selection.shortfall:
         click.echo(f"hybridmap: warning: {report.selection.shortfall}", err=True)
+    for skipped in report.unavailable:
+        click.echo(f"hybridmap: warning: skipped a commit that cannot be checked out: {skipped}", err=True)
     document = to_json(report)  # json_dumps makes its paths and commit messages safe
     if json_out:
         Path(json_out).write_text(json_dumps(document) + "\n", encoding="utf-8")

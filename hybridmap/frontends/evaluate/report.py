@@ -50,6 +50,8 @@ class EvalReport:
     commits: tuple[CommitResult, ...]
     elapsed_seconds: float
     message_typos: bool = False
+    unavailable: tuple[str, ...] = ()
+    """Selected commits skipped: their parent could not be checked out (why, per commit)."""
 
 
 # --- JSON -------------------------------------------------------------------------------------
@@ -91,6 +93,7 @@ def to_json(report: EvalReport) -> dict[str, object]:
         "commits_evaluated": len(report.commits),
         "commits_scanned": sel.scanned,
         "shortfall": sel.shortfall,
+        "unavailable": list(report.unavailable),
         "budgets": list(report.budgets),
         "systems": list(report.systems),
         "task_kinds": list(report.task_kinds),
@@ -305,6 +308,8 @@ def render_markdown(document: Mapping[str, Any]) -> str:
     ]
     if document.get("shortfall"):
         lines += [f"Note: {document['shortfall']}.", ""]
+    for skipped in document.get("unavailable") or ():
+        lines += [f"Note: skipped {skipped}", ""]
     if document.get("message_typos"):
         lines += ["The message-text tasks read each message with typos (--message-typos).", ""]
     lines += _table(document["summary"], budgets, versions)

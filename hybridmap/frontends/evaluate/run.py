@@ -34,7 +34,7 @@ from ...workspace.state import Workspace
 from .bm25_peer import Bm25Peer
 from .definitions import parse_source
 from .diffs import FileDiff, file_diff
-from .git import Repository, open_repository, run_git
+from .git import GitError, Repository, open_repository, run_git
 from .history import Commit, Selection, select_commits
 from .peer import aider_version, find_aider_python, run_aider
 from .report import CommitResult, EvalReport
@@ -171,8 +171,12 @@ def run_eval(options: EvalOptions, progress: ProgressCallback | None = None) -> 
         if worktree.directory is None:  # set on entering the context
             raise RuntimeError("internal error: the scratch worktree has no directory")
         cache_dir = options.cache_dir or worktree.directory / "cache"
+        unavailable: list[str] = []
         results = asyncio.run(
-            _evaluate(options, repo, selection, worktree, registry, cache_dir, aider_python, versions, progress)
+            _evaluate(
+                *(options, repo, selection, worktree, registry, cache_dir, aider_python, versions, progress),
+                unavailable,
+            )
         )
     return EvalReport(
         str(options.root),
@@ -185,6 +189,7 @@ def run_eval(options: EvalOptions, progress: ProgressCallback | None = None) -> 
         tuple(results),
         time.perf_counter() - started,
         options.message_typos,
+        tuple(unavailable),
     )
 
 
@@ -198,7 +203,10 @@ async def _evaluate(
     aider_python: Path | None,
     versions: dict[str, object],
     progress: ProgressCallback | None,
+    unavailable: list[str],
 ) -> list[CommitResult]:
+    """Each selected commit's results; a commit whose parent cannot be checked out (a clone
+    missing an object) is skipped, and said in ``unavailable``."""
     if aider_python is not None:
         versions["aider"] = await aider_version(aider_python)
     settings = load_settings(None, {"cache_dir": str(cache_dir / "hybridmap")})
@@ -217,7 +225,11 @@ async def _evaluate(
         for i, commit in enumerate(selection.commits):
             short = commit.sha[:8]
             report(i, f"{short} checkout")
-            root = await asyncio.to_thread(worktree.checkout, commit.parent)
+            try:
+                root = await asyncio.to_thread(worktree.checkout, commit.parent)
+            except GitError as exc:
+                unavailable.append(f"{short}: {exc}")
+                continue
             t0 = time.perf_counter()
             collected = await asyncio.to_thread(_index, workspaces, index, root, settings, registry)
             index_seconds = time.perf_counter() - t0

@@ -22,7 +22,7 @@ from types import FrameType, TracebackType
 from typing import Any
 
 from ...infra.git import filter_overrides
-from .git import Repository, run_git
+from .git import GitError, Repository, run_git
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -72,18 +72,22 @@ class ScratchWorktree:
             self._no_filters = (*self._repo.config, *filter_overrides(self._repo.top, self._repo.config))
         if not self._created:
             self._created = True  # set first: a Ctrl-C inside 'worktree add' must still clean up
-            self._repo.git(
-                "worktree",
-                "add",
-                "--detach",
-                "--force",
-                "--quiet",
-                str(self.path),
-                sha,
-                timeout=600,
-                extra_config=self._no_filters,
-                writable=self._may_write(),
-            )
+            try:
+                self._repo.git(
+                    "worktree",
+                    "add",
+                    "--detach",
+                    "--force",
+                    "--quiet",
+                    str(self.path),
+                    sha,
+                    timeout=600,
+                    extra_config=self._no_filters,
+                    writable=self._may_write(),
+                )
+            except GitError:  # half made (a blob the clone lacks): gone, so the next commit adds it again
+                self._discard()
+                raise
         else:
             run_git(
                 self.path,
@@ -94,6 +98,15 @@ class ScratchWorktree:
             )
             run_git(self.path, "clean", "-ffdq", timeout=600, writable=self._may_write())
         return self.path / self._repo.prefix if self._repo.prefix else self.path
+
+    def _discard(self) -> None:
+        """Remove a worktree whose ``add`` failed, keeping the scratch directory for the next."""
+        writable = self._may_write()
+        self._repo.git("worktree", "remove", "--force", "--force", str(self.path), check=False, writable=writable)
+        self._repo.git("worktree", "prune", check=False, writable=writable)
+        if self.path is not None:
+            shutil.rmtree(self.path, ignore_errors=True)
+        self._created = False
 
     def remove(self) -> None:
         """Remove the worktree and its directory; safe to call twice."""
