@@ -239,14 +239,17 @@ class ProjectRoots:
             st = os.stat(path)
         except (OSError, ValueError):
             return False
+        if not stat.S_ISREG(st.st_mode):  # swapped since it was found: a FIFO would block the read
+            return False
         key, signature = (str(path), marker), (st.st_size, st.st_mtime_ns, st.st_ino)
         held = self._lines.get(key)
         if held is not None and held[0] == signature:
             return held[1]
         try:
-            with open(path, "rb") as file:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # never waits on what replaced the file
+            with os.fdopen(fd, "rb") as file:
                 head = file.read(MAX_MARKER_BYTES)
-        except OSError:
+        except (OSError, ValueError):
             return False
         holds = re.search(marker.line.encode(), head, re.MULTILINE) is not None
         self._lines[key] = (signature, holds)
