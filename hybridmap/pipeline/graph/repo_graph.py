@@ -97,6 +97,11 @@ class RepoGraph:
         return np.searchsorted(self.edge_src, np.arange(len(self.files) + 1)).astype(np.int64)
 
     @cached_property
+    def symbol_offsets(self) -> np.ndarray:
+        """Symbols of file ``i`` are rows ``symbol_offsets[i]:symbol_offsets[i + 1]`` (files in order)."""
+        return np.searchsorted(self.symbol_file, np.arange(len(self.files) + 1)).astype(np.int64)
+
+    @cached_property
     def edges_by_src(self) -> Mapping[int, np.ndarray]:
         """file index -> its out-edge rows (files with none are absent)."""
         return _RowsBySrc(self.src_offsets)

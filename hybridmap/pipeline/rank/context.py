@@ -163,7 +163,7 @@ class RankContext:
         reference = self._lift_reference[0]
         if reference <= 0:
             return
-        starts = np.searchsorted(graph.symbol_file, np.arange(self.n + 1))
+        starts = graph.symbol_offsets
         for fi, share in shares:
             lo, hi = int(starts[fi]), int(starts[fi + 1])
             if hi > lo:

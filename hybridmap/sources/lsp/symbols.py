@@ -222,14 +222,21 @@ def _walk_hierarchy(
             _walk_hierarchy(item.children, index, lines, encoding, out, max_signature_lines, detail_chars)
 
 
+def _range_text(item: T.DocumentSymbol, lines: Sequence[bytes], encoding: str) -> bytes:
+    """The source ``item``'s range covers, its lines joined by newlines."""
+    start, end = item.range.start, item.range.end
+    rows = [_line(lines, i) for i in range(start.line, end.line + 1)]
+    rows[-1] = rows[-1][: utf8_col(rows[-1], end.character, encoding)]  # the end first: same line
+    rows[0] = rows[0][utf8_col(rows[0], start.character, encoding) :]
+    return b"\n".join(rows)
+
+
 def _mentions_type(item: T.DocumentSymbol, lines: Sequence[bytes], encoding: str) -> bool:
     """Whether ``item`` is a type only named on its line (see ``_TYPE_MENTION``)."""
     start, end = item.range.start, item.range.end
     if item.kind not in _TYPE_KINDS or start.line != end.line or item.children:
         return False
-    line = _line(lines, start.line)
-    text = line[utf8_col(line, start.character, encoding) : utf8_col(line, end.character, encoding)]
-    return bool(_TYPE_MENTION.fullmatch(text))
+    return bool(_TYPE_MENTION.fullmatch(_range_text(item, lines, encoding)))
 
 
 def _declares_module(item: T.DocumentSymbol, lines: Sequence[bytes], encoding: str) -> bool:
@@ -237,10 +244,7 @@ def _declares_module(item: T.DocumentSymbol, lines: Sequence[bytes], encoding: s
     start, end = item.range.start, item.range.end
     if item.kind is not T.SymbolKind.Module or item.children or end.line - start.line > 20:
         return False
-    rows = [_line(lines, i) for i in range(start.line, end.line + 1)]
-    rows[-1] = rows[-1][: utf8_col(rows[-1], end.character, encoding)]  # the end first: same line
-    rows[0] = rows[0][utf8_col(rows[0], start.character, encoding) :]
-    text = b"\n".join(rows)
+    text = _range_text(item, lines, encoding)
     return b"{" not in text and bool(_MODULE_DECLARATION.search(text))
 
 
