@@ -838,6 +838,14 @@ class Settings:
     watch_debounce_ms: int = setting(500, _int(0, 600_000))
     """Watch mode waits this long after the last file event before re-reading (a save is often
     several writes; SoulForge's 500 ms)."""
+    watch_sync_ms: int = setting(1_000, _int(0, 60_000))
+    """Under a watch, a map or lookup first waits up to this long for the watch to catch up with
+    every file event made before the call, and then needs no listing. A marker file is written in
+    a private directory outside the repository, watched with it; inotify delivers one watch's
+    events in order, so once the marker is seen every earlier edit has been seen too, and is
+    re-read at once rather than after ``watch_debounce_ms``. When the wait runs out, the call
+    lists and stats the tree. 0: the watch is trusted as it stands (an edit just before a call is
+    seen after the debounce)."""
 
     # --- the warm daemon (docs/daemon.md) ------------------------------------------
     daemon: str = setting("auto", Rule("choice", choices=("auto", "on", "off"), protective=True))

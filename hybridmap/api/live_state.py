@@ -13,6 +13,7 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Hashable
 from pathlib import Path
 
+from ..errors import RootError
 from ..model import MapRequest, MapResult
 from ..pipeline.build import BuildRequest, MapInputs
 from ..settings import Settings
@@ -57,12 +58,23 @@ class LiveState:
             self._listing_moved()
         return snapshot
 
-    async def snapshot_for_map(self, chat: tuple[str, ...]) -> Snapshot:
-        """The snapshot a map is built on, re-read or not by the ``refresh`` policy."""
+    async def synced(self) -> bool:
+        """Called before the API's lock is taken (a sync's batch takes it): whether the watch has
+        caught up with every file event made before this call (``watch_sync_ms``; its batch was
+        re-read). With ``watch_sync_ms`` 0, a watch in place is trusted as it stands."""
+        if self._watcher is None or not self.watching or self._settings.refresh in ("always", "manual"):
+            return False
+        if self._settings.watch_sync_ms == 0:
+            return True
+        return await self._watcher.sync(self._settings.watch_sync_ms / 1000)
+
+    async def snapshot_for_map(self, chat: tuple[str, ...], synced: bool) -> Snapshot:
+        """The snapshot a map is built on, re-read or not by the ``refresh`` policy; ``synced`` is
+        :meth:`synced`'s answer for this call."""
         policy = self._settings.refresh
-        # A healthy watch has already re-read every saved edit: ``auto`` then reads only what an
-        # event named since (a watch that stopped, on an inotify limit say, is not trusted).
-        trusted_watch = policy == "auto" and self.watching and not self.dirty
+        # A watch that caught up has already re-read every saved edit: ``auto`` then reads nothing
+        # (a watch that stopped, on an inotify limit say, or did not catch up in time is not trusted).
+        trusted_watch = policy == "auto" and synced and self.watching and not self.dirty
         wanted = (
             self.never_read
             or policy == "always"
@@ -76,14 +88,17 @@ class LiveState:
     async def prepared(self, request: MapRequest, build: BuildRequest) -> MapInputs:
         """A map's inputs for a map over several roots: the snapshot as the refresh policy says,
         the sources told (:meth:`MapEngine.prepared`), under the map's lock."""
+        synced = await self.synced()
         async with self._lock:
-            snapshot = await self.snapshot_for_map(build.chat)
+            snapshot = await self.snapshot_for_map(build.chat, synced)
             return await self._engine.prepared(request, build, snapshot)
 
-    async def snapshot_for_lookup(self) -> Snapshot:
+    async def snapshot_for_lookup(self, synced: bool) -> Snapshot:
         """The snapshot a lookup answers from: re-read unless the ``refresh`` policy (``manual``, a
-        healthy watch) says the last one stands; running servers are told of what moved."""
-        if self.never_read or (self._settings.refresh != "manual" and (not self.watching or self.dirty)):
+        watch that caught up: ``synced``) says the last one stands; running servers are told of
+        what moved."""
+        trusted_watch = synced and self.watching and not self.dirty
+        if self.never_read or (self._settings.refresh != "manual" and not trusted_watch):
             await self._engine.tell_sources(await self.refresh())
         return self._engine.snapshot
 
@@ -107,12 +122,15 @@ class LiveState:
         return self._watcher is not None and self._watcher.running and self._watcher.ready.is_set()
 
     async def watch(self) -> None:
-        """Start watching the root (once) and return when the watch is in place."""
+        """Start watching the root (once) and return when the watch is in place; RootError when
+        it stopped before (an inotify limit, say: maps then re-read the tree, as unwatched)."""
         if self._watcher is None or not self._watcher.running:
+            await self.unwatch()  # one that stopped by itself: its marker directory goes too
             debounce = self._settings.watch_debounce_ms
             self._watcher = Watcher(self._root, debounce, self._on_batch, self._watched_directories)
             self._watcher.start()
-        await self._watcher.ready.wait()
+        if not await self._watcher.wait_in_place():
+            raise RootError(f"cannot watch the repository: {self._watcher.error or 'the watch stopped'}")
 
     async def unwatch(self) -> None:
         if self._watcher is not None:

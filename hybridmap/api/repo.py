@@ -152,10 +152,11 @@ class AsyncRepoMap:
             )
         if self._closed:
             raise RequestError("this map is closed")
+        synced = await self._live.synced()
         async with self._lock:
             build = validate_request(request, self.root, self.settings, self._session)
             started = time.perf_counter()
-            snapshot = await self._live.snapshot_for_map(build.chat)
+            snapshot = await self._live.snapshot_for_map(build.chat, synced)
             build = await self._engine.with_change(build, request.diff)
             reuse_key = (snapshot.generation, build, self._engine.source_versions() if request.mode == "hybrid" else ())
             if request.shown:
@@ -332,8 +333,9 @@ class AsyncRepoMap:
         """The snapshot a lookup answers from (:meth:`LiveState.snapshot_for_lookup`)."""
         if self._closed:
             raise RequestError("this map is closed")
+        synced = await self._live.synced()
         async with self._lock:
-            return await self._live.snapshot_for_lookup()
+            return await self._live.snapshot_for_lookup(synced)
 
     def running_servers(self) -> tuple[RunningServer, ...]:
         """The language-server processes alive now, one per (server, project root), by server

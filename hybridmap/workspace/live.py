@@ -9,6 +9,9 @@
   (``watch_debounce_ms`` of quiet after the last event: a save is often several writes), then
   one callback with the relative paths that moved. ``.git`` internals and paths that leave
   the root are dropped here; what is a source file is the workspace's decision.
+  :meth:`Watcher.sync` is watchman's cookie, kept out of the repository: a marker file in a
+  private directory watched by the same inotify instance, whose event comes after every event
+  queued before it (the kernel keeps one instance's events in order).
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import stat
+import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,6 +137,13 @@ class Watcher:
         """Set once the watch is in place (an edit before it may be missed)."""
         self.error: str | None = None
         """Why watching stopped, when it did by itself."""
+        self._watching = asyncio.Event()
+        """Set while one watch is in place (cleared while it is set up again)."""
+        self._marks: dict[int, asyncio.Future[bool]] = {}
+        """Sync markers written and not yet seen, by number (:meth:`sync`)."""
+        self._marked = 0
+        self._mark_dir: str | None = None
+        """Our private directory for sync markers (None: no sync, e.g. it would be in the root)."""
 
     @property
     def running(self) -> bool:
@@ -139,7 +151,84 @@ class Watcher:
 
     def start(self) -> None:
         if self._task is None:
+            self._mark_dir = self._make_mark_dir()
             self._task = asyncio.create_task(self._run(), name="hybridmap-watch")
+
+    def _make_mark_dir(self) -> str | None:
+        """A directory of our own (mode 0700) for sync markers; None when the temporary
+        directory is inside the repository (nothing is ever written there) or cannot be made."""
+        try:
+            made = tempfile.mkdtemp(prefix="hybridmap-watch-")
+        except OSError as exc:
+            log.info("watch sync is off: no private directory for its markers (%s)", exc)
+            return None
+        real = os.path.realpath(made)
+        root = os.path.realpath(self._root)
+        if real == root or real.startswith(os.path.join(root, "")):
+            os.rmdir(made)
+            log.info("watch sync is off: the temporary directory is inside the repository")
+            return None
+        return made
+
+    async def sync(self, timeout: float) -> bool:
+        """Return True once every file event made before this call has been handed to
+        ``on_batch`` (at once: a sync does not wait for the debounce); False when no watch is in
+        place, it has no marker directory, or ``timeout`` seconds pass first (the caller then reads
+        the tree itself). Writes one marker file in the private directory, never in the root."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        # A watch that ends (new directories: it is set up again) drops its unseen markers: the
+        # next one is waited for and asked again; its first act is a re-read of the gap.
+        while self.running and self.ready.is_set() and self._mark_dir is not None:
+            try:
+                await asyncio.wait_for(self._watching.wait(), max(0.0, deadline - loop.time()))
+                if await self._mark_and_wait(self._mark_dir, max(0.0, deadline - loop.time())):
+                    return True
+            except (OSError, TimeoutError):
+                return False
+        return False
+
+    async def _mark_and_wait(self, mark_dir: str, timeout: float) -> bool:
+        """Write the next marker and wait for it: True seen, False dropped by an ending watch."""
+        self._marked += 1
+        number = self._marked
+        seen: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._marks[number] = seen
+        marker = os.path.join(mark_dir, f"sync-{number}")
+        try:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            os.close(os.open(marker, flags, 0o600))
+            return await asyncio.wait_for(asyncio.shield(seen), timeout)
+        finally:
+            self._marks.pop(number, None)
+            seen.cancel()
+            with contextlib.suppress(OSError):
+                os.unlink(marker)
+
+    def _marks_seen(self, upto: int, ok: bool) -> None:
+        """Markers up to ``upto`` were seen (or, with ``ok`` False, never will be)."""
+        for number, seen in list(self._marks.items()):
+            if number <= upto and not seen.done():
+                seen.set_result(ok)
+
+    def _mark_number(self, path: str) -> int | None:
+        """The number of our marker at ``path``; None for any other path."""
+        if self._mark_dir is None or os.path.dirname(path) != self._mark_dir:
+            return None
+        name = os.path.basename(path)
+        return int(name[5:]) if name.startswith("sync-") and name[5:].isdigit() else 0
+
+    async def wait_in_place(self) -> bool:
+        """Wait until the watch is in place (True) or has stopped by itself (False; ``error`` says
+        why: an inotify limit, the root removed)."""
+        if self._task is None:
+            return False
+        ready = asyncio.ensure_future(self.ready.wait())
+        try:
+            await asyncio.wait({ready, self._task}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ready.cancel()
+        return self.ready.is_set() and not self._task.done()
 
     def listing_moved(self) -> None:
         """The map re-read the tree and files came or went: re-check the watched directories."""
@@ -152,6 +241,10 @@ class Watcher:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        self._marks_seen(self._marked, ok=False)
+        if self._mark_dir is not None:
+            shutil.rmtree(self._mark_dir, ignore_errors=True)
+            self._mark_dir = None
 
     def _real_directories(self) -> list[str]:
         """The directories to watch, as absolute paths: real directories (not symlinks) only."""
@@ -182,37 +275,17 @@ class Watcher:
     async def _watch(self, paths: list[str], watched: frozenset[str], *, rescan: bool) -> None:
         """One watch of ``paths`` until the listing has directories not in ``watched``; with
         ``rescan``, one re-read once it is in place (the gap since the last watch)."""
-        from watchfiles import awatch  # imported here: one-shot maps never load it
-
         pending: set[str] = set()
-        batches: asyncio.Queue[set[str]] = asyncio.Queue()
+        batches: asyncio.Queue[tuple[set[str], int]] = asyncio.Queue()
         done_watching = asyncio.Event()
         in_place = asyncio.Event()
-
-        async def read_events() -> None:
-            # step: watchfiles' own wait for a burst's next event (ms); our debounce comes after. The
-            # watch is in place once awatch first returns; a timeout (empty batch) says so when the
-            # tree is quiet, hence the short rust_timeout (one idle wake-up a second).
-            async for changes in awatch(
-                *paths,
-                stop_event=done_watching,
-                step=20,
-                debounce=1_600,
-                rust_timeout=WATCH_IDLE_MS,
-                yield_on_timeout=True,
-                recursive=False,
-            ):
-                in_place.set()
-                batch = {rel for _, path in changes if (rel := self._relative(path)) is not None}
-                if batch:
-                    batches.put_nowait(batch)
-
-        reader = asyncio.create_task(read_events())
-        get: asyncio.Future[set[str]] | None = None
+        reader = asyncio.create_task(self._read_events(paths, done_watching, in_place, batches))
+        get: asyncio.Future[tuple[set[str], int]] | None = None
         moved: asyncio.Future[Literal[True]] | None = None
         try:
             await self._until(in_place, reader)
             self.ready.set()
+            self._watching.set()
             if rescan:
                 await self._on_batch(frozenset())
             while not reader.done():
@@ -228,19 +301,27 @@ class Watcher:
                     return_when=asyncio.FIRST_COMPLETED,
                 )
                 moved.cancel()
+                marked = 0
                 if get.done():
-                    pending |= get.result()
-                    continue
-                get.cancel()
-                if moved in done:
-                    continue  # the directories are compared at the top
-                if pending:
+                    paths_moved, marked = get.result()
+                    pending |= paths_moved
+                    if not marked:
+                        continue  # a sync marker hands over at once, not after the debounce
+                else:
+                    get.cancel()
+                    if moved in done:
+                        continue  # the directories are compared at the top
+                if pending:  # the debounce ran out, or a sync marker came
                     ready, pending = frozenset(pending), set()
                     await self._on_batch(ready)
-                    if self._directories() != watched:
-                        return  # new directories: watch again with them
+                self._marks_seen(marked, ok=True)
+                if self._directories() != watched:
+                    return  # new directories: watch again with them
             reader.result()  # re-raise what stopped it
         finally:
+            # Markers not seen by this watch never will be (the next one starts after them).
+            self._watching.clear()
+            self._marks_seen(self._marked, ok=False)
             done_watching.set()
             for future in (get, moved):
                 if future is not None:
@@ -248,6 +329,41 @@ class Watcher:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await reader
+
+    async def _read_events(
+        self,
+        paths: list[str],
+        done_watching: asyncio.Event,
+        in_place: asyncio.Event,
+        batches: asyncio.Queue[tuple[set[str], int]],
+    ) -> None:
+        """watchfiles' batches, as (paths in the root that moved, the last sync marker seen)."""
+        from watchfiles import awatch  # imported here: one-shot maps never load it
+
+        # step: watchfiles' own wait for a burst's next event (ms); our debounce comes after. The
+        # watch is in place once awatch first returns; a timeout (empty batch) says so when the
+        # tree is quiet, hence the short rust_timeout (one idle wake-up a second).
+        async for changes in awatch(
+            *paths,
+            *([self._mark_dir] if self._mark_dir is not None else []),
+            stop_event=done_watching,
+            step=20,
+            debounce=1_600,
+            rust_timeout=WATCH_IDLE_MS,
+            yield_on_timeout=True,
+            recursive=False,
+        ):
+            in_place.set()
+            batch: set[str] = set()
+            marked = 0
+            for _, path in changes:
+                number = self._mark_number(path)
+                if number is not None:
+                    marked = max(marked, number)
+                elif (rel := self._relative(path)) is not None:
+                    batch.add(rel)
+            if batch or marked:
+                batches.put_nowait((batch, marked))
 
     @staticmethod
     async def _until(in_place: asyncio.Event, reader: asyncio.Task[None]) -> None:

@@ -141,7 +141,13 @@ def test_an_edit_made_just_before_a_call_is_in_its_answer(tmp_path: Path, env: E
         answered = cli(on, "map", str(root), "--chat", "app/main.py", "--tokens", "2000")
         assert f"def saved_{i}" in answered.stdout and f"app/fresh_{i}.py" in answered.stdout, answered.stdout
         assert f"saved_{i - 1}" not in answered.stdout
-    assert on.status(root)["served"] == 3  # type: ignore[index]
+    # The daemon watches its map after a call: an edit just before the next call reaches it through
+    # the watch's sync, and the call itself lists nothing (an in-process call lists every time).
+    (root / "app" / "store.py").write_text("def load_settings():\n    return {}\n\n\ndef synced():\n    pass\n")
+    answered = cli(on, "map", str(root), "--chat", "app/main.py", "--tokens", "2000", "--format", "json")
+    result = json.loads(answered.stdout)
+    assert "def synced" in result["text"] and result["stats"]["map_refreshed"] == 0, result["stats"]
+    assert on.status(root)["served"] == 4  # type: ignore[index]
 
 
 def test_no_daemon_without_a_private_runtime_directory(tmp_path: Path, env: Env) -> None:

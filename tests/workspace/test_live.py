@@ -492,3 +492,65 @@ async def test_watch_never_follows_a_symlink_out_of_the_repository(tmp_path: Pat
         (root / "pkg" / "sub" / "deeper.py").write_text("def deeper_entry():\n    return 3\n")
         again = await _next_event(events, "files_changed")
         assert "pkg/sub/deeper.py" in again.paths
+
+
+def _tree(root: Path) -> dict[str, int]:
+    return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in sorted(root.rglob("*"))}
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("sync_ms", [1_000, 0])
+async def test_an_edit_just_before_a_watched_map_is_in_it_without_a_listing(tmp_path: Path, sync_ms: int) -> None:
+    """The watch's debounce is a minute here: only the sync (a marker outside the repository,
+    seen after every earlier event) puts an edit made just before a map into it. With the sync
+    (the default) the map has the edit, a new file in an existing directory and a removal, and
+    did not list the tree; with ``watch_sync_ms`` 0 it is the old map, as before this change."""
+    root = _repo(tmp_path, {**FILES, "pkg/base.py": "def base_entry():\n    pass\n"})
+    overrides = _overrides(tmp_path, watch_debounce_ms=60_000, watch_sync_ms=sync_ms)
+    async with AsyncRepoMap(root, overrides=overrides) as repo:
+        await repo.map(mode="static", tokens=4_000)
+        await asyncio.wait_for(repo.watch(), 20)
+        await repo.map(mode="static", tokens=4_000)
+        before = _tree(root)
+        (root / "alpha.py").write_text("def alpha_renamed_entry():\n    return 1\n")
+        write_files(root, {"pkg/fresh.py": "def fresh_entry():\n    pass\n"})
+        (root / "gamma.py").unlink()
+        result = await repo.map(mode="static", tokens=4_000)
+        # A lookup syncs too: a definition written just before it is found.
+        write_files(root, {"pkg/later.py": "def later_entry():\n    pass\n"})
+        expected = _tree(root)
+        found = await repo.search_symbols("later_entry", mode="static")
+        assert _tree(root) == expected and set(before) - {"gamma.py"} <= set(expected)  # nothing written here
+    if sync_ms:
+        assert "alpha_renamed_entry" in result.text and "alpha_entry" not in result.text
+        assert "pkg/fresh.py" in result.changes.new and "gamma.py" in result.changes.gone
+        assert result.stats["map_refreshed"] == 0  # the watch's batch read the three files; no listing
+        assert [match.path for match in found.matches if match.name == "later_entry"] == ["pkg/later.py"]
+    else:
+        assert "alpha_entry" in result.text and "alpha_renamed_entry" not in result.text
+        assert not result.changes.new and not result.changes.gone
+        assert not [match for match in found.matches if match.name == "later_entry"]
+
+
+@pytest.mark.asyncio
+async def test_watch_sync_markers_live_outside_the_root_and_go_at_close(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    async with AsyncRepoMap(root, overrides=_overrides(tmp_path)) as repo:
+        await repo.map(mode="static", tokens=2_000)
+        await asyncio.wait_for(repo.watch(), 20)
+        watcher = repo._live._watcher  # the test reaches in: nothing public says where markers go
+        assert watcher is not None and watcher._mark_dir is not None
+        mark_dir = Path(watcher._mark_dir)
+        assert root not in mark_dir.parents
+        assert _directory(mark_dir) == (0o700, [])
+        for _ in range(3):
+            assert await watcher.sync(5.0)
+        assert _directory(mark_dir) == (0o700, [])  # each marker is removed once seen
+    assert _directory(mark_dir) is None
+
+
+def _directory(path: Path) -> tuple[int, list[str]] | None:
+    """A directory's permission bits and names; None when it is not there."""
+    if not path.is_dir():
+        return None
+    return path.stat().st_mode & 0o777, sorted(p.name for p in path.iterdir())

@@ -9,9 +9,11 @@ on SIGTERM, or when its repository is gone.
 Calls are run one at a time, in this thread: a call changes the process's working directory and
 standard streams while it runs, and one repository's maps serialize on their lock anyway.
 What a call sees is what a fresh process would: each call is a new conversation (no session
-events, no ``[NEW]`` marks from an earlier call) and re-reads what moved since the last one
-(the ``refresh`` policy without a watch: list and stat), so an answer is never staler than an
-in-process one.
+events, no ``[NEW]`` marks from an earlier call) and sees every edit made before it: after its
+first call a map is watched, and each call first syncs with the watch (``watch_sync_ms``: a
+marker outside the repository, seen after every earlier event), so it neither lists nor stats the
+tree; a map the kernel will not watch, or a sync that runs out of time, lists and stats it, as an
+in-process call does. An answer is never staler than an in-process one.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import contextlib
 import fcntl
 import io
 import json
+import logging
 import os
 import signal
 import socket
@@ -41,6 +44,8 @@ from ...workspace.walk import resolve_root
 from .client import PASSED_ENV
 from .place import MAX_REQUEST_BYTES, SERVED_COMMANDS, WARM_MAPS, Place, WireError, place_for, receive, send
 
+log = logging.getLogger("hybridmap.daemon")
+
 #: How often an idle daemon wakes to check its clock and its repository.
 _TICK_SECONDS = 2.0
 
@@ -53,6 +58,7 @@ class WarmMaps:
         self._root = root
         self._limit = limit
         self._maps: OrderedDict[str, RepoMap] = OrderedDict()
+        self._unwatchable: set[str] = set()
 
     def get(self, root: str, overrides: Mapping[str, Any]) -> RepoMap:
         if resolve_root(root) != self._root:
@@ -60,9 +66,6 @@ class WarmMaps:
         key = json.dumps([sorted(overrides.items()), _settings_files(self._root)], default=str)
         repo = self._maps.pop(key, None)
         if repo is None:
-            # Not watched: a watch sees an edit only after its debounce, and a call made just
-            # after an edit must see it, as an in-process call would. The refresh policy
-            # re-reads what moved (list and stat) on every call instead.
             repo = RepoMap(self._root, overrides=dict(overrides), start_servers=True)
         self._maps[key] = repo
         while len(self._maps) > self._limit:
@@ -70,6 +73,21 @@ class WarmMaps:
             oldest.close()
         repo.forget_session()  # each call is a conversation of its own, as in a fresh process
         return repo
+
+    def watch_open(self) -> None:
+        """Watch every open map that is not watched yet, after a call (its first map told the
+        watch which directories there are). A call on a watched map syncs with the watch instead
+        of listing and stat-ing the tree; one whose settings do not sync (``watch_sync_ms`` 0,
+        a ``refresh`` other than ``auto``) is left unwatched, as is one the kernel refused once."""
+        for key, repo in self._maps.items():
+            settings = repo.settings
+            if repo.watching or key in self._unwatchable or settings.watch_sync_ms == 0 or settings.refresh != "auto":
+                continue
+            try:
+                repo.watch()
+            except HybridMapError as exc:
+                self._unwatchable.add(key)
+                log.warning("%s; its calls list the files instead", safe_line(str(exc)))
 
     def __len__(self) -> int:
         return len(self._maps)
@@ -147,6 +165,7 @@ class Daemon:
             send(conn, {"stdout": stdout, "stderr": stderr, "exit": code})
         except (OSError, WireError):
             return  # the caller went away: it runs the call itself
+        self._warm.watch_open()  # after the answer: the caller does not wait for it
 
     def _refusal(self, request: dict[str, Any]) -> dict[str, Any] | None:
         """Why this request is not served (None: it is)."""

@@ -549,7 +549,7 @@ async def _serve(
             serving = asyncio.create_task(run_stdio(server))
             background = [asyncio.create_task(_warm(state))]
             if watch:
-                background.append(asyncio.create_task(repo.watch()))
+                background.append(asyncio.create_task(_watch(repo)))
             try:
                 await asyncio.wait((serving, stop), return_when=asyncio.FIRST_COMPLETED)
             finally:
@@ -569,6 +569,15 @@ async def _serve(
             loop.remove_signal_handler(signum)
     log.info("closed: every language server stopped")
     return stop.result() if stop.done() else None
+
+
+async def _watch(repo: AsyncRepoMap) -> None:
+    """Watch the root; when the kernel refuses (an inotify limit), say so once and go on: every
+    map then re-reads the tree."""
+    try:
+        await repo.watch()
+    except HybridMapError as exc:
+        log.warning("%s; every map lists the files instead", safe_line(str(exc)))
 
 
 def serve(
