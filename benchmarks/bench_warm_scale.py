@@ -10,8 +10,11 @@ repository of ``gen_monorepo.py``'s size. Each round runs, for each system (this
 first map from the filled cache, then ``--maps`` static maps of 2,048 tokens each with another
 chat file (Python files in a fixed shuffled order), first without a watch (every map lists and
 stats the files: what the ``auto`` refresh policy does, and what the daemon does on every call)
-and then with one (a healthy watch: nothing is re-read), and the same request again. Medians per
-process; the rounds alternate the systems so both meet the same machine.
+and then with one (a healthy watch: nothing is re-read), and the same request again; then, in
+each of the two, ``--maps`` edits: a definition appended to a Python file, timed from the save to
+the first map (that file in the chat) that has read it (a watch without sync hears of an edit
+after its debounce; the files are put back after each part). Medians per process; the rounds
+alternate the systems so both meet the same machine.
 """
 
 from __future__ import annotations
@@ -39,19 +42,52 @@ from hybridmap import RepoMap
 root, cache, maps = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 overrides = {"cache_dir": cache, "max_files": 200_000, "parse_deadline_seconds": 3600}
 out = {}
+
+
+def edit_then_map(repo, path, n, label):
+    # Append a definition, then map with that file in the chat until the map has read it (a
+    # watch without sync hears of it only after its debounce): the time from save to a map with it.
+    name = f"bench_edit_{label.replace(' ', '_').replace(',', '')}_{n}"
+    with open(root / path, "a") as handle:
+        handle.write(f"\n\ndef {name}():\n    return {n}\n")
+    t = time.perf_counter()
+    while True:
+        repo.map(mode="static", tokens=2048, chat_files=[path])
+        if any(s.name == name for s in repo.tags()[path].symbols):
+            return time.perf_counter() - t
+        time.sleep(0.01)
+
+
 with RepoMap(root, overrides=overrides, start_servers=False) as repo:
     t = time.perf_counter(); repo.map(mode="static", tokens=2048); out["first"] = time.perf_counter() - t
     chats = sorted(p for p in repo.tags() if p.endswith(".py"))
     random.Random(0).shuffle(chats)
-    for label in ("no watch", "watch"):
-        if label == "watch":
-            repo.watch()
-        times = []
-        for chat in chats[:maps] if label == "no watch" else chats[maps : 2 * maps]:
-            t = time.perf_counter(); result = repo.map(mode="static", tokens=2048, chat_files=[chat])
-            times.append(time.perf_counter() - t)
-        t = time.perf_counter(); repo.map(mode="static", tokens=2048, chat_files=[chat]); same = time.perf_counter() - t
-        out[label] = {"new chat": statistics.median(times), "same request": same, "rank": result.timings.get("rank")}
+    edited = chats[4 * maps : 5 * maps]
+    saved = {path: (root / path).read_bytes() for path in edited}
+    try:
+        for label in ("no watch", "watch"):
+            if label == "watch":
+                repo.watch()
+            times = []
+            for chat in chats[:maps] if label == "no watch" else chats[maps : 2 * maps]:
+                t = time.perf_counter(); result = repo.map(mode="static", tokens=2048, chat_files=[chat])
+                times.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            repo.map(mode="static", tokens=2048, chat_files=[chat])
+            same = time.perf_counter() - t
+            edits = [edit_then_map(repo, path, n, label) for n, path in enumerate(edited)]
+            out[label] = {
+                "new chat": statistics.median(times),
+                "same request": same,
+                "rank": result.timings.get("rank"),
+                "edit to map": statistics.median(edits),
+            }
+            if label == "no watch":
+                for path, data in saved.items():
+                    (root / path).write_bytes(data)
+    finally:
+        for path, data in saved.items():
+            (root / path).write_bytes(data)
 print(json.dumps(out))
 """
 
@@ -91,7 +127,7 @@ def main() -> None:
         report[name] = {
             f"{label}: {key}": round(statistics.median(float(r[label][key]) for r in rows), 3)  # type: ignore[index]
             for label in ("no watch", "watch")
-            for key in ("new chat", "same request", "rank")
+            for key in ("new chat", "same request", "rank", "edit to map")
         }
     print(json.dumps(report, indent=2))
 

@@ -122,12 +122,14 @@ class MapEngine:
             await source.aclose()
         self.cache.close()
 
-    async def refresh(self) -> Snapshot:
+    async def refresh(self, named: frozenset[str] = frozenset()) -> Snapshot:
         """The workspace's new snapshot, parsed by the base source (in a worker thread); what
-        changed is kept in :attr:`changes` for the sources."""
+        changed is kept in :attr:`changes` for the sources. With ``named`` (a watch's batch), only
+        those paths are looked at when the workspace can tell (:meth:`Workspace.refresh_paths`)."""
 
         def index() -> Snapshot:
-            snapshot, changes = self._workspace.refresh(self._progress)
+            by_path = self._workspace.refresh_paths(named) if named else None
+            snapshot, changes = by_path if by_path is not None else self._workspace.refresh(self._progress)
             self._base.index(snapshot, changes, self._progress)
             self.changes = changes
             if self._history is not None:

@@ -49,11 +49,12 @@ class LiveState:
 
     # --- when to re-read ------------------------------------------------------------------
 
-    async def refresh(self) -> Snapshot:
-        """Re-read the repository now."""
+    async def refresh(self, named: frozenset[str] = frozenset()) -> Snapshot:
+        """Re-read the repository now: only ``named`` (a watch's batch) when those are all that
+        moved and the workspace can tell, else the whole tree."""
         self.dirty.clear()
         self.never_read = False
-        snapshot = await self._engine.refresh()
+        snapshot = await self._engine.refresh(named)
         if self._engine.changes.added or self._engine.changes.removed:
             self._listing_moved()
         return snapshot
@@ -144,7 +145,8 @@ class LiveState:
         moved: frozenset[str] = frozenset()
         if self._settings.refresh != "manual" and not self._closed:
             async with self._lock:
-                snapshot = await self.refresh()
+                # Only the batch's paths, unless something else is dirty too (an API event).
+                snapshot = await self.refresh(paths if self.dirty <= paths else frozenset())
                 moved = self._engine.changes.touched  # a new directory's files, not only what was watched
                 await self._engine.tell_sources(snapshot)
         if paths or moved:  # an empty batch is the watcher's re-read after it moved: often nothing

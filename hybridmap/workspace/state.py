@@ -17,8 +17,9 @@ would not show), so the next map always sees the last write.
 from __future__ import annotations
 
 import os
+import stat
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -27,7 +28,7 @@ from ..languages.notebooks import NotebookError, is_notebook
 from ..languages.registry import LanguageRegistry
 from ..model import Diagnostic, FileStatus
 from ..settings import Settings
-from .walk import head_reader, is_special_file, list_files, read_source
+from .walk import head_reader, is_special_file, list_files, list_named, read_source
 
 Progress = Callable[[str, int, int], None]
 
@@ -107,9 +108,16 @@ class Workspace:
         self._snapshot = Snapshot(root, {})
         #: First bytes of a file, for the few names only a shebang decides (``bin/php``).
         self._head = head_reader(root)
+        self._listed: set[str] | None = None
+        """Every path of the last listing, when it can be updated path by path (``by_path``)."""
+        self._listed_directories: set[str] | None = None
+        """Their directories, made on first need."""
 
     def _is_source(self, rel: str) -> bool:
         return self._registry.language_for(rel, self._head) is not None
+
+    def language_of(self, rel: str) -> str | None:
+        return self._registry.language_for(rel, self._head)
 
     @property
     def snapshot(self) -> Snapshot:
@@ -124,59 +132,77 @@ class Workspace:
         total = len(listing.paths)
         if progress is not None:
             progress("listing", total, total)
-        previous = self._snapshot.files
-        files: dict[str, FileState] = {}
-        contents: dict[str, bytes] = {}
-        special: list[str] = []
-        gone: list[Diagnostic] = []
-        reused = read_count = 0
-        # Files whose ctime is at or after this were changing while we looked (module docstring).
-        racy_from = time.time_ns() - int(self._settings.stat_racy_seconds * 1e9)
-        prefix = os.path.join(self.root, "")
+        visit = _Visit(self, self._snapshot.files, self._settings.stat_racy_seconds)
         for index, rel in enumerate(listing.paths, start=1):
-            if is_special_file(rel):
-                special.append(rel)
-            language = self._registry.language_for(rel, self._head)
-            if language is None:
-                continue
-            sig = _stat_signature(prefix + rel)
-            if sig is None and _missing(self.root / rel):
-                # Listed (git's index lists deleted files too) but not there: not a file of this
-                # snapshot, so a removal for the sources; said, since it may be a race with us.
-                gone.append(Diagnostic(rel, str(FileStatus.VANISHED), "file disappeared after listing"))
-                continue
-            old = previous.get(rel)
-            # A notebook's language is its kernel's, read with its content: the same signature, the same.
-            same_language = old is not None and (old.language == language or is_notebook(rel))
-            if sig is not None and old is not None and old.signature == sig and same_language:
-                files[rel] = old
-                reused += 1
-                continue
-            read_count += 1
-            state, data = self._read(rel, language, sig, racy_from)
-            if progress is not None:  # after the read: "reading" reports files read so far
+            if visit.path(rel) and progress is not None:  # after a read: files read so far
                 progress("reading", index, total)
-            if state is None:
-                continue  # vanished between listing and stat: not a file of this snapshot
-            files[rel] = state
-            if data is not None and (old is None or old.sha256 != state.sha256 or old.language != state.language):
-                contents[rel] = data
-        changes = _changes(previous, files, contents)
-        stats = {
-            "list": t_list - t0,
-            "read": time.perf_counter() - t_list,
-            "files_listed": float(total),
-            "files_read": float(read_count),
-            "files_reused": float(reused),
-        }
+        self._listed = set(listing.paths) if listing.by_path else None
+        self._listed_directories = None
+        stats = {"list": t_list - t0, "read": time.perf_counter() - t_list, "files_listed": float(total)}
+        return self._commit(visit, tuple(visit.special), (*listing.diagnostics, *visit.gone), stats)
+
+    def refresh_paths(self, named: Collection[str]) -> tuple[Snapshot, ChangeSet] | None:
+        """What :meth:`refresh` would find when only ``named`` (a watch's batch) moved, without
+        listing or stat-ing the rest: git is asked about these paths alone. None when only a whole
+        listing can say (the last one was not git's whole listing, a name is a directory or an
+        ignore file, ``max_files`` would cut, git cannot answer): the caller refreshes."""
+        if self._listed is None or any(_changes_listing(rel) for rel in named):
+            return None
+        t0 = time.perf_counter()
+        if any(self._directory_now_or_before(rel) for rel in named):
+            return None
+        listed_now = list_named(self.root, self._settings, named)
+        if listed_now is None:
+            return None
+        listed = (self._listed - set(named)) | listed_now
+        if len(listed) > self._settings.max_files:
+            return None
+        t_list = time.perf_counter()
+        previous = self._snapshot
+        visit = _Visit(self, previous.files, self._settings.stat_racy_seconds, keep_unvisited=True)
+        for rel in sorted(named):  # a file that stays keeps its place in the snapshot's order
+            if rel in listed_now:
+                visit.path(rel)
+            else:
+                visit.forget(rel)
+        self._listed = listed
+        if self._listed_directories is not None:
+            self._listed_directories.update(_parents(listed_now))
+        special = tuple(
+            [rel for rel in previous.special_files if rel not in named]
+            + sorted(rel for rel in listed_now if is_special_file(rel))
+        )
+        diagnostics = (*(d for d in previous.diagnostics if d.path not in named), *visit.gone)
+        stats = {"list": t_list - t0, "read": time.perf_counter() - t_list, "files_listed": float(len(listed))}
+        stats["files_named"] = float(len(named))  # a refresh of named paths (a watch's batch)
+        return self._commit(visit, special, diagnostics, stats)
+
+    def _commit(
+        self, visit: _Visit, special: tuple[str, ...], diagnostics: tuple[Diagnostic, ...], stats: dict[str, float]
+    ) -> tuple[Snapshot, ChangeSet]:
+        """The new snapshot of a visit, and what changed since the last."""
+        changes = _changes(visit.previous, visit.files, visit.contents)
+        stats.update(files_read=float(visit.read_count), files_reused=float(visit.reused))
         generation = self._snapshot.generation + (0 if changes.empty else 1)
-        diagnostics = (*listing.diagnostics, *gone)
-        self._snapshot = Snapshot(self.root, files, tuple(special), diagnostics, stats, generation)
+        self._snapshot = Snapshot(self.root, visit.files, special, diagnostics, stats, generation)
         return self._snapshot, changes
 
-    def _read(
+    def _directory_now_or_before(self, rel: str) -> bool:
+        """Whether ``rel`` is a directory on disk, or was one of the last listing's (a directory
+        removed or moved away: its files are not named one by one)."""
+        try:
+            if stat.S_ISDIR(os.stat(os.path.join(self.root, rel)).st_mode):
+                return True
+        except OSError:
+            pass
+        if self._listed_directories is None and self._listed is not None:
+            self._listed_directories = set(_parents(self._listed))
+        return self._listed_directories is not None and rel in self._listed_directories
+
+    def read_listed(
         self, rel: str, language: str, sig: tuple[int, ...] | None, racy_from: int
     ) -> tuple[FileState | None, bytes | None]:
+        """Read one listed file whose signature moved (or that is new): its state and bytes."""
         kept: tuple[int, ...] = () if sig is None or sig[1] >= racy_from else sig
         read = read_source(self.root, rel, self._settings)
         if read.status is not FileStatus.OK:
@@ -214,6 +240,76 @@ class Workspace:
         if result.status is not FileStatus.OK or result.sha256 != state.sha256:
             return None
         return result.data
+
+
+class _Visit:
+    """One refresh's pass over listed paths: each is kept (same signature), read, or gone."""
+
+    def __init__(
+        self, workspace: Workspace, previous: Mapping[str, FileState], racy_seconds: float, keep_unvisited: bool = False
+    ) -> None:
+        self.workspace = workspace
+        self.previous = previous
+        self.files: dict[str, FileState] = dict(previous) if keep_unvisited else {}
+        self.contents: dict[str, bytes] = {}
+        self.special: list[str] = []
+        self.gone: list[Diagnostic] = []
+        self.reused = self.read_count = 0
+        # Files whose ctime is at or after this were changing while we looked (module docstring).
+        self._racy_from = time.time_ns() - int(racy_seconds * 1e9)
+        self._prefix = os.path.join(workspace.root, "")
+
+    def forget(self, rel: str) -> None:
+        self.files.pop(rel, None)
+
+    def path(self, rel: str) -> bool:
+        """Visit one listed path; whether it was read."""
+        if is_special_file(rel):
+            self.special.append(rel)
+        language = self.workspace.language_of(rel)
+        if language is None:
+            self.forget(rel)
+            return False
+        sig = _stat_signature(self._prefix + rel)
+        if sig is None and _missing(self.workspace.root / rel):
+            # Listed (git's index lists deleted files too) but not there: not a file of this
+            # snapshot, so a removal for the sources; said, since it may be a race with us.
+            self.gone.append(Diagnostic(rel, str(FileStatus.VANISHED), "file disappeared after listing"))
+            self.forget(rel)
+            return False
+        old = self.previous.get(rel)
+        # A notebook's language is its kernel's, read with its content: the same signature, the same.
+        same_language = old is not None and (old.language == language or is_notebook(rel))
+        if sig is not None and old is not None and old.signature == sig and same_language:
+            self.files[rel] = old
+            self.reused += 1
+            return False
+        self.read_count += 1
+        state, data = self.workspace.read_listed(rel, language, sig, self._racy_from)
+        if state is None:
+            self.forget(rel)
+            return True  # vanished between listing and stat: not a file of this snapshot
+        self.files[rel] = state
+        if data is not None and (old is None or old.sha256 != state.sha256 or old.language != state.language):
+            self.contents[rel] = data
+        return True
+
+
+#: File names whose edit changes what a listing holds beyond themselves.
+_LISTING_FILES = frozenset({".gitignore", ".ignore", ".gitmodules"})
+
+
+def _changes_listing(rel: str) -> bool:
+    return rel.rpartition("/")[2] in _LISTING_FILES
+
+
+def _parents(paths: Iterable[str]) -> Iterator[str]:
+    """Every directory above each path (repeats included)."""
+    for path in paths:
+        directory = path.rpartition("/")[0]
+        while directory:
+            yield directory
+            directory = directory.rpartition("/")[0]
 
 
 def _stat_signature(path: str) -> tuple[int, int, int, int] | None:

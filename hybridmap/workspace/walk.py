@@ -21,8 +21,8 @@ import fnmatch
 import hashlib
 import os
 import stat
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import RootError
@@ -88,6 +88,9 @@ class Listing:
     paths: tuple[str, ...]
     source: str  # "git" or "walk"
     diagnostics: tuple[Diagnostic, ...] = ()
+    by_path: bool = False
+    """Whether :func:`list_named` answers for any of these paths as this listing would: git's
+    listing, whole (nothing cut by ``max_listed_paths`` or ``max_files``) and without submodules."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +175,7 @@ _MAX_RECORD_BYTES = 4098
 
 def _git_ls_files(
     root: Path, max_paths: int, max_submodules: int = 0
-) -> tuple[list[tuple[str, bool]] | None, Diagnostic | None, bool, tuple[Diagnostic, ...]]:
+) -> tuple[list[tuple[str, bool]] | None, Diagnostic | None, bool, tuple[Diagnostic, ...], bool]:
     """(path relative to ``root``, tracked) from git; None when git cannot or may not list them.
 
     git is asked only through the hardened runner of :mod:`hybridmap.infra.git`, and only
@@ -181,21 +184,22 @@ def _git_ls_files(
     there is nothing to say). git's own messages are not echoed: they name paths that
     may lie outside the root. Git is stopped after ``max_paths`` records (the third value
     says it was): listing a million-path tree costs seconds and memory before any file is read.
-    Checked-out submodules are listed too (:func:`_with_submodules`); the last value says which
-    were left out and why.
+    Checked-out submodules are listed too (:func:`_with_submodules`); the fourth value says which
+    were left out and why. The last: whether the repository has no submodule under the root (a
+    listing :func:`list_named` can update path by path).
     """
     where = git.locate(root)
     if isinstance(where, git.Refusal):
         if where.expected:
-            return None, None, False, ()
-        return None, Diagnostic(".", "git_unavailable", f"{where.reason}; {_WALKED}"), False, ()
+            return None, None, False, (), False
+        return None, Diagnostic(".", "git_unavailable", f"{where.reason}; {_WALKED}"), False, (), False
     out, problem, truncated = _ls_files(root, max_paths)
     if out is None:
-        return None, Diagnostic(".", "git_unavailable", f"{problem}; {_WALKED}"), False, ()
+        return None, Diagnostic(".", "git_unavailable", f"{problem}; {_WALKED}"), False, (), False
     if truncated:
-        return out, None, True, ()
-    out, notes, truncated = _with_submodules(root, where, out, max_paths, max_submodules)
-    return out, None, truncated, notes
+        return out, None, True, (), False
+    out, notes, truncated, gitlinks = _with_submodules(root, where, out, max_paths, max_submodules)
+    return out, None, truncated, notes, not gitlinks
 
 
 def _ls_files(cwd: Path, max_paths: int) -> tuple[list[tuple[str, bool]] | None, str, bool]:
@@ -236,10 +240,10 @@ _SUBMODULES_SHOWN = 20
 
 def _with_submodules(
     root: Path, where: git.Location, listed: list[tuple[str, bool]], max_paths: int, max_submodules: int
-) -> tuple[list[tuple[str, bool]], tuple[Diagnostic, ...], bool]:
+) -> tuple[list[tuple[str, bool]], tuple[Diagnostic, ...], bool, int]:
     """``listed`` with every checked-out submodule under ``root`` listed in place of its gitlink
     entry (nested ones too, at most ``max_submodules`` in all), (diagnostics for those left out),
-    and whether ``max_paths`` cut the listing.
+    whether ``max_paths`` cut the listing, and how many gitlinks there were.
 
     ``ls-files --recurse-submodules`` cannot list untracked files, so each submodule is a
     repository of its own: asked through the same hardened runner (its own config, hooks and
@@ -286,13 +290,13 @@ def _with_submodules(
                 continue
             out.extend((f"{rel}/{path}", tracked) for path, tracked in files)
             if cut:
-                return _without(out, gitlinks), tuple(notes), True
+                return _without(out, gitlinks), tuple(notes), True, len(gitlinks)
             pending.append((found, work_tree, f"{rel}/"))
     if absent:
         notes.append(_submodules_note(absent, "submodule(s) not checked out (git submodule update --init)"))
     if over:
         notes.append(_submodules_note(over, f"checked-out submodule(s) past max_submodules={max_submodules}"))
-    return _without(out, gitlinks), tuple(notes), False
+    return _without(out, gitlinks), tuple(notes), False, len(gitlinks)
 
 
 def _gitlinks(repository: git.Location, cwd: Path, max_paths: int) -> tuple[list[str], str]:
@@ -476,19 +480,67 @@ def list_files(root: Path, settings: Settings, is_source: Callable[[str], bool] 
     files, then the repository's own sources (``is_source``), then sources in test data or
     vendored code, then everything else; listing order within each.
     """
-    listed, git_problem, truncated, notes = _git_ls_files(root, settings.max_listed_paths, settings.max_submodules)
+    listed, git_problem, truncated, notes, plain = _git_ls_files(
+        root, settings.max_listed_paths, settings.max_submodules
+    )
     keep = PathFilter(settings)
     # A root that git ignores (e.g. a directory inside an ignored tree) lists nothing: walk it.
     if listed:
         git_paths = [rel for rel, tracked in listed if keep.keep(rel, tracked)]
         diagnostics = [*notes, _listing_cut(settings)] if truncated else list(notes)
-        return _within_max_files(git_paths, "git", diagnostics, settings, is_source)
+        listing = _within_max_files(git_paths, "git", diagnostics, settings, is_source)
+        by_path = plain and not truncated and len(listing.paths) == len(git_paths)
+        return replace(listing, by_path=by_path) if by_path else listing
     paths, diagnostics = _walk(root, settings, keep)
     if git_problem is not None:
         diagnostics.insert(0, git_problem)
     if 0 < settings.not_a_project_files < len(paths) and not _looks_like_a_project(root, paths):
         diagnostics.insert(0, _not_a_project(len(paths), settings))
     return _within_max_files(paths, "walk", diagnostics, settings, is_source)
+
+
+#: Paths per :func:`list_named` call (a batch of edits is a few; more is a checkout: list it all).
+MAX_NAMED_PATHS = 512
+
+
+def list_named(root: Path, settings: Settings, named: Collection[str]) -> set[str] | None:
+    """Which of ``named`` (files, not directories) :func:`list_files` would list now, for a root
+    whose last listing was ``by_path``: git is asked about these paths only (``:(literal)``
+    pathspecs: a name is never a pattern) and the same filters apply. None when git cannot
+    answer (a path in a submodule, git gone): the caller lists everything."""
+    if not named or len(named) > MAX_NAMED_PATHS:
+        return None if named else set()
+    specs = [f":(literal){rel}" for rel in sorted(named)]
+    try:
+        proc, truncated = git.run_git_bounded(
+            root,
+            "ls-files",
+            "-z",
+            "-t",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+            "--",
+            *specs,
+            max_output=(len(named) + 1) * 4 * _MAX_RECORD_BYTES,
+            max_records=4 * len(named),
+        )
+    except git.GitUnavailable:
+        return None
+    if truncated or not proc.ok:
+        return None
+    keep = PathFilter(settings)
+    wanted = set(named)
+    out: set[str] = set()
+    for raw in proc.stdout.split(b"\0"):
+        if len(raw) < 3:
+            continue
+        rel = os.fsdecode(raw[2:])
+        if rel not in wanted:
+            return None  # a named path is a directory in git's index (removed or moved): list it all
+        if keep.keep(rel, raw[:2] != b"? "):
+            out.add(rel)
+    return out
 
 
 #: Version control other than git at a root: a project, even if git does not list it.

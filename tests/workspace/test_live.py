@@ -554,3 +554,28 @@ def _directory(path: Path) -> tuple[int, list[str]] | None:
     if not path.is_dir():
         return None
     return path.stat().st_mode & 0o777, sorted(p.name for p in path.iterdir())
+
+
+@pytest.mark.asyncio
+async def test_a_watched_edit_is_read_path_by_path(tmp_path: Path) -> None:
+    """Under a watch, an edit, a new file in an existing directory and a removal are re-read by
+    asking git about those paths alone: the map's stats say how many were named, and the map is
+    the one a fresh process makes of the same tree."""
+    root = _repo(tmp_path, {**FILES, "pkg/base.py": "def base_entry():\n    pass\n"})
+    from ..conftest import git
+
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "start")
+    async with AsyncRepoMap(root, overrides=_overrides(tmp_path, watch_debounce_ms=60_000)) as repo:
+        await repo.map(mode="static", tokens=4_000)
+        await asyncio.wait_for(repo.watch(), 20)
+        (root / "alpha.py").write_text("def alpha_renamed_entry():\n    return 1\n")
+        write_files(root, {"pkg/fresh.py": "def fresh_entry():\n    pass\n"})
+        (root / "gamma.py").unlink()
+        result = await repo.map(mode="static", tokens=4_000, chat_files=["beta.py"])
+    assert result.stats["map_refreshed"] == 0 and result.stats["files_named"] == 3, result.stats
+    assert "pkg/fresh.py" in result.changes.new and "gamma.py" in result.changes.gone
+    async with AsyncRepoMap(root, overrides=_overrides(tmp_path)) as fresh:
+        again = await fresh.map(mode="static", tokens=4_000, chat_files=["beta.py"])
+    assert again.text == result.text.replace(" [NEW]", "")
