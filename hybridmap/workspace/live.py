@@ -311,9 +311,11 @@ class Watcher:
                     get.cancel()
                     if moved in done:
                         continue  # the directories are compared at the top
-                if pending:  # the debounce ran out, or a sync marker came
-                    ready, pending = frozenset(pending), set()
-                    await self._on_batch(ready)
+                if not pending:  # a sync marker alone: nothing moved before it
+                    self._marks_seen(marked, ok=True)
+                    continue
+                ready, pending = frozenset(pending), set()  # the debounce ran out, or a sync marker came
+                await self._on_batch(ready)
                 self._marks_seen(marked, ok=True)
                 if self._directories() != watched:
                     return  # new directories: watch again with them
@@ -347,7 +349,7 @@ class Watcher:
             *paths,
             *([self._mark_dir] if self._mark_dir is not None else []),
             stop_event=done_watching,
-            step=20,
+            step=5,
             debounce=1_600,
             rust_timeout=WATCH_IDLE_MS,
             yield_on_timeout=True,
