@@ -350,7 +350,10 @@ class Settings:
     """Wall-clock budget for all the parsing one map does, in-process or in workers (0 = none).
     No file is started after it; files that did not fit have no symbols in this map and are named
     in one ``parse_deadline`` diagnostic; what was parsed is cached, so the next map goes on with
-    the rest. Smallest files go first. A file started before the deadline runs to its own limit
+    the rest. A long-lived map (the MCP server, the daemon, the API) parses the rest in the
+    background a second after the map (into the cache, within this budget per 2,048 files;
+    listeners hear ``answers_improved`` from ``tree-sitter``); a one-shot call has closed by
+    then and starts no such work. Smallest files go first. A file started before the deadline runs to its own limit
     (``parse_timeout_seconds``, at most this), so a map's parse takes at most this plus one file's
     limit, and every map settles at least one waiting file (without it, 400 pathological files
     would cost 400 x ``parse_timeout_seconds`` in one map)."""

@@ -138,10 +138,25 @@ class MapEngine:
 
         return await asyncio.to_thread(index)
 
-    def keep_snapshot(self) -> Snapshot:
-        """The last snapshot stands (the refresh policy said so): nothing changed to tell."""
+    async def keep_snapshot(self) -> Snapshot:
+        """The last snapshot stands (the refresh policy said so): nothing changed to tell. When
+        the last index left files out (its parse deadline), it runs again on the same snapshot:
+        what a background parse stored comes from the cache, and the deadline settles more."""
         self.changes = ChangeSet()
-        return self._workspace.snapshot
+        snapshot = self._workspace.snapshot
+        if self._base.deferred:
+            await asyncio.to_thread(self._base.index, snapshot, ChangeSet(), self._progress)
+        return snapshot
+
+    @property
+    def parse_left(self) -> int:
+        """Files the last index's parse deadline left out."""
+        return len(self._base.deferred)
+
+    def parse_deferred(self, stop: threading.Event) -> int:
+        """In a worker thread: parse what the last index left out, into the cache only
+        (:meth:`TreeSitterSource.parse_deferred`); how many were stored."""
+        return self._base.parse_deferred(self._workspace.snapshot, stop)
 
     async def tell_sources(self, snapshot: Snapshot) -> None:
         """Hand a refresh's changes to sources already in use (servers hear of them now, not at

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import threading
 from collections.abc import AsyncIterator, Callable, Hashable
 from pathlib import Path
 
@@ -20,6 +22,12 @@ from ..settings import Settings
 from ..workspace.live import EventHub, LiveEvent, Watcher
 from ..workspace.state import Snapshot
 from .engine import MapEngine
+
+log = logging.getLogger("hybridmap.live")
+
+#: Seconds after a map before what its parse deadline left out is parsed in the background: a
+#: one-shot call (the CLI) has closed its map by then, and starts no such work.
+BACKGROUND_PARSE_DELAY = 1.0
 
 
 class LiveState:
@@ -46,6 +54,10 @@ class LiveState:
         """The engine's :attr:`~MapEngine.mapped_versions` the poller last saw."""
         self._known: tuple[tuple[str, int], ...] = ()
         """The versions improvements are counted from."""
+        self._parsing: asyncio.Task[None] | None = None
+        """The background parse of what a parse deadline left out."""
+        self._stop_parsing = threading.Event()
+        self._parse_thread: asyncio.Future[int] | None = None
 
     # --- when to re-read ------------------------------------------------------------------
 
@@ -84,7 +96,7 @@ class LiveState:
         )
         self._last_chat = chat
         self.refreshed = wanted
-        return await self.refresh() if wanted else self._engine.keep_snapshot()
+        return await self.refresh() if wanted else await self._engine.keep_snapshot()
 
     async def prepared(self, request: MapRequest, build: BuildRequest) -> MapInputs:
         """A map's inputs for a map over several roots: the snapshot as the refresh policy says,
@@ -114,6 +126,14 @@ class LiveState:
     def keep_result(self, key: Hashable, result: MapResult | None) -> None:
         """Remember ``result`` for reuse (None: forget the last one)."""
         self._last_result = None if result is None else (key, result)
+
+    def after_map(self, key: Hashable, result: MapResult | None) -> None:
+        """A map was built: keep it for reuse (None: not reusable), unless its parse deadline left
+        files out (the next map has more of them), which are then parsed in the background."""
+        if self._engine.parse_left:
+            result = None
+            self.parse_in_background()
+        self.keep_result(key, result)
 
     # --- the watch ------------------------------------------------------------------------
 
@@ -168,6 +188,40 @@ class LiveState:
                 directory = directory.rpartition("/")[0]
         return frozenset(out)
 
+    # --- what the parse deadline left -----------------------------------------------------
+
+    def parse_in_background(self) -> None:
+        """After a map whose parse deadline left files out: parse them in the background, so the
+        next map has them, and tell listeners (``answers_improved`` from ``tree-sitter``). It
+        starts after ``BACKGROUND_PARSE_DELAY`` seconds: a one-shot call has closed by then."""
+        if self._closed or not self._engine.parse_left or (self._parsing is not None and not self._parsing.done()):
+            return
+        self._parsing = asyncio.get_running_loop().create_task(self._parse_left(), name="hybridmap-parse-left")
+
+    async def _parse_left(self) -> None:
+        await asyncio.sleep(BACKGROUND_PARSE_DELAY)
+        self._parse_thread = asyncio.ensure_future(asyncio.to_thread(self._engine.parse_deferred, self._stop_parsing))
+        try:
+            stored = await asyncio.shield(self._parse_thread)
+        except Exception:
+            log.exception("the background parse failed")
+            return
+        if stored and not self._closed:
+            self.hub.publish(LiveEvent("answers_improved", sources=("tree-sitter",)))
+
+    async def _stop_parse(self) -> None:
+        """Stop a background parse: cancelled while it waits to start; once its thread runs (a
+        thread cannot be cancelled, and must not write to a closed cache), it is told to stop
+        between files and waited for."""
+        self._stop_parsing.set()
+        if self._parsing is not None:
+            self._parsing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._parsing
+        if self._parse_thread is not None:
+            with contextlib.suppress(Exception):  # said by _parse_left when it failed
+                await self._parse_thread
+
     # --- listeners ------------------------------------------------------------------------
 
     def subscribe(self) -> AsyncIterator[LiveEvent]:
@@ -201,6 +255,7 @@ class LiveState:
 
     async def aclose(self) -> None:
         self._closed = True
+        await self._stop_parse()
         await self.unwatch()
         self.hub.close()
         if self._poller is not None:

@@ -174,7 +174,7 @@ class AsyncRepoMap:
             result.stats["map_refreshed"] = float(self._live.refreshed)  # whether this map read the files
             # Not reused: a map that waited for servers (the next may find more), one with [NEW] marks.
             reusable = request.server_wait == 0 and not build.changes.new
-            self._live.keep_result(reuse_key, result if reusable else None)
+            self._live.after_map(reuse_key, result if reusable else None)
             return result
 
     async def _prepared(self, request: MapRequest) -> MapInputs:

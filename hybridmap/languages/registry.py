@@ -232,7 +232,7 @@ class CompiledLanguage:
     """A grammar with its tag query compiled, plus a fallback identifier query."""
 
     __slots__ = (
-        "_parser",
+        "_parsers",
         "ancestor_checks",
         "has_references",
         "identifier_query",
@@ -243,7 +243,7 @@ class CompiledLanguage:
     )
 
     def __init__(self, language: Language) -> None:
-        from tree_sitter import Parser, Query, QueryError
+        from tree_sitter import Query, QueryError
         from tree_sitter_language_pack import get_language
 
         self.language = language
@@ -266,7 +266,9 @@ class CompiledLanguage:
         self.has_references = any(n.startswith("name.reference.") for n in names)
         self.identifier_query = None if self.has_references else self._identifier_query()
         self.query_hash = hashlib.sha256(f"{language.grammar}\0{source}".encode()).hexdigest()[:16]
-        self._parser = Parser(self.ts_language)
+        # One parser per thread: a map's parse and a background parse may run at once, and a
+        # tree-sitter parser (its timeout, its resumable state) is not shared safely.
+        self._parsers = threading.local()
 
     def _identifier_query(self) -> Any:
         """Back-fill references from identifier nodes when the query has none."""
@@ -293,7 +295,13 @@ class CompiledLanguage:
 
     @property
     def parser(self) -> Any:
-        return self._parser
+        """This thread's parser of the language."""
+        parser = getattr(self._parsers, "parser", None)
+        if parser is None:
+            from tree_sitter import Parser
+
+            parser = self._parsers.parser = Parser(self.ts_language)
+        return parser
 
 
 class LanguageRegistry:

@@ -10,8 +10,9 @@ and options) or are parsed, in worker processes when there are many, within
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,9 @@ Progress = Callable[[str, int, int], None]
 
 #: Paths named in a ``parse_deadline`` diagnostic; the rest are counted.
 DEFERRED_NAMES_SHOWN = 20
+#: Files per step of a background parse of what the deadline left out (their bytes are held for
+#: one step; a close waits at most for the file being parsed).
+BACKGROUND_PARSE_CHUNK = 2_048
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +78,9 @@ def _deadline_diagnostic(deferred: list[str], queued: int, settings: Settings) -
         "parse_deadline",
         f"{len(deferred)} of {queued} files to parse did not fit in "
         f"parse_deadline_seconds={settings.parse_deadline_seconds:g} and have no symbols "
-        f"in this map: {', '.join(shown)}{more}; what was parsed is cached, and the "
-        "next map parses the rest",
+        f"in this map: {', '.join(shown)}{more}; what was parsed is cached, and the rest is "
+        "parsed in the background by a long-lived map (the MCP server, the daemon, the API), or "
+        "by the next map",
     )
 
 
@@ -98,6 +103,8 @@ class TreeSitterSource(PassiveSource):
         self._options = ParseOptions.from_settings(settings)
         self._view = SourceView(self.name)
         self._version = 0
+        self.deferred: tuple[str, ...] = ()
+        """Paths the last index left out (the parse deadline): not in its view yet."""
 
     def _fingerprint(self, language: str) -> str:
         fp = self._fingerprints.get(language)
@@ -158,6 +165,7 @@ class TreeSitterSource(PassiveSource):
         t_store = time.perf_counter()
         deferred = self._settle(entries, pending, outcomes)
         self._entries = entries
+        self.deferred = tuple(deferred)
         stats = {
             "cache_lookup": (t_cache - t_lookup) + (t_lookup - t0),
             "parse": t_parse - t_cache,
@@ -190,6 +198,67 @@ class TreeSitterSource(PassiveSource):
                 continue
             entries[rel] = _entry(rel, language, outcome, sha)
         return deferred
+
+    def parse_deferred(self, snapshot: Snapshot, stop: threading.Event) -> int:
+        """Parse what the last index left out into the cache, and only there: this source's own
+        state is the map's (the next :meth:`index` finds them in the cache). A chunk at a time, each
+        within ``parse_deadline_seconds``; stops between files once ``stop`` is set. Returns how
+        many outcomes were stored."""
+        paths = [rel for rel in self.deferred if rel in snapshot.files]
+        stored = 0
+        for start in range(0, len(paths), BACKGROUND_PARSE_CHUNK):
+            if stop.is_set():
+                break
+            jobs: list[tuple[str, str, bytes]] = []
+            keys: dict[str, str] = {}
+            for rel in paths[start : start + BACKGROUND_PARSE_CHUNK]:
+                state = snapshot.files[rel]
+                options_key = self._options.notebook_key if is_notebook(rel) else self._options.key
+                key = tags_key(self._fingerprint(state.language), state.sha256, options_key)
+                data = None if key in keys else self._reread(snapshot, rel)  # identical contents: once
+                if data is not None:
+                    keys[key] = rel
+                    jobs.append((rel, state.language, data))
+            cached = self._cache.get_many(keys)  # a map may have parsed them meanwhile
+            by_path = {rel: key for key, rel in keys.items() if key not in cached}
+            stored += self._parse_to_cache([job for job in jobs if job[0] in by_path], by_path, stop)
+        return stored
+
+    def _parse_to_cache(
+        self, jobs: list[tuple[str, str, bytes]], keys: Mapping[str, str], stop: threading.Event
+    ) -> int:
+        settings = self._settings
+        workers = default_workers(settings.parse_workers) if len(jobs) >= settings.parallel_parse_min_files else 1
+        outcomes: dict[str, ParseOutcome] = {}
+        parsed = self._parse_within_deadline(jobs, workers)
+        try:
+            for rel, outcome in parsed:
+                if outcome.cacheable:
+                    outcomes[keys[rel]] = outcome
+                if stop.is_set():
+                    break
+        finally:
+            parsed.close()  # stops the workers when we leave early
+        self._cache.set_many(outcomes)
+        return len(outcomes)
+
+    def _parse_within_deadline(
+        self, jobs: list[tuple[str, str, bytes]], workers: int, stats: dict[str, float] | None = None
+    ) -> Generator[tuple[str, ParseOutcome], None, None]:
+        """:func:`parse_many` of ``jobs`` within ``parse_deadline_seconds`` from now (wall clock:
+        worker processes share it); what it leaves out comes back deferred."""
+        settings = self._settings
+        deadline = time.time() + settings.parse_deadline_seconds if settings.parse_deadline_seconds > 0 else NO_DEADLINE
+        return parse_many(
+            jobs,
+            self._registry,
+            workers=workers,
+            config_dirs=[str(d) for d in self._registry.config_dirs],
+            query_dirs=[str(d) for d in self._registry.query_dirs],
+            options=self._options,
+            deadline=deadline,
+            stats=stats,
+        )
 
     def _make_view(self, diagnostics: list[Diagnostic], stats: dict[str, float]) -> SourceView:
         tags: dict[str, FileTags] = {}
@@ -226,24 +295,9 @@ class TreeSitterSource(PassiveSource):
         """Parse within ``parse_deadline_seconds``: (cache key -> outcome, cacheable outcomes not
         stored yet). Full batches are stored while workers still parse (this process is otherwise
         idle)."""
-        settings = self._settings
         outcomes: dict[str, ParseOutcome] = {}
         unsaved: dict[str, ParseOutcome] = {}
-        # Wall clock: worker processes share it. Files it leaves out are parsed by the next map.
-        deadline = time.time() + settings.parse_deadline_seconds if settings.parse_deadline_seconds > 0 else NO_DEADLINE
-        for done, (rel, outcome) in enumerate(
-            parse_many(
-                to_parse,
-                self._registry,
-                workers=workers,
-                config_dirs=[str(d) for d in self._registry.config_dirs],
-                query_dirs=[str(d) for d in self._registry.query_dirs],
-                options=self._options,
-                deadline=deadline,
-                stats=parse_stats,
-            ),
-            start=1,
-        ):
+        for done, (rel, outcome) in enumerate(self._parse_within_deadline(to_parse, workers, parse_stats), start=1):
             key = pending[rel][0]
             outcomes[key] = outcome
             if outcome.cacheable:

@@ -27,7 +27,7 @@ import threading
 import time
 import warnings
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -608,7 +608,7 @@ def parse_many(
     options: ParseOptions,
     deadline: float = NO_DEADLINE,
     stats: dict[str, float] | None = None,
-) -> Iterator[tuple[str, ParseOutcome]]:
+) -> Generator[tuple[str, ParseOutcome], None, None]:
     """Parse ``(path, language, bytes)`` jobs; yields ``(path, outcome)``.
 
     Smallest files first, so a ``deadline`` (``time.time()``) leaves out the fewest files; what it

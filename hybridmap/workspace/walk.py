@@ -202,19 +202,18 @@ def _git_ls_files(
     return out, None, truncated, notes, not gitlinks
 
 
+#: git's listing: tracked and untracked files, not ignored ones; ``-t`` tags each path: "? " for
+#: untracked, another letter for what the index holds.
+_LS_FILES = ("ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard")
+
+
 def _ls_files(cwd: Path, max_paths: int) -> tuple[list[tuple[str, bool]] | None, str, bool]:
     """git's listing of ``cwd``: (path relative to it, tracked), whether git was stopped at
     ``max_paths`` records; None and why when git failed."""
     try:
-        # -t tags each path: "? " for untracked, another letter for what the index holds.
         proc, truncated = git.run_git_bounded(
             cwd,
-            "ls-files",
-            "-z",
-            "-t",
-            "--cached",
-            "--others",
-            "--exclude-standard",
+            *_LS_FILES,
             max_output=min(max_paths * _MAX_RECORD_BYTES, 1 << 30),
             max_records=max_paths,
         )
@@ -514,12 +513,7 @@ def list_named(root: Path, settings: Settings, named: Collection[str]) -> set[st
     try:
         proc, truncated = git.run_git_bounded(
             root,
-            "ls-files",
-            "-z",
-            "-t",
-            "--cached",
-            "--others",
-            "--exclude-standard",
+            *_LS_FILES,
             "--",
             *specs,
             max_output=(len(named) + 1) * 4 * _MAX_RECORD_BYTES,

@@ -10,6 +10,7 @@ real git repository, through the API and the real CLI.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from hybridmap import RepoMap
+from hybridmap import AsyncRepoMap, RepoMap
 from hybridmap.model import MapResult
 
 from ..conftest import git
@@ -75,7 +76,7 @@ def test_the_parse_deadline_bounds_a_map_and_the_next_maps_go_on(tmp_path: Path,
     message = deadline_message(first)
     deferred = int(first.stats["files_deferred"])
     assert deferred >= 1 and message.startswith(f"{deferred} of ")
-    assert "parse_deadline_seconds=1.5" in message and "next map parses the rest" in message
+    assert "parse_deadline_seconds=1.5" in message and "in the background" in message and "next map" in message
     settled_now = {d.path for d in first.diagnostics if d.kind in ("partial_parse", "parse_timeout")}
     named = {f"nested_{i}.py" for i in range(bad_files) if f"nested_{i}.py" in message}
     assert named == {f"nested_{i}.py" for i in range(bad_files)} - settled_now and len(named) == deferred
@@ -97,6 +98,51 @@ def test_the_parse_deadline_bounds_a_map_and_the_next_maps_go_on(tmp_path: Path,
     assert {d.path for d in settled.diagnostics if d.kind == "partial_parse"} == {
         f"nested_{i}.py" for i in range(bad_files)
     }  # each cut by its own limit, once, and cached
+
+
+def _overrides(cache: Path) -> dict[str, object]:
+    return {
+        "cache_dir": str(cache),
+        "parse_timeout_seconds": FILE_LIMIT,
+        "parse_deadline_seconds": DEADLINE,
+        "parse_workers": 1,
+        "parallel_parse_min_files": 10_000,
+    }
+
+
+@pytest.mark.asyncio
+async def test_a_long_lived_map_parses_what_the_deadline_left_in_the_background(tmp_path: Path) -> None:
+    """What the deadline left out is parsed after the map, in the background: listeners hear
+    ``answers_improved`` from tree-sitter, and the next map has every file from the cache."""
+    root = hostile_repo(tmp_path / "repo")
+    async with AsyncRepoMap(root, overrides=_overrides(tmp_path / "cache")) as repo:
+        events = repo.events()
+        first = await repo.map(mode="static", tokens=4096)
+        assert first.stats["files_deferred"] >= 1
+        event = await asyncio.wait_for(anext(events), BAD_FILES[1] * FILE_LIMIT + 10)
+        assert (event.kind, event.sources) == ("answers_improved", ("tree-sitter",))
+        second = await repo.map(mode="static", tokens=4096)
+    assert second.stats["files_deferred"] == 0 and second.stats["files_parsed"] == 0, second.stats
+    assert not deadline_message(second)
+    assert {d.path for d in second.diagnostics if d.kind == "partial_parse"} == {
+        f"nested_{i}.py" for i in range(BAD_FILES[1])
+    }
+
+
+@pytest.mark.asyncio
+async def test_a_watched_map_goes_on_parsing_what_the_deadline_left(tmp_path: Path) -> None:
+    """Under a watch nothing is re-read when nothing moved; the files the deadline left out are
+    parsed all the same: the next map (asked before any background parse starts) settles more,
+    and is not the last map handed back again."""
+    root = hostile_repo(tmp_path / "repo")
+    async with AsyncRepoMap(root, overrides=_overrides(tmp_path / "cache")) as repo:
+        await asyncio.wait_for(repo.watch(), 20)
+        first = await repo.map(mode="static", tokens=4096)
+        left = first.stats["files_deferred"]
+        assert left >= 1
+        second = await repo.map(mode="static", tokens=4096)
+    assert second.stats["map_refreshed"] == 0  # the watch: nothing listed
+    assert second.stats["files_parsed"] >= 1 and second.stats["files_deferred"] < left, second.stats
 
 
 def test_the_cli_reports_the_deadline_and_exits_0(tmp_path: Path) -> None:
