@@ -183,3 +183,75 @@ def test_the_chat_files_names_and_whole_text_are_mixed_by_share() -> None:
     assert np.allclose(mixed, [0.0, 0.75 * 1.0 + 0.25 * 0.1, 0.75 * 0.5 + 0.25 * 0.5, 0.25 * 1.0])
     assert np.allclose(_fused(names.copy(), whole.copy(), 1.0, (0,)), [0.0, 0.1, 0.5, 1.0])
     assert np.allclose(_fused(names.copy(), np.zeros(4), 0.25, (0,)), [0.0, 0.75, 0.375, 0.0])
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    docs=st.lists(st.lists(WORD, min_size=0, max_size=20), min_size=1, max_size=10),
+    edits=st.lists(
+        st.tuples(st.sampled_from(["change", "add", "remove"]), st.integers(0, 50), st.lists(WORD, max_size=12)),
+        min_size=1,
+        max_size=8,
+    ),
+    query=st.lists(WORD, min_size=1, max_size=6),
+)
+def test_a_model_carried_over_an_edit_scores_as_one_built_afresh(
+    docs: list[list[str]], edits: list[tuple[str, int, list[str]]], query: list[str]
+) -> None:
+    """After any edits (files changed, added, removed), the model made from the last one gives
+    the same scores, bit for bit, and the same words per file, as a model built from scratch."""
+    vocabulary = Vocabulary()
+    files = [Counter(d) for d in docs]
+    model: LexicalModel | None = LexicalModel.of([vocabulary.vector(f) for f in files], len(vocabulary))
+    model.scores(vocabulary.known(query), len(files))  # its postings made: an update carries them
+    for kind, at, words in edits:
+        assert model is not None
+        kept = np.array(model.slot_of_file)
+        fresh: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        if kind == "change" and files:
+            fi = at % len(files)
+            files[fi] = Counter(words)
+            kept[fi] = -1
+            fresh[fi] = vocabulary.vector(files[fi])
+        elif kind == "add":
+            fi = at % (len(files) + 1)
+            files.insert(fi, Counter(words))
+            kept = np.insert(kept, fi, -1)
+            fresh = {(i + 1 if i >= fi else i): v for i, v in fresh.items()}
+            fresh[fi] = vocabulary.vector(files[fi])
+        elif kind == "remove" and len(files) > 1:
+            fi = at % len(files)
+            del files[fi]
+            kept = np.delete(kept, fi)
+        carried = model.updated(kept, fresh, len(vocabulary))
+        fresh_model = LexicalModel.of([vocabulary.vector(f) for f in files], len(vocabulary))
+        model = carried if carried is not None else fresh_model
+        ids = vocabulary.known(query)
+        assert np.array_equal(model.scores(ids, len(files)), fresh_model.scores(ids, len(files)))
+        for fi in range(len(files)):
+            assert np.array_equal(model.words_of(fi), fresh_model.words_of(fi))
+        assert model.average == fresh_model.average
+
+
+def test_edits_of_a_few_files_carry_the_model_over() -> None:
+    """The carried path is the one taken for an edit (a few files of many), and stays exact."""
+    import random
+
+    rng = random.Random(3)
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
+    vocabulary = Vocabulary()
+    files = [Counter(rng.choices(words, k=rng.randrange(1, 30))) for _ in range(60)]
+    model = LexicalModel.of([vocabulary.vector(f) for f in files], len(vocabulary))
+    query = vocabulary.known(["beta", "eta", "kappa"])
+    model.scores(query, len(files))
+    for step in range(12):
+        fi = rng.randrange(len(files))
+        files[fi] = Counter(rng.choices(words + [f"new{step}"], k=rng.randrange(1, 30)))
+        kept = np.array(model.slot_of_file)
+        kept[fi] = -1
+        carried = model.updated(kept, {fi: vocabulary.vector(files[fi])}, len(vocabulary))
+        assert carried is not None and "base" in carried._postings  # the kept entries are not sorted again
+        model = carried
+        rebuilt = LexicalModel.of([vocabulary.vector(f) for f in files], len(vocabulary))
+        query = vocabulary.known(["beta", "eta", "kappa", f"new{step}"])
+        assert np.array_equal(model.scores(query, len(files)), rebuilt.scores(query, len(files)))

@@ -3,8 +3,9 @@
 :class:`LexicalIndex` is the one owner of what the text-similarity signal keeps between maps:
 the words' ids (a :class:`Vocabulary`), each file's word vector with the tags it was read
 from (a new graph after an edit re-reads only the files whose tags changed: an unchanged
-file's tags are the same object), each graph's :class:`LexicalModel` (dropped with the graph)
-and the last request's answer per graph. The map builder holds one per repository; two maps
+file's tags are the same object), each graph's :class:`LexicalModel` (dropped with the graph;
+the next graph's is made from the last one when an edit changed a few files) and the last
+request's answer per graph. The map builder holds one per repository; two maps
 built at once in two threads take turns on its lock.
 
 BM25 is computed with numpy, not with SQLite FTS5 (:mod:`hybridmap.languages.lexical`, what
@@ -88,63 +89,155 @@ class Vocabulary:
         return np.fromiter(sorted(found), np.int64, len(found))
 
 
+#: An edit's model is made from the last one (:meth:`LexicalModel.updated`) unless the files it
+#: changes, or the entries no file points at any more, pass this share: then it is built afresh.
+REBUILD_SHARE = 0.25
+
+
 @dataclass(frozen=True, slots=True)
 class LexicalModel:
-    """A graph's files as BM25 sees them: each file's word ids and counts, end to end."""
+    """A graph's files as BM25 sees them: each file's word ids and counts, end to end.
 
-    starts: np.ndarray
-    """File f's words are ``ids[starts[f]:starts[f + 1]]``."""
+    Entries are kept by *slot*: each graph file points at the slot holding its vector. A model
+    made from the last one after an edit (:meth:`updated`) keeps the slots of the files that did
+    not change and appends slots for those that did (the old ones stay, pointed at by no file):
+    nothing is copied per file and the kept entries' postings are not sorted again. Each file's
+    entries are the same values in the same order whichever way the model was made, so its BM25
+    sum, the lengths and their average are bit-identical (a test checks it)."""
+
     ids: np.ndarray
     counts: np.ndarray
     owner: np.ndarray
-    """The file of each entry."""
-    norm: np.ndarray
-    """Per entry: k1 (1 - b + b |d| / avg|d|) of its file."""
+    """The slot of each entry."""
+    slot_starts: np.ndarray
+    """Slot s's entries are ``ids[slot_starts[s]:slot_starts[s + 1]]``."""
+    slot_lengths: np.ndarray
+    """Per slot: its words counted (|d|)."""
+    slot_of_file: np.ndarray
+    """Per graph file: its slot."""
     frequency: np.ndarray
     """Per word id: how many files hold it."""
-    _postings: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list, compare=False, repr=False)
-    """:meth:`postings`, once made (a list: the record is frozen, its postings are made lazily)."""
+    average: float
+    """The files' mean length."""
+    _postings: dict[str, tuple[np.ndarray, np.ndarray, int]] = field(default_factory=dict, compare=False, repr=False)
+    """:meth:`postings` made so far: ``base`` (carried from the model this one was made from) and
+    ``tail`` (the entries after it), each (order, each word id's first place, first entry)."""
 
     @classmethod
     def of(cls, vectors: Sequence[tuple[np.ndarray, np.ndarray]], vocabulary_size: int) -> LexicalModel:
         n = len(vectors)
-        sizes = np.fromiter((len(v[0]) for v in vectors), np.int64, n)
-        starts = np.zeros(n + 1, np.int64)
-        np.cumsum(sizes, out=starts[1:])
-        ids = np.concatenate([v[0] for v in vectors]) if n else np.zeros(0, np.int64)
-        counts = np.concatenate([v[1] for v in vectors]) if n else np.zeros(0)
-        owner = np.repeat(np.arange(n), sizes)
-        lengths = np.bincount(owner, weights=counts, minlength=n) if n else np.zeros(0)
-        average = float(lengths.mean()) if n and lengths.sum() > 0 else 1.0
-        norm = K1 * (1 - B + B * lengths[owner] / average)
+        ids, counts, owner, starts, lengths = _entries(vectors, 0, 0)
         frequency = np.bincount(ids, minlength=vocabulary_size)
-        return cls(starts, ids, counts, owner, norm, frequency)
+        return cls(ids, counts, owner, starts, lengths, np.arange(n), frequency, _average(lengths))
+
+    def updated(
+        self, kept: np.ndarray, fresh: Mapping[int, tuple[np.ndarray, np.ndarray]], vocabulary_size: int
+    ) -> LexicalModel | None:
+        """The model of the next graph: ``kept`` gives each of its files' slot here (-1 for the
+        files in ``fresh``, by file index, whose vectors are new). None when building afresh is
+        due (:data:`REBUILD_SHARE`)."""
+        n_slots = len(self.slot_lengths)
+        was = np.zeros(n_slots, bool)
+        was[self.slot_of_file] = True
+        now = np.zeros(n_slots, bool)
+        now[kept[kept >= 0]] = True
+        dropped = np.flatnonzero(was & ~now)
+        idle = n_slots - int(now.sum()) + len(fresh)
+        if len(fresh) > REBUILD_SHARE * max(1, len(kept)) or idle > REBUILD_SHARE * max(1, n_slots):
+            return None
+        order = sorted(fresh)
+        ids, counts, owner, starts, lengths = _entries([fresh[i] for i in order], len(self.ids), n_slots)
+        slot_of_file = kept.copy()
+        slot_of_file[order] = np.arange(n_slots, n_slots + len(order))
+        frequency = np.zeros(vocabulary_size, np.int64)
+        frequency[: len(self.frequency)] = self.frequency
+        gone = [self.ids[self.slot_starts[slot] : self.slot_starts[slot + 1]] for slot in dropped]
+        frequency -= np.bincount(np.concatenate([np.zeros(0, np.int64), *gone]), minlength=vocabulary_size)
+        frequency += np.bincount(ids, minlength=vocabulary_size)
+        all_lengths = np.concatenate([self.slot_lengths, lengths])
+        model = LexicalModel(
+            np.concatenate([self.ids, ids]),
+            np.concatenate([self.counts, counts]),
+            np.concatenate([self.owner, owner]),
+            np.concatenate([self.slot_starts, starts[1:]]),
+            all_lengths,
+            slot_of_file,
+            frequency,
+            _average(all_lengths[slot_of_file]),
+        )
+        base = self._postings.get("base")
+        if base is not None:
+            model._postings["base"] = base  # its entries did not move; the rest is sorted when asked
+        return model
 
     def words_of(self, fi: int) -> np.ndarray:
-        return self.ids[self.starts[fi] : self.starts[fi + 1]]
+        slot = self.slot_of_file[fi]
+        return self.ids[self.slot_starts[slot] : self.slot_starts[slot + 1]]
 
-    def postings(self) -> tuple[np.ndarray, np.ndarray]:
-        """(entries ordered by word id, each word id's first place in that order): which entries
-        hold a word, without a pass over every entry of a large repository per request."""
-        if not self._postings:  # built on the first request this model answers, then kept with it
-            order = np.argsort(self.ids, kind="stable")
-            self._postings.append((order, np.searchsorted(self.ids[order], np.arange(len(self.frequency) + 1))))
-        return self._postings[0]
+    def postings(self) -> list[tuple[np.ndarray, np.ndarray, int]]:
+        """Runs of (entries ordered by word id, each word id's first place in that order, the first
+        entry of the run): which entries hold a word, without a pass over every entry of a large
+        repository per request. Made on the first request this model answers, then kept."""
+        base = self._postings.get("base")
+        if base is None:
+            base = self._postings["base"] = _postings(self.ids, 0, len(self.frequency))
+        runs = [base]
+        end = base[2] + len(base[0])
+        if end < len(self.ids):
+            tail = self._postings.get("tail")
+            if tail is None:
+                tail = self._postings["tail"] = _postings(self.ids[end:], end, len(self.frequency))
+            runs.append(tail)
+        return runs
 
     def scores(self, query: np.ndarray, n: int) -> np.ndarray:
         """Each file's BM25 score for the word ids ``query`` (each counted once)."""
         if not len(query) or not len(self.ids):
             return np.zeros(n)
-        order, firsts = self.postings()
-        known = query[(query >= 0) & (query < len(self.frequency))]
-        runs = [order[firsts[w] : firsts[w + 1]] for w in known.tolist()]
+        known = query[(query >= 0) & (query < len(self.frequency))].tolist()
+        runs = [
+            order[firsts[w] : firsts[w + 1]] + start if start else order[firsts[w] : firsts[w + 1]]
+            for order, firsts, start in self.postings()
+            for w in known
+            if w + 1 < len(firsts)
+        ]
         # Entry order, as a mask over every entry would give: the sums below add in the same order.
         hit = np.sort(np.concatenate(runs)) if runs else np.zeros(0, np.intp)
-        ids, tf = self.ids[hit], self.counts[hit]
+        ids, tf, slots = self.ids[hit], self.counts[hit], self.owner[hit]
         held = self.frequency[ids].astype(np.float64)
         idf = np.maximum(np.log((n - held + 0.5) / (held + 0.5)), MIN_IDF)
-        weights = idf * tf * (K1 + 1) / (tf + self.norm[hit])
-        return np.bincount(self.owner[hit], weights=weights, minlength=n)
+        norm = K1 * (1 - B + B * self.slot_lengths[slots] / self.average)
+        weights = idf * tf * (K1 + 1) / (tf + norm)
+        per_slot = np.bincount(slots, weights=weights, minlength=len(self.slot_lengths))
+        per_file: np.ndarray = np.take(per_slot, self.slot_of_file)
+        return per_file
+
+
+def _entries(
+    vectors: Sequence[tuple[np.ndarray, np.ndarray]], first_entry: int, first_slot: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``vectors`` end to end as slots numbered from ``first_slot``: (ids, counts, each entry's
+    slot, the slots' starts from ``first_entry``, their lengths)."""
+    n = len(vectors)
+    sizes = np.fromiter((len(v[0]) for v in vectors), np.int64, n)
+    starts = np.full(n + 1, first_entry, np.int64)
+    np.cumsum(sizes, out=starts[1:])
+    starts[1:] += first_entry
+    ids = np.concatenate([v[0] for v in vectors]) if n else np.zeros(0, np.int64)
+    counts = np.concatenate([v[1] for v in vectors]) if n else np.zeros(0)
+    local = np.repeat(np.arange(n), sizes)
+    lengths = np.bincount(local, weights=counts, minlength=n) if n else np.zeros(0)
+    return ids, counts, local + first_slot, starts, lengths
+
+
+def _average(lengths: np.ndarray) -> float:
+    """The mean file length, over the files in graph order (1 for none or all empty)."""
+    return float(lengths.mean()) if len(lengths) and lengths.sum() > 0 else 1.0
+
+
+def _postings(ids: np.ndarray, start: int, vocabulary_size: int) -> tuple[np.ndarray, np.ndarray, int]:
+    order = np.argsort(ids, kind="stable")
+    return order, np.searchsorted(ids[order], np.arange(vocabulary_size + 1)), start
 
 
 Answer = list[tuple[int, float]]
@@ -160,6 +253,9 @@ class LexicalIndex:
         """(whole text?, path) -> (the tags it was read from, its vector)."""
         self._models: weakref.WeakKeyDictionary[RepoGraph, dict[bool, LexicalModel]] = weakref.WeakKeyDictionary()
         self._answers: weakref.WeakKeyDictionary[RepoGraph, tuple[object, Answer]] = weakref.WeakKeyDictionary()
+        self._last: dict[bool, tuple[Mapping[str, int], tuple[FileTags | None, ...], LexicalModel]] = {}
+        """Per kind of model, the last one made: (its graph's file index, each file's tags, the
+        model), what the next graph's is made from."""
         self._lock = threading.Lock()
 
     def _vector_of(self, path: str, tags: FileTags | None, whole_text: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -171,18 +267,47 @@ class LexicalIndex:
         return vector
 
     def model_for(self, graph: RepoGraph, tags: Mapping[str, FileTags], whole_text: bool = False) -> LexicalModel:
-        """The graph's lexical model (of its files' names' words, or of their whole texts), built
-        from ``tags`` (the graph's own) the first time."""
+        """The graph's lexical model (of its files' names' words, or of their whole texts), made
+        from ``tags`` (the graph's own) the first time: from the last graph's model when only a
+        few files' tags changed (an edit), else built afresh."""
         with self._lock:
             models = self._models.setdefault(graph, {})
             model = models.get(whole_text)
             if model is None:
-                vectors = [self._vector_of(path, tags.get(path), whole_text) for path in graph.files]
-                model = models[whole_text] = LexicalModel.of(vectors, len(self._vocabulary))
-                live = set(graph.files)
-                for key in [k for k in self._vectors if k[1] not in live]:  # only current files' words are kept
-                    del self._vectors[key]
+                model = self._updated(graph, tags, whole_text) or self._built(graph, tags, whole_text)
+                models[whole_text] = model
+                self._last[whole_text] = (graph.index, tuple(tags.get(p) for p in graph.files), model)
             return model
+
+    def _built(self, graph: RepoGraph, tags: Mapping[str, FileTags], whole_text: bool) -> LexicalModel:
+        vectors = [self._vector_of(path, tags.get(path), whole_text) for path in graph.files]
+        live = set(graph.files)
+        for key in [k for k in self._vectors if k[1] not in live]:  # only current files' words are kept
+            del self._vectors[key]
+        return LexicalModel.of(vectors, len(self._vocabulary))
+
+    def _updated(self, graph: RepoGraph, tags: Mapping[str, FileTags], whole_text: bool) -> LexicalModel | None:
+        """The last graph's model carried over to ``graph``: a file keeps its slot when its tags
+        are the same object (the sources keep an unchanged file's), the others' vectors are new."""
+        last = self._last.get(whole_text)
+        if last is None:
+            return None
+        index, old_tags, old = last
+        kept = np.full(len(graph.files), -1, np.int64)
+        fresh: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        for fi, path in enumerate(graph.files):
+            now = tags.get(path)
+            oi = index.get(path)
+            if oi is not None and old_tags[oi] is now:
+                kept[fi] = old.slot_of_file[oi]
+            else:
+                fresh[fi] = self._vector_of(path, now, whole_text)
+                if len(fresh) > REBUILD_SHARE * len(graph.files):
+                    return None  # a checkout, not an edit
+        for path in index:
+            if path not in graph.index:
+                self._vectors.pop((whole_text, path), None)
+        return old.updated(kept, fresh, len(self._vocabulary))
 
     def word_ids(self, words: Sequence[str]) -> np.ndarray:
         """The ids of ``words`` the index has seen, once each."""
