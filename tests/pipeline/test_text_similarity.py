@@ -246,7 +246,7 @@ def test_edits_of_a_few_files_carry_the_model_over() -> None:
     model.scores(query, len(files))
     for step in range(12):
         fi = rng.randrange(len(files))
-        files[fi] = Counter(rng.choices(words + [f"new{step}"], k=rng.randrange(1, 30)))
+        files[fi] = Counter(rng.choices([*words, f"new{step}"], k=rng.randrange(1, 30)))
         kept = np.array(model.slot_of_file)
         kept[fi] = -1
         carried = model.updated(kept, {fi: vocabulary.vector(files[fi])}, len(vocabulary))
