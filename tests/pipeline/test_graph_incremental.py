@@ -30,7 +30,9 @@ from hybridmap.model import FileTags, Span, Symbol
 from hybridmap.pipeline.graph import update as graph_update
 from hybridmap.pipeline.graph.repo_graph import RepoGraph, build_graph, definer_counts
 from hybridmap.pipeline.graph.update import GraphUpdater, graph_differences
+from hybridmap.pipeline.rank import lexical as lexical_module
 from hybridmap.pipeline.rank import rank
+from hybridmap.pipeline.rank.lexical import LexicalIndex
 from hybridmap.settings import Settings
 
 #: Few names, so that files define and use the same ones (definer sets move with every edit).
@@ -100,26 +102,33 @@ def write(root: Path, repo: Repo) -> None:
 
 
 def assert_same_as_rebuild(
-    graph: RepoGraph, tags: Mapping[str, FileTags], config: Settings, resolved: Any = None
+    graph: RepoGraph,
+    tags: Mapping[str, FileTags],
+    config: Settings,
+    resolved: Any = None,
+    lexical: LexicalIndex | None = None,
 ) -> None:
+    """The graph equals a rebuild, and so do its rankings; with ``lexical`` (kept across edits:
+    its text-similarity models carried over from the last graph's) against a fresh index."""
     want = build_graph(tags, config, resolved)
     assert graph_differences(graph, want) == []
     chat = sorted(tags)[:1]
     for chat_files, idents in (([], []), (chat, ["get"])):
         ask: dict[str, Any] = {"chat_files": chat_files, "mentioned_files": [], "mentioned_idents": idents}
-        assert rank(graph, tags, settings=config, **ask) == rank(want, tags, settings=config, **ask)
+        ours = rank(graph, tags, settings=config, lexical=lexical, **ask)
+        assert ours == rank(want, tags, settings=config, lexical=LexicalIndex() if lexical else None, **ask)
 
 
 @contextlib.contextmanager
 def never_rebuilt() -> Iterator[None]:
     """Every change goes through the update (a small repository's edits touch a large share of
     its files, which would otherwise rebuild)."""
-    share = graph_update.REBUILD_SHARE
-    graph_update.REBUILD_SHARE = float("inf")
+    share, lexical_share = graph_update.REBUILD_SHARE, lexical_module.REBUILD_SHARE
+    graph_update.REBUILD_SHARE = lexical_module.REBUILD_SHARE = float("inf")
     try:
         yield
     finally:
-        graph_update.REBUILD_SHARE = share
+        graph_update.REBUILD_SHARE, lexical_module.REBUILD_SHARE = share, lexical_share
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -199,6 +208,7 @@ def _tag_steps(
     config: Settings,
 ) -> None:
     resolved: dict[tuple[str, str], dict[str, str]] = {}
+    lexical = LexicalIndex()
     for op, pair_ops in steps:
         apply(repo, op)
         # Unchanged files keep their tags object, as the sources do.
@@ -219,7 +229,7 @@ def _tag_steps(
         assert updater.last_mode in ("updated", "unchanged")
         # The API's definer counts, kept from the previous call, equal a fresh count.
         assert definer_counts(tags) == Counter(name for t in tags.values() for name in {s.name for s in t.symbols})
-        assert_same_as_rebuild(graph, tags, config, dict(resolved) or None)
+        assert_same_as_rebuild(graph, tags, config, dict(resolved) or None, lexical)
 
 
 def _same(tags: FileTags, value: tuple[list[str], list[str]]) -> bool:

@@ -257,9 +257,9 @@ class LexicalIndex:
         """(whole text?, path) -> (the tags it was read from, its vector)."""
         self._models: weakref.WeakKeyDictionary[RepoGraph, dict[bool, LexicalModel]] = weakref.WeakKeyDictionary()
         self._answers: weakref.WeakKeyDictionary[RepoGraph, tuple[object, Answer]] = weakref.WeakKeyDictionary()
-        self._last: dict[bool, tuple[Mapping[str, int], tuple[FileTags | None, ...], LexicalModel]] = {}
-        """Per kind of model, the last one made: (its graph's file index, each file's tags, the
-        model), what the next graph's is made from."""
+        self._last: dict[bool, tuple[Sequence[str], Mapping[str, int], tuple[FileTags | None, ...], LexicalModel]] = {}
+        """Per kind of model, the last one made: (its graph's files and their index, each file's
+        tags, the model), what the next graph's is made from."""
         self._lock = threading.Lock()
 
     def _vector_of(self, path: str, tags: FileTags | None, whole_text: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -278,9 +278,10 @@ class LexicalIndex:
             models = self._models.setdefault(graph, {})
             model = models.get(whole_text)
             if model is None:
-                model = self._updated(graph, tags, whole_text) or self._built(graph, tags, whole_text)
+                now = tuple(tags.get(p) for p in graph.files)
+                model = self._updated(graph, now, whole_text) or self._built(graph, tags, whole_text)
                 models[whole_text] = model
-                self._last[whole_text] = (graph.index, tuple(tags.get(p) for p in graph.files), model)
+                self._last[whole_text] = (graph.files, graph.index, now, model)
             return model
 
     def _built(self, graph: RepoGraph, tags: Mapping[str, FileTags], whole_text: bool) -> LexicalModel:
@@ -290,27 +291,31 @@ class LexicalIndex:
             del self._vectors[key]
         return LexicalModel.of(vectors, len(self._vocabulary))
 
-    def _updated(self, graph: RepoGraph, tags: Mapping[str, FileTags], whole_text: bool) -> LexicalModel | None:
-        """The last graph's model carried over to ``graph``: a file keeps its slot when its tags
-        are the same object (the sources keep an unchanged file's), the others' vectors are new."""
+    def _updated(self, graph: RepoGraph, now: Sequence[FileTags | None], whole_text: bool) -> LexicalModel | None:
+        """The last graph's model carried over to ``graph`` (``now``: its files' tags, in order):
+        a file keeps its slot when its tags are the same object (the sources keep an unchanged
+        file's), the others' vectors are new."""
         last = self._last.get(whole_text)
         if last is None:
             return None
-        index, old_tags, old = last
-        kept = np.full(len(graph.files), -1, np.int64)
-        fresh: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        for fi, path in enumerate(graph.files):
-            now = tags.get(path)
-            oi = index.get(path)
-            if oi is not None and old_tags[oi] is now:
-                kept[fi] = old.slot_of_file[oi]
-            else:
-                fresh[fi] = self._vector_of(path, now, whole_text)
-                if len(fresh) > REBUILD_SHARE * len(graph.files):
-                    return None  # a checkout, not an edit
-        for path in index:
-            if path not in graph.index:
-                self._vectors.pop((whole_text, path), None)
+        files, index, was, old = last
+        if graph.files is files:  # an edit that added and removed nothing: the same file list
+            changed = [fi for fi, (a, b) in enumerate(zip(was, now, strict=True)) if a is not b]
+            kept = old.slot_of_file.copy()
+        else:
+            slots = [
+                old.slot_of_file[oi] if (oi := index.get(p)) is not None and was[oi] is t else -1
+                for p, t in zip(graph.files, now, strict=True)
+            ]
+            kept = np.array(slots, np.int64)
+            changed = np.flatnonzero(kept < 0).tolist()
+            for path in index:
+                if path not in graph.index:
+                    self._vectors.pop((whole_text, path), None)
+        if len(changed) > REBUILD_SHARE * len(graph.files):
+            return None  # a checkout, not an edit
+        kept[changed] = -1
+        fresh = {fi: self._vector_of(graph.files[fi], now[fi], whole_text) for fi in changed}
         return old.updated(kept, fresh, len(self._vocabulary))
 
     def word_ids(self, words: Sequence[str]) -> np.ndarray:
