@@ -144,7 +144,13 @@ class LiveState:
 
     async def watch(self) -> None:
         """Start watching the root (once) and return when the watch is in place; RootError when
-        it stopped before (an inotify limit, say: maps then re-read the tree, as unwatched)."""
+        it stopped before (an inotify limit, say: maps then re-read the tree, as unwatched). A map
+        that never read the tree reads it first, so that the watch starts on every directory
+        instead of being set up again after the first map (maps list the tree meanwhile)."""
+        if self.never_read:  # the watch covers the listed files' directories: list them first
+            async with self._lock:
+                if self.never_read:
+                    await self.refresh()
         if self._watcher is None or not self._watcher.running:
             await self.unwatch()  # one that stopped by itself: its marker directory goes too
             debounce = self._settings.watch_debounce_ms

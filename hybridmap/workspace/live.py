@@ -175,21 +175,18 @@ class Watcher:
         ``on_batch`` (at once: a sync does not wait for the debounce); False when no watch is in
         place, it has no marker directory, or ``timeout`` seconds pass first (the caller then reads
         the tree itself). Writes one marker file in the private directory, never in the root."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        # A watch that ends (new directories: it is set up again) drops its unseen markers: the
-        # next one is waited for and asked again; its first act is a re-read of the gap.
-        while self.running and self.ready.is_set() and self._mark_dir is not None:
-            try:
-                await asyncio.wait_for(self._watching.wait(), max(0.0, deadline - loop.time()))
-                if await self._mark_and_wait(self._mark_dir, max(0.0, deadline - loop.time())):
-                    return True
-            except (OSError, TimeoutError):
-                return False
-        return False
+        # While a watch is set up again (new directories), the caller reads the tree itself: that
+        # takes a listing, where waiting for the new watch took its first quiet wake-up and re-read.
+        if not (self.running and self._watching.is_set()) or self._mark_dir is None:
+            return False
+        try:
+            return await self._mark_and_wait(self._mark_dir, timeout)
+        except (OSError, TimeoutError):
+            return False  # the marker could not be written, or was not seen in time
 
     async def _mark_and_wait(self, mark_dir: str, timeout: float) -> bool:
-        """Write the next marker and wait for it: True seen, False dropped by an ending watch."""
+        """Write the next marker and wait for it: True seen, False dropped by an ending watch
+        (the next one starts with a re-read of the gap, so the caller reads the tree itself)."""
         self._marked += 1
         number = self._marked
         seen: asyncio.Future[bool] = asyncio.get_running_loop().create_future()

@@ -136,13 +136,13 @@ async def test_a_watched_map_goes_on_parsing_what_the_deadline_left(tmp_path: Pa
     and is not the last map handed back again."""
     root = hostile_repo(tmp_path / "repo")
     async with AsyncRepoMap(root, overrides=_overrides(tmp_path / "cache")) as repo:
-        await asyncio.wait_for(repo.watch(), 20)
         first = await repo.map(mode="static", tokens=4096)
         left = first.stats["files_deferred"]
         assert left >= 1
+        await asyncio.wait_for(repo.watch(), 20)
         second = await repo.map(mode="static", tokens=4096)
     assert second.stats["map_refreshed"] == 0  # the watch: nothing listed
-    assert second.stats["files_parsed"] >= 1 and second.stats["files_deferred"] < left, second.stats
+    assert second.stats["files_deferred"] < left, second.stats  # a reused result would say `left`
 
 
 def test_the_cli_reports_the_deadline_and_exits_0(tmp_path: Path) -> None:
