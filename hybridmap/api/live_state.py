@@ -21,6 +21,7 @@ from ..pipeline.build import BuildRequest, MapInputs
 from ..settings import Settings
 from ..workspace.live import EventHub, LiveEvent, Watcher
 from ..workspace.state import Snapshot
+from ..workspace.walk import directories_of
 from .engine import MapEngine
 
 log = logging.getLogger("hybridmap.live")
@@ -185,14 +186,8 @@ class LiveState:
 
     def _watched_directories(self) -> frozenset[str]:
         """The directories of the listed files (and their parents): what the watch covers."""
-        out: set[str] = set()
         snapshot = self._engine.snapshot
-        for path in (*snapshot.files, *snapshot.special_files):
-            directory = path.rpartition("/")[0]
-            while directory and directory not in out:
-                out.add(directory)
-                directory = directory.rpartition("/")[0]
-        return frozenset(out)
+        return frozenset(directories_of((*snapshot.files, *snapshot.special_files)))
 
     # --- what the parse deadline left -----------------------------------------------------
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import stat
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -28,7 +28,7 @@ from ..languages.notebooks import NotebookError, is_notebook
 from ..languages.registry import LanguageRegistry
 from ..model import Diagnostic, FileStatus
 from ..settings import Settings
-from .walk import head_reader, is_special_file, list_files, list_named, read_source
+from .walk import directories_of, head_reader, is_special_file, list_files, list_named, read_source
 
 Progress = Callable[[str, int, int], None]
 
@@ -113,11 +113,11 @@ class Workspace:
         self._listed_directories: set[str] | None = None
         """Their directories, made on first need."""
 
-    def _is_source(self, rel: str) -> bool:
-        return self._registry.language_for(rel, self._head) is not None
-
     def language_of(self, rel: str) -> str | None:
         return self._registry.language_for(rel, self._head)
+
+    def _is_source(self, rel: str) -> bool:
+        return self.language_of(rel) is not None
 
     @property
     def snapshot(self) -> Snapshot:
@@ -167,7 +167,7 @@ class Workspace:
                 visit.forget(rel)
         self._listed = listed
         if self._listed_directories is not None:
-            self._listed_directories.update(_parents(listed_now))
+            directories_of(listed_now, into=self._listed_directories)
         special = tuple(
             [rel for rel in previous.special_files if rel not in named]
             + sorted(rel for rel in listed_now if is_special_file(rel))
@@ -196,7 +196,7 @@ class Workspace:
         except OSError:
             pass
         if self._listed_directories is None and self._listed is not None:
-            self._listed_directories = set(_parents(self._listed))
+            self._listed_directories = directories_of(self._listed)
         return self._listed_directories is not None and rel in self._listed_directories
 
     def read_listed(
@@ -301,15 +301,6 @@ _LISTING_FILES = frozenset({".gitignore", ".ignore", ".gitmodules"})
 
 def _changes_listing(rel: str) -> bool:
     return rel.rpartition("/")[2] in _LISTING_FILES
-
-
-def _parents(paths: Iterable[str]) -> Iterator[str]:
-    """Every directory above each path (repeats included)."""
-    for path in paths:
-        directory = path.rpartition("/")[0]
-        while directory:
-            yield directory
-            directory = directory.rpartition("/")[0]
 
 
 def _stat_signature(path: str) -> tuple[int, int, int, int] | None:

@@ -21,7 +21,7 @@ import fnmatch
 import hashlib
 import os
 import stat
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -223,14 +223,18 @@ def _ls_files(cwd: Path, max_paths: int) -> tuple[list[tuple[str, bool]] | None,
         return None, f"git ls-files failed (exit {proc.returncode})", False
     seen: set[str] = set()
     out: list[tuple[str, bool]] = []
-    for raw in proc.stdout.split(b"\0"):
-        if len(raw) < 3:
-            continue
-        rel = os.fsdecode(raw[2:])
+    for rel, tracked in _ls_records(proc.stdout):
         if rel not in seen:  # a conflicted file is listed once per stage
             seen.add(rel)
-            out.append((rel, raw[:2] != b"? "))
+            out.append((rel, tracked))
     return out, "", truncated
+
+
+def _ls_records(stdout: bytes) -> Iterator[tuple[str, bool]]:
+    """(path, tracked) of each whole record of :data:`_LS_FILES`'s output."""
+    for raw in stdout.split(b"\0"):
+        if len(raw) >= 3:
+            yield os.fsdecode(raw[2:]), raw[:2] != b"? "
 
 
 #: Submodule paths named in a diagnostic; the rest are counted.
@@ -526,14 +530,23 @@ def list_named(root: Path, settings: Settings, named: Collection[str]) -> set[st
     keep = PathFilter(settings)
     wanted = set(named)
     out: set[str] = set()
-    for raw in proc.stdout.split(b"\0"):
-        if len(raw) < 3:
-            continue
-        rel = os.fsdecode(raw[2:])
+    for rel, tracked in _ls_records(proc.stdout):
         if rel not in wanted:
             return None  # a named path is a directory in git's index (removed or moved): list it all
-        if keep.keep(rel, raw[:2] != b"? "):
+        if keep.keep(rel, tracked):
             out.add(rel)
+    return out
+
+
+def directories_of(paths: Iterable[str], into: set[str] | None = None) -> set[str]:
+    """Every directory holding one of ``paths``, and each of their parents (the root, '', left
+    out), added to ``into`` when given; a chain is climbed only until a directory already in."""
+    out = set() if into is None else into
+    for path in paths:
+        directory = path.rpartition("/")[0]
+        while directory and directory not in out:
+            out.add(directory)
+            directory = directory.rpartition("/")[0]
     return out
 
 

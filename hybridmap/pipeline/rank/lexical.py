@@ -279,13 +279,13 @@ class LexicalIndex:
             model = models.get(whole_text)
             if model is None:
                 now = tuple(tags.get(p) for p in graph.files)
-                model = self._updated(graph, now, whole_text) or self._built(graph, tags, whole_text)
+                model = self._updated(graph, now, whole_text) or self._built(graph, now, whole_text)
                 models[whole_text] = model
                 self._last[whole_text] = (graph.files, graph.index, now, model)
             return model
 
-    def _built(self, graph: RepoGraph, tags: Mapping[str, FileTags], whole_text: bool) -> LexicalModel:
-        vectors = [self._vector_of(path, tags.get(path), whole_text) for path in graph.files]
+    def _built(self, graph: RepoGraph, now: Sequence[FileTags | None], whole_text: bool) -> LexicalModel:
+        vectors = [self._vector_of(path, t, whole_text) for path, t in zip(graph.files, now, strict=True)]
         live = set(graph.files)
         for key in [k for k in self._vectors if k[1] not in live]:  # only current files' words are kept
             del self._vectors[key]
