@@ -138,3 +138,26 @@ def test_no_path_by_path_without_git_or_past_max_files(tmp_path: Path, git_repo)
     small.refresh()
     write_files(root, {"pkg/one_more.py": "def one_more():\n    pass\n"})
     assert small.refresh_paths({"pkg/one_more.py"}) is None  # max_files would choose what to keep
+
+
+def test_hostile_names_are_literal_paths_to_git(git_repo) -> None:
+    """Names a repository chooses reach git as ``:(literal)`` pathspecs after ``--``: a glob, an
+    option, pathspec magic and a newline are each that one file, never a pattern or a flag."""
+    root = git_repo(START)
+    settings = Settings(cache_dir=str(root.parent / "cache"))
+    registry = LanguageRegistry.load()
+    workspace = Workspace(root, settings, registry)
+    workspace.refresh()
+    hostile = {
+        "pkg/*.py": "def star():\n    pass\n",
+        "pkg/--output=owned.py": "def option():\n    pass\n",
+        "pkg/:(glob)**.py": "def magic():\n    pass\n",
+        "pkg/new\nline.py": "def newline():\n    pass\n",
+    }
+    write_files(root, hostile)
+    done = workspace.refresh_paths(set(hostile))
+    assert done is not None
+    snapshot, changes = done
+    assert set(changes.added) == set(hostile)  # each name is itself, and only itself
+    assert _view(snapshot) == _view(_fresh(root, settings, registry))
+    assert not (root / "owned.py").exists() and not (root / "pkg" / "owned.py").exists()
