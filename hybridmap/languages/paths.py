@@ -41,6 +41,34 @@ def is_test_path(path: str) -> bool:
     return bool(_TEST_DIR.search(path) or _TEST_FILE.match(path.rpartition("/")[2]))
 
 
+#: A test file's name around its subject's: ``test_x``, ``x_test``, ``x_tests``, ``x_spec``,
+#: ``x.test``, ``x.spec``, ``XTest``, ``XTests`` (the stem, before its first dot but for
+#: ``.test``/``.spec``).
+_TEST_AFFIXES = re.compile(r"^(?:test_)?(.+?)(?:_tests?|_spec|\.test|\.spec|Tests?)?$")
+
+
+def subject_stem(path: str, test: bool | None = None) -> str:
+    """The stem a file pairs on with its tests or its subject (lowercase, ``_``/``-`` dropped: the
+    conventions differ in case and separators, ``FooBar.java`` / ``foo_bar_test.go``): a
+    test file's name without its test affixes (``tests/test_foo_bar.py``, ``foo_bar_test.go``,
+    ``fooBar.spec.ts``, ``FooBarTest.java`` -> ``foobar``), any other file's stem
+    (``src/foo_bar.py`` -> ``foobar``). A file under a test directory without an affix
+    (``tests/foo.rs``) keeps its stem. Names every package repeats (``__init__.py``,
+    ``__main__.py``) have none (""): a test package's ``__init__`` is nobody's test. Only a test
+    and a non-test pair: see :mod:`hybridmap.pipeline.rank.signals.test_pairs`. ``test``:
+    :func:`is_test_path` of ``path`` when the caller has it (None: asked here)."""
+    name = path.rpartition("/")[2]
+    if name.startswith("__"):
+        return ""
+    head, _, rest = name.partition(".")
+    if rest.startswith(("test.", "spec.")):
+        head += "." + rest.split(".", 1)[0]
+    if is_test_path(path) if test is None else test:
+        match = _TEST_AFFIXES.match(head)
+        head = match.group(1) if match else head
+    return head.replace("_", "").replace("-", "").lower()
+
+
 def is_test_data_or_vendored(directory: str) -> bool:
     """Whether ``directory`` (relative, POSIX) is inside test data or vendored code: projects
     there (a fixture's ``go.mod``, a vendored ``package.json``) are not the repository's own."""

@@ -74,6 +74,7 @@ AFTER_GOLDEN = {
     "text_similarity_boost": 0.0,
     "text_similarity_message_boost": 0.0,
     "text_similarity_personalization": 0.0,
+    "test_pair_boost": 0.0,
 }
 
 Case = dict[str, Any]

@@ -54,6 +54,24 @@ class PerGraph(Generic[T]):
         return value
 
 
+class PerFileList(Generic[T]):
+    """What a signal derives from the graph's file paths alone: kept while the paths stay the
+    same, so an edit (a new graph, the same files) does not pay for it again. One list at a
+    time: the last graph's (two threads may both build it; either answer is the same)."""
+
+    def __init__(self, build: Callable[[tuple[str, ...]], T]) -> None:
+        self._build = build
+        self._held: tuple[tuple[str, ...], T] | None = None
+
+    def __call__(self, files: tuple[str, ...]) -> T:
+        held = self._held
+        if held is not None and (held[0] is files or held[0] == files):
+            return held[1]
+        value = self._build(files)
+        self._held = (files, value)
+        return value
+
+
 @dataclass(frozen=True)
 class RankContext:
     """One request over one graph: what every signal reads. Built by the ranker, never edited."""

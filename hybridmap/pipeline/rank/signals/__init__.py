@@ -45,6 +45,7 @@ from .private_definitions import PrivateDefinitions
 from .reference_names import ReferenceNames
 from .session_files import SessionEvents
 from .symbol_neighbourhood import SymbolNeighbourhood
+from .test_pairs import TestPairs
 from .text_similarity import TextSimilarity
 
 #: The signals every map is ranked with, in the order each phase applies them. The order keeps
@@ -62,6 +63,7 @@ DEFAULT_SIGNALS: tuple[Signal, ...] = (
     SessionEvents(),
     ChatNeighbors(),
     CoChangePartners(),
+    TestPairs(),
     TextSimilarity(),
     ChatDependents(),
     DirectoryProximity(),
@@ -91,5 +93,6 @@ __all__ = [
     "ReferenceNames",
     "SessionEvents",
     "SymbolNeighbourhood",
+    "TestPairs",
     "TextSimilarity",
 ]
