@@ -130,3 +130,27 @@ def test_a_partner_the_graph_does_not_reach_is_lifted_by_its_history(git_repo, t
             assert "committed with a chat file in 5 commits" in result.files[0].why
     assert order[0.0][0] == "util.py", order[0.0]  # the control: the graph's favourite first
     assert order[2.0][0] == "ledger.py", order[2.0]
+
+
+def test_a_partner_without_definitions_is_lifted_by_name(git_repo, tmp_path: Path) -> None:
+    """A lifted file with no definition to lift (a message catalog: one call, nothing defined) is
+    shown by name: the lift goes to that score instead (it did nothing before)."""
+    catalog = 'Documentation.addTranslations({"locale": "nb", "messages": {"Search": "Søk"}});\n'
+    files = {
+        "app.py": "from util import fmt\n\ndef run(x):\n    return fmt(x)\n",
+        "util.py": "def fmt(x):\n    return str(x)\n",
+        "locale/nb/catalog.js": catalog,
+    }
+    files |= {f"view{i}.py": f"from util import fmt\n\ndef show_{i}(x):\n    return fmt(x)\n" for i in range(8)}
+    root = git_repo(files)
+    for i in range(4):
+        _commit(root, {"app.py": files["app.py"] + f"# {i}\n", "locale/nb/catalog.js": f"// {i}\n" + catalog}, "both")
+    order = {}
+    for lift in (0.0, 2.0):
+        overrides = {"cache_dir": str(tmp_path / "c"), "co_change_definition_boost": lift, "text_similarity_boost": 0.0}
+        with RepoMap(root, overrides=overrides) as repo:
+            result = repo.map(mode="static", chat_files=["app.py"], tokens=1000)
+        order[lift] = [f.path for f in result.files]
+        assert not any(f.symbols for f in result.files if f.path == "locale/nb/catalog.js")
+    assert order[0.0][0] != "locale/nb/catalog.js", order[0.0]  # the control
+    assert order[2.0][0] == "locale/nb/catalog.js", order[2.0]

@@ -106,6 +106,9 @@ class RankContext:
     """The repository's lexical index (its owner's: the map builder), for the text similarity."""
     _lift_reference: list[float] = field(default_factory=list, compare=False, repr=False)
     """:meth:`lift_best_definitions`' reference, once taken (a list: the record is frozen)."""
+    bare_lifts: dict[int, float] = field(default_factory=dict, compare=False, repr=False)
+    """The lifts of files without definitions (file index -> the sum): the ranker adds them to
+    the score such a file is shown by name with (a mutable dict: the record is frozen)."""
 
     @property
     def n(self) -> int:
@@ -168,10 +171,11 @@ class RankContext:
 
     def lift_best_definitions(self, scores: np.ndarray, shares: Iterable[tuple[int, float]], weight: float) -> None:
         """Add ``weight`` times each file's share times the reference score to that file's best
-        definition, in place: a lift that does not depend on the rank PageRank gave the file (a
-        file the chat files do not reach has almost none). The reference is the best score of
-        any definition outside the chat files when the request's first lift is made, so two
-        signals' lifts add up the same in either order."""
+        definition, in place (to :attr:`bare_lifts` for a file without one): a lift that does
+        not depend on the rank PageRank gave the file (a file the chat files do not reach has
+        almost none). The reference is the best score of any definition outside the chat files
+        when the request's first lift is made, so two signals' lifts add up the same in either
+        order."""
         if weight <= 0 or not len(scores):
             return
         graph = self.graph
@@ -186,6 +190,8 @@ class RankContext:
             lo, hi = int(starts[fi]), int(starts[fi + 1])
             if hi > lo:
                 scores[lo + int(np.argmax(scores[lo:hi]))] += weight * share * reference
+            else:  # shown by name (a message catalog, a data file): lifted all the same
+                self.bare_lifts[fi] = self.bare_lifts.get(fi, 0.0) + weight * share * reference
 
     @cached_property
     def chat_users(self) -> tuple[int, ...]:

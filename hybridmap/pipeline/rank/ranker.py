@@ -299,9 +299,11 @@ def _ranking(
     in_chat = np.zeros(ctx.n, dtype=bool)
     in_chat[[fi for fi in ctx.chat if fi not in ctx.changed]] = True
     keep = ~in_chat[graph.symbol_file]
-    # Files without definitions are shown by name, ranked by a share of their rank.
+    # Files without definitions are shown by name, ranked by a share of their rank plus any lift.
     bare = np.flatnonzero((_symbol_counts(graph) == 0) & ~in_chat)
     bare_scores = ctx.settings.unreferenced_definition_share * file_score[bare]
+    if ctx.bare_lifts:
+        bare_scores += np.fromiter((ctx.bare_lifts.get(fi, 0.0) for fi in bare.tolist()), np.float64, len(bare))
     all_scores = np.concatenate([np.where(keep, scores, -np.inf), bare_scores])
     total = int(keep.sum()) + len(bare)
     take = total if limit is None else min(limit, total)
