@@ -796,6 +796,12 @@ class Settings:
     """Where parses are cached; ``None`` = ``$XDG_CACHE_HOME/hybridmap``."""
     cache_size_limit: int = setting(2**30, _int(0, 2**50, protective=True))
     """diskcache size limit in bytes (least recently stored entries go first)."""
+    artifact_max_bytes: int = setting(2**33, _int(2**20, 2**50, protective=True))
+    """The most bytes an index artifact's import reads, decompressed (``hybridmap index --import``;
+    8 GiB): a stream that says more stops there, what came before it kept."""
+    artifact_max_entry_bytes: int = setting(2**26, _int(2**10, 2**40, protective=True))
+    """The largest entry an index artifact's import takes (64 MiB; a parse of one file is far
+    smaller): a larger one is skipped and counted."""
     memory_cache_entries: int = setting(20_000, _int(0, 10_000_000, protective=True))
     """Entries kept in memory when there is no usable disk cache (``use_cache = false``, or a
     read-only, locked or failed one); the oldest go first beyond this."""

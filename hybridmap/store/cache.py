@@ -40,7 +40,7 @@ import re
 import sqlite3
 import stat
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -416,6 +416,55 @@ class Cache:
             self._remember(items)
             self._close_disk()
             self._note("cache_unavailable", f"cache failed ({type(exc).__name__}: {exc}); continuing in memory")
+
+    def raw_items(self) -> Iterator[tuple[str, bytes]]:
+        """Every entry as stored: (key, our codec's bytes), nothing decoded (an index artifact's
+        export). Entries held in memory are encoded; a row in a form we never write is skipped."""
+        if self._disk is None:
+            for key, value in list(self._memory.items()):
+                with contextlib.suppress(*_STORE_ERRORS):
+                    yield key, codec.encode(value)
+            return
+        try:
+            stored_keys = list(self._disk.iterkeys())
+        except (sqlite3.Error, diskcache.Timeout) as exc:
+            self._database_failed(exc)
+            return
+        for stored in stored_keys:
+            if type(stored) is not str or not stored.startswith(DISK_KEY_PREFIX):
+                continue
+            try:
+                data = self._disk.get(stored)
+            except (sqlite3.Error, diskcache.Timeout) as exc:
+                self._database_failed(exc)
+                return
+            except Exception:  # noqa: BLE001, S112 - a row diskcache cannot read is not exported
+                continue
+            if type(data) is bytes:
+                yield stored[len(DISK_KEY_PREFIX) :], data
+
+    def set_raw_many(self, items: Mapping[str, bytes]) -> None:
+        """Store values already in our codec's bytes (an index artifact's import), unread: like
+        every entry, each is decoded when a map reads it, and dropped there if it does not decode.
+        Without a usable disk cache they are decoded now and held in memory (bad ones skipped)."""
+        if not items:
+            return
+        if self._disk is not None:
+            try:
+                with self._disk.transact():
+                    for key, data in items.items():
+                        self._disk.set(disk_key(key), data)
+                return
+            except (sqlite3.Error, diskcache.Timeout) as exc:
+                self._database_failed(exc)
+            except _STORE_ERRORS as exc:
+                self._close_disk()
+                self._note("cache_unavailable", f"cache failed ({type(exc).__name__}: {exc}); continuing in memory")
+        decoded = {}
+        for key, data in items.items():
+            with contextlib.suppress(codec.CodecError):
+                decoded[key] = codec.decode(data)
+        self._remember(decoded)
 
     def _remember(self, items: Mapping[str, Any]) -> None:
         for key, value in items.items():

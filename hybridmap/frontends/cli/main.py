@@ -11,7 +11,7 @@ import os
 import shutil
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
@@ -549,14 +549,58 @@ def servers_command(root: str, start: bool, server_wait: float, fmt: str) -> Non
     show_default=True,
     help="Seconds each indexer may run.",
 )
-def index_command(root: str, out: str | None, timeout: float) -> None:
-    """Build a SCIP index of ROOT with scip-python / scip-typescript (docs/scip.md)."""
+@click.option(
+    "--export",
+    "export_to",
+    metavar="FILE",
+    default=None,
+    help="Instead: map ROOT once (every file, no deadline) and write what a warm map needs to FILE, "
+    "an index artifact for a CI cache (docs/commands.md).",
+)
+@click.option(
+    "--import",
+    "import_from",
+    metavar="FILE",
+    default=None,
+    help="Instead: put an index artifact's entries into the cache, for the next maps to read.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["static", "hybrid"]),
+    default="static",
+    show_default=True,
+    help="--export: the map that fills the artifact (hybrid: with the servers' answers).",
+)
+@click.option(
+    "--server-wait",
+    type=click.FloatRange(min=0),
+    default=60.0,
+    show_default=True,
+    help="--export --mode hybrid: seconds the map may wait for servers.",
+)
+@_cache_options
+def index_command(
+    root: str,
+    out: str | None,
+    timeout: float,
+    export_to: str | None,
+    import_from: str | None,
+    mode: Literal["static", "hybrid"],
+    server_wait: float,
+    cache_dir: str | None,
+    no_cache: bool,
+) -> None:
+    """Build a SCIP index of ROOT with scip-python / scip-typescript (docs/scip.md); or, with
+    --export / --import, write or read an index artifact (docs/commands.md)."""
     from pathlib import Path
 
     from ...features.indexer import build_index
     from ...settings import load_settings
     from ...workspace.walk import resolve_root
 
+    if export_to or import_from:
+        _index_artifact(root, export_to, import_from, mode, server_wait, _cache_overrides(cache_dir, no_cache))
+        return
     try:
         resolved = resolve_root(root)
         report = build_index(resolved, Path(out) if out else None, load_settings(resolved), timeout)
@@ -571,6 +615,55 @@ def index_command(root: str, out: str | None, timeout: float) -> None:
         click.echo(f"hybridmap: skipped: {reason}", err=True)
     click.echo(f"hybridmap: {report.hashed} files hashed in {escape_path(str(report.sidecar))}", err=True)
     click.echo(escape_path(str(report.path)))
+
+
+def _index_artifact(
+    root: str,
+    export_to: str | None,
+    import_from: str | None,
+    mode: Literal["static", "hybrid"],
+    wait: float,
+    overrides: dict[str, Any],
+) -> None:
+    """``index --export FILE`` / ``--import FILE`` (one of them)."""
+    from pathlib import Path
+
+    from ...features.index_artifact import import_artifact
+    from ...settings import load_settings
+    from ...store.cache import Cache
+    from ...workspace.walk import resolve_root
+    from .artifact import export_artifact
+
+    if export_to and import_from:
+        fail("--export and --import: one at a time")
+    try:
+        resolved = resolve_root(root)
+        if export_to:
+            report = export_artifact(resolved, Path(export_to), overrides, mode=mode, server_wait=wait)
+            parsed = int(report.map_stats.get("files_parsed", 0))
+            said = f"{report.entries} entries ({report.value_bytes} bytes; {parsed} files parsed)"
+            click.echo(f"hybridmap: {said}", err=True)
+            click.echo(escape_path(str(report.path)))
+            return
+        settings = load_settings(resolved, overrides)
+        if not settings.use_cache:
+            fail("--import needs the disk cache (--no-cache or use_cache = false turn it off)")
+        cache = Cache(settings.resolved_cache_dir(), settings.cache_size_limit, settings.cache_timeout_seconds)
+        try:
+            report = import_artifact(Path(str(import_from)), cache, settings)
+        finally:
+            cache.close()
+        for diag in cache.diagnostics:
+            click.echo(f"hybridmap: {diag.kind}: {safe_line(diag.message)}", err=True)
+    except HybridMapError as exc:
+        fail(safe_line(str(exc)), exit_code(exc))
+    skipped = ", ".join(f"{n} {why}" for why, n in sorted(report.skipped.items()))
+    click.echo(
+        f"hybridmap: {report.entries} entries imported ({report.value_bytes} bytes)"
+        + (f"; skipped: {skipped}" if skipped else "")
+        + ("; the artifact ends early (cut short): the entries before the cut were kept" if report.truncated else ""),
+        err=True,
+    )
 
 
 @main.group("cache")
