@@ -28,7 +28,15 @@ from ..languages.notebooks import NotebookError, is_notebook
 from ..languages.registry import LanguageRegistry
 from ..model import Diagnostic, FileStatus
 from ..settings import Settings
-from .walk import directories_of, head_reader, is_special_file, list_files, list_named, read_source
+from .walk import (
+    DirectoryResolver,
+    directories_of,
+    head_reader,
+    is_special_file,
+    list_files,
+    list_named,
+    read_source,
+)
 
 Progress = Callable[[str, int, int], None]
 
@@ -200,11 +208,16 @@ class Workspace:
         return self._listed_directories is not None and rel in self._listed_directories
 
     def read_listed(
-        self, rel: str, language: str, sig: tuple[int, ...] | None, racy_from: int
+        self,
+        rel: str,
+        language: str,
+        sig: tuple[int, ...] | None,
+        racy_from: int,
+        resolver: DirectoryResolver | None = None,
     ) -> tuple[FileState | None, bytes | None]:
         """Read one listed file whose signature moved (or that is new): its state and bytes."""
         kept: tuple[int, ...] = () if sig is None or sig[1] >= racy_from else sig
-        read = read_source(self.root, rel, self._settings)
+        read = read_source(self.root, rel, self._settings, resolver)
         if read.status is not FileStatus.OK:
             diagnostic = Diagnostic(rel, str(read.status), read.message)
             if sig is None:  # gone, or never a readable file: said once, not remembered
@@ -258,6 +271,7 @@ class _Visit:
         # Files whose ctime is at or after this were changing while we looked (module docstring).
         self._racy_from = time.time_ns() - int(racy_seconds * 1e9)
         self._prefix = os.path.join(workspace.root, "")
+        self._resolver = DirectoryResolver(workspace.root)
 
     def forget(self, rel: str) -> None:
         self.files.pop(rel, None)
@@ -285,7 +299,7 @@ class _Visit:
             self.reused += 1
             return False
         self.read_count += 1
-        state, data = self.workspace.read_listed(rel, language, sig, self._racy_from)
+        state, data = self.workspace.read_listed(rel, language, sig, self._racy_from, self._resolver)
         if state is None:
             self.forget(rel)
             return True  # vanished between listing and stat: not a file of this snapshot

@@ -691,11 +691,38 @@ def _opened_inside(root: Path, fd: int) -> bool:
     return inside(root, Path(target))
 
 
-def read_source(root: Path, rel: str, settings: Settings) -> ReadResult:
-    """Read one listed file, refusing anything that resolves outside ``root``."""
+class DirectoryResolver:
+    """Resolves listed paths for one pass over a listing (a workspace refresh): each directory's
+    real path once, not once per file. A file whose own name is a symlink, or whose directory
+    cannot be resolved, is resolved whole, as :func:`read_source` does alone. A directory swapped
+    for a symlink after it was resolved here is caught where it is caught without this: the
+    kernel's answer for the opened file (:func:`_opened_inside`). Resolving every path was 8 % of
+    a warm one-shot map of 100,000 files (``Path.resolve`` walks each component in Python)."""
+
+    def __init__(self, root: Path) -> None:
+        self._root = root
+        self._directories: dict[str, str | None] = {}
+
+    def __call__(self, full: Path, rel: str) -> Path:
+        directory, _, name = rel.rpartition("/")
+        real_directory = self._directories.get(directory, "")
+        if real_directory == "":
+            try:
+                real_directory = os.path.realpath(self._root / directory, strict=True) if directory else str(self._root)
+            except (OSError, ValueError):
+                real_directory = None
+            self._directories[directory] = real_directory
+        if real_directory is None or stat.S_ISLNK(os.lstat(full).st_mode):
+            return full.resolve(strict=True)
+        return Path(real_directory, name)
+
+
+def read_source(root: Path, rel: str, settings: Settings, resolver: DirectoryResolver | None = None) -> ReadResult:
+    """Read one listed file, refusing anything that resolves outside ``root`` (``resolver``: a
+    pass's memo of resolved directories)."""
     full = root / rel
     try:
-        real = full.resolve(strict=True)
+        real = full.resolve(strict=True) if resolver is None else resolver(full, rel)
     except FileNotFoundError:
         if full.is_symlink():
             return ReadResult(FileStatus.UNREADABLE, message="dangling symlink")

@@ -10,7 +10,7 @@ import pytest
 from hybridmap.errors import RootError
 from hybridmap.model import FileStatus
 from hybridmap.settings import Settings
-from hybridmap.workspace.walk import classify, list_files, read_source, resolve_root
+from hybridmap.workspace.walk import DirectoryResolver, classify, list_files, read_source, resolve_root
 
 from ..conftest import git, write_files
 
@@ -44,7 +44,16 @@ def test_walk_without_git_honours_nested_ignore_files(tmp_path: Path) -> None:
     assert set(listing.paths) == {".gitignore", "src/.ignore", "src/main.py", "docs/secret.py"}
 
 
-def test_symlink_out_of_root_is_never_read(tmp_path: Path) -> None:
+#: Each read alone, and reads through one refresh pass's memo of resolved directories.
+RESOLVERS = pytest.mark.parametrize("memo", [False, True], ids=["alone", "directory-memo"])
+
+
+def _read(root: Path, rel: str, memo: bool, resolver: DirectoryResolver | None = None):
+    return read_source(root, rel, Settings(), resolver or (DirectoryResolver(root) if memo else None))
+
+
+@RESOLVERS
+def test_symlink_out_of_root_is_never_read(tmp_path: Path, memo: bool) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.py").write_text("PASSWORD = 'hunter2'\n")
@@ -52,31 +61,57 @@ def test_symlink_out_of_root_is_never_read(tmp_path: Path) -> None:
     root.mkdir()
     (root / "link.py").symlink_to(outside / "secret.py")
     (root / "linkdir").symlink_to(outside, target_is_directory=True)
-    result = read_source(root, "link.py", Settings())
+    result = _read(root, "link.py", memo)
     assert result.status is FileStatus.OUTSIDE_ROOT
     assert result.data == b""
+    assert _read(root, "linkdir/secret.py", memo).status is FileStatus.OUTSIDE_ROOT
     # The walk does not descend into a symlinked directory at all.
     assert "linkdir/secret.py" not in list_files(root, Settings()).paths
 
 
-def test_symlink_inside_root_is_read(tmp_path: Path) -> None:
+def test_a_directory_swapped_for_a_link_out_after_the_memo_is_not_read(tmp_path: Path) -> None:
+    """The memo resolved ``pkg`` to a real directory; then ``pkg`` became a symlink out of the
+    root: the next file read through it in the same pass is refused (the kernel's answer for the
+    opened file), never its bytes."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "b.py").write_text("PASSWORD = 'hunter2'\n")
+    root = tmp_path / "root"
+    write_files(root, {"pkg/a.py": "A = 1\n", "pkg/b.py": "B = 1\n"})
+    resolver = DirectoryResolver(root)
+    assert _read(root, "pkg/a.py", True, resolver).status is FileStatus.OK
+    (root / "pkg").rename(root / "moved")
+    (root / "pkg").symlink_to(outside, target_is_directory=True)
+    result = _read(root, "pkg/b.py", True, resolver)
+    assert result.status is FileStatus.OUTSIDE_ROOT and result.data == b""
+
+
+@RESOLVERS
+def test_symlink_inside_root_is_read(tmp_path: Path, memo: bool) -> None:
     (tmp_path / "real.py").write_text("A = 1\n")
     (tmp_path / "alias.py").symlink_to(tmp_path / "real.py")
-    assert read_source(tmp_path, "alias.py", Settings()).status is FileStatus.OK
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "x.py").write_text("X = 1\n")
+    (tmp_path / "alias_dir").symlink_to(tmp_path / "lib", target_is_directory=True)
+    assert _read(tmp_path, "alias.py", memo).status is FileStatus.OK
+    assert _read(tmp_path, "alias_dir/x.py", memo).status is FileStatus.OK
 
 
-def test_symlink_loop_and_dangling_link_are_unreadable(tmp_path: Path) -> None:
+@RESOLVERS
+def test_symlink_loop_and_dangling_link_are_unreadable(tmp_path: Path, memo: bool) -> None:
     os.symlink("loop_b.py", tmp_path / "loop_a.py")
     os.symlink("loop_a.py", tmp_path / "loop_b.py")
     os.symlink("missing.py", tmp_path / "dangling.py")
-    assert read_source(tmp_path, "loop_a.py", Settings()).status is FileStatus.UNREADABLE
-    assert read_source(tmp_path, "dangling.py", Settings()).status is FileStatus.UNREADABLE
+    assert _read(tmp_path, "loop_a.py", memo).status is FileStatus.UNREADABLE
+    assert _read(tmp_path, "dangling.py", memo).status is FileStatus.UNREADABLE
 
 
-def test_fifo_and_vanished_file(tmp_path: Path) -> None:
+@RESOLVERS
+def test_fifo_and_vanished_file(tmp_path: Path, memo: bool) -> None:
     os.mkfifo(tmp_path / "pipe.py")
-    assert read_source(tmp_path, "pipe.py", Settings()).status is FileStatus.UNREADABLE
-    assert read_source(tmp_path, "gone.py", Settings()).status is FileStatus.VANISHED
+    assert _read(tmp_path, "pipe.py", memo).status is FileStatus.UNREADABLE
+    assert _read(tmp_path, "gone.py", memo).status is FileStatus.VANISHED
+    assert _read(tmp_path, "nodir/gone.py", memo).status is FileStatus.VANISHED
 
 
 @pytest.mark.parametrize(
