@@ -200,7 +200,10 @@ def import_artifact(path: Path, cache: Cache, settings: Settings) -> ArtifactRep
     try:
         with open(path, "rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as stream:
             reader = _Reader(stream, settings.artifact_max_bytes, settings.artifact_max_entry_bytes)
-            reader.header(path)
+            try:
+                reader.header(path)
+            except (EOFError, zlib.error) as exc:  # cut or damaged before its header ended
+                raise ArtifactError(f"{path}: the artifact's header is damaged") from exc
             batch: dict[str, bytes] = {}
             try:
                 for key, value in reader.entries():

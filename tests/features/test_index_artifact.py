@@ -140,6 +140,7 @@ def test_limits_bound_what_an_import_reads(tmp_path: Path) -> None:
         (b"not gzip at all", "not a hybridmap index artifact"),
         (gzip.compress(b"PK\x03\x04 a zip, say"), "not a hybridmap index artifact"),
         (gzip.compress(MAGIC + b"{not json\n"), "header is damaged"),
+        (gzip.compress(_raw([]))[:16], "header is damaged"),  # cut inside the header
         (gzip.compress(_raw([], meta={**META, "format": 2})), "format 2"),
         (gzip.compress(_raw([], meta={**META, "codec": 99})), "codec 99"),
     ],

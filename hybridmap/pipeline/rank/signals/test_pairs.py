@@ -10,7 +10,7 @@ depend on its PageRank (as history partners do): ``test_pair_boost`` times the b
 any definition outside the chat files. Where several files have the stem, the nearest win:
 most directory names shared at the start and at the end of the two paths' directories
 (``src/main/java/org/x/Foo.java`` and ``src/test/java/org/x/FooTest.java`` share ``src`` and
-``org/x``), at most ``test_pair_files`` of them.
+``java/org/x``), at most ``test_pair_files`` of them.
 """
 
 from __future__ import annotations
