@@ -796,6 +796,10 @@ class Settings:
     """Where parses are cached; ``None`` = ``$XDG_CACHE_HOME/hybridmap``."""
     cache_size_limit: int = setting(2**30, _int(0, 2**50, protective=True))
     """diskcache size limit in bytes (least recently stored entries go first)."""
+    persist_snapshot: bool = setting(True, _BOOL)
+    """Keep each file's content hash and stat signature in the cache directory when a map closes,
+    so the next process (a one-shot CLI call) reads only files whose signature moved, as a
+    long-lived map does between its own maps (needs the disk cache)."""
     artifact_max_bytes: int = setting(2**33, _int(2**20, 2**50, protective=True))
     """The most bytes an index artifact's import reads, decompressed (``hybridmap index --import``;
     8 GiB): a stream that says more stops there, what came before it kept."""

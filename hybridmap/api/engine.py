@@ -34,6 +34,7 @@ from ..sources.registry import SourceContext, build_sources
 from ..sources.static_index import Progress, TreeSitterSource
 from ..store.cache import Cache
 from ..workspace.diff import read_change
+from ..workspace.persisted import load_states, save_states, states_path
 from ..workspace.state import ChangeSet, Snapshot, Workspace
 
 
@@ -72,6 +73,13 @@ class MapEngine:
         )
         self._progress = options.progress
         self._workspace = Workspace(root, settings, registry)
+        self._states_path = (
+            states_path(cache_dir, root) if cache_dir is not None and settings.persist_snapshot else None
+        )
+        if self._states_path is not None and self.cache.persistent:  # a directory only the user can write
+            self._workspace.known = load_states(self._states_path, root, settings.max_files)
+        self._files_read = 0
+        """Files the refreshes of this process read: when none, the kept states are still right."""
         self._base = TreeSitterSource(registry, self.cache, settings)
         context = SourceContext(root, settings, registry, self.cache, options.environ, options.start_servers)
         self._sources, problems = build_sources(context)
@@ -117,9 +125,13 @@ class MapEngine:
         return self._base.view(snapshot)
 
     async def aclose(self) -> None:
-        """Shut every source down (servers: whole process trees), then close the cache."""
+        """Shut every source down (servers: whole process trees), keep the files' states for the
+        next process, then close the cache."""
         for source in self._sources:
             await source.aclose()
+        snapshot = self._workspace.snapshot
+        if self._states_path is not None and self.cache.persistent and snapshot.files and self._files_read:
+            await asyncio.to_thread(save_states, self._states_path, self.root, snapshot.files)
         self.cache.close()
 
     async def refresh(self, named: frozenset[str] = frozenset()) -> Snapshot:
@@ -130,6 +142,7 @@ class MapEngine:
         def index() -> Snapshot:
             by_path = self._workspace.refresh_paths(named) if named else None
             snapshot, changes = by_path if by_path is not None else self._workspace.refresh(self._progress)
+            self._files_read += int(snapshot.stats.get("files_read", 0))
             self._base.index(snapshot, changes, self._progress)
             self.changes = changes
             if self._history is not None:

@@ -92,6 +92,9 @@ def repository_stats(
             entry.kinds.update(s.kind for s in file_tags.symbols)
     stats = result.stats
     read = stats.get("files_read", 0.0)
+    # Tags are looked up by content for files read and for files trusted by their signature (the
+    # states an earlier process kept): the rate is over those looked up, hits and parses.
+    looked_up = stats.get("cache_hits", 0.0) + stats.get("files_parsed", 0.0)
     return {
         "schema_version": SCHEMA_VERSION,
         "languages": {
@@ -113,9 +116,10 @@ def repository_stats(
         "servers": {k: v.to_json() for k, v in result.servers.items()},
         "cache": {
             "files_read": int(read),
+            "files_trusted": int(stats.get("files_reused", 0)),
             "cache_hits": int(stats.get("cache_hits", 0)),
             "files_parsed": int(stats.get("files_parsed", 0)),
-            "hit_rate": round(stats.get("cache_hits", 0.0) / read, 4) if read else None,
+            "hit_rate": round(stats.get("cache_hits", 0.0) / looked_up, 4) if looked_up else None,
         },
         "timings": {k: round(v, 4) for k, v in result.timings.items()},
     }
@@ -138,8 +142,16 @@ def render_stats(document: Mapping[str, Any]) -> str:
         lines.append(f"server {language}: {server['state']}{detail}")
     c = document["cache"]
     rate = "n/a" if c["hit_rate"] is None else f"{c['hit_rate']:.0%}"
-    lines.append(f"cache: {c['cache_hits']} hits of {c['files_read']} files read ({rate}), {c['files_parsed']} parsed")
+    looked_up = c["cache_hits"] + c["files_parsed"]
+    lines.append(
+        f"cache: {c['cache_hits']} hits of {looked_up} files looked up ({rate}), {c['files_parsed']} parsed; "
+        f"{_files(c['files_read'])} read, {c['files_trusted']} trusted by their stat signature"
+    )
     timings = document["timings"]
     shown = ("index", "graph", "rank", "pack", "servers", "total")
     lines.append("timings: " + ", ".join(f"{k} {timings[k]:.3f} s" for k in shown if k in timings))
     return "\n".join(lines) + "\n"
+
+
+def _files(n: int) -> str:
+    return f"{n} file" if n == 1 else f"{n} files"

@@ -120,8 +120,9 @@ class TreeSitterSource(PassiveSource):
         """Tags for every readable file of ``snapshot``: kept, from the cache, or parsed."""
         t0 = time.perf_counter()
         entries: dict[str, _Entry] = {}
-        # path -> (cache key, content sha256, language, bytes)
-        lookups: dict[str, tuple[str, str, str, bytes]] = {}
+        # path -> (cache key, content sha256, language, bytes: None when the refresh did not read
+        # them, as for a file trusted by its signature or deferred last time: read on a miss only)
+        lookups: dict[str, tuple[str, str, str, bytes | None]] = {}
         for rel, state in snapshot.files.items():
             if not state.sha256:
                 continue
@@ -130,10 +131,6 @@ class TreeSitterSource(PassiveSource):
                 entries[rel] = old
                 continue
             data = changes.contents.get(rel)
-            if data is None:
-                data = self._reread(snapshot, rel)  # deferred last time, or dropped: read again
-                if data is None:
-                    continue
             options_key = self._options.notebook_key if is_notebook(rel) else self._options.key
             key = tags_key(self._fingerprint(state.language), state.sha256, options_key)
             lookups[rel] = (key, state.sha256, state.language, data)
@@ -150,6 +147,10 @@ class TreeSitterSource(PassiveSource):
             if outcome is not None and key not in unusable:
                 entries[rel] = _entry(rel, language, outcome, sha)
             else:
+                if data is None:
+                    data = self._reread(snapshot, rel)
+                    if data is None:  # changed since the refresh: the next one reads it
+                        continue
                 pending[rel] = (key, sha, language)
                 if key not in queued:  # identical contents are parsed once
                     queued.add(key)

@@ -120,6 +120,9 @@ class Workspace:
         """Every path of the last listing, when it can be updated path by path (``by_path``)."""
         self._listed_directories: set[str] | None = None
         """Their directories, made on first need."""
+        self.known: Mapping[str, FileState] = {}
+        """States an earlier process kept (:mod:`.persisted`), trusted by the first refresh where
+        the signature is the same, as the last refresh's are."""
 
     def language_of(self, rel: str) -> str | None:
         return self._registry.language_for(rel, self._head)
@@ -146,6 +149,7 @@ class Workspace:
                 progress("reading", index, total)
         self._listed = set(listing.paths) if listing.by_path else None
         self._listed_directories = None
+        self.known = {}  # the first refresh has used them: later ones have their own
         stats = {"list": t_list - t0, "read": time.perf_counter() - t_list, "files_listed": float(total)}
         return self._commit(visit, tuple(visit.special), (*listing.diagnostics, *visit.gone), stats)
 
@@ -296,6 +300,17 @@ class _Visit:
         same_language = old is not None and (old.language == language or is_notebook(rel))
         if sig is not None and old is not None and old.signature == sig and same_language:
             self.files[rel] = old
+            self.reused += 1
+            return False
+        known = self.workspace.known.get(rel) if old is None else None
+        # New to this process (added, unread) but kept by the last: the same signature, the same.
+        if (
+            sig is not None
+            and known is not None
+            and known.signature == sig
+            and (known.language == language or is_notebook(rel))
+        ):
+            self.files[rel] = known
             self.reused += 1
             return False
         self.read_count += 1
