@@ -11,7 +11,7 @@ file's sha256, the grammar and query fingerprint, the extraction settings: see
 serves exactly the files whose bytes are the same and misses the rest.
 
 The format is ours (no pickle, no SQLite file from elsewhere): a gzip stream of
-``MAGIC`` + a JSON line (format, codec format, cache schema, hybridmap version, entry count),
+``MAGIC`` + a JSON line (format, codec format, cache schema, hybridmap version),
 then per entry ``struct "<HI32s"`` (key length, value length, sha256 of key + value), the key
 (UTF-8) and the value (our codec's bytes), and an end record of key length 0. Reading is strict
 and bounded: a wrong magic or format is refused whole (:class:`ArtifactError`); an entry whose
@@ -40,7 +40,6 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..errors import ConfigError
 from ..settings import Settings
@@ -56,6 +55,9 @@ _META_MAX = 4_096
 #: Entries written to the cache per transaction on import.
 _IMPORT_BATCH = 2_000
 _VALUE_PREFIX = codec.MAGIC + bytes((codec.FORMAT,))
+#: What the header says and an import must find the same: the layout, the codec's format and the
+#: cache schema the entries were written for (the one rule, for the writer and the reader).
+_COMPATIBLE = {"format": FORMAT, "codec": codec.FORMAT, "cache_schema": CACHE_SCHEMA}
 
 
 class ArtifactError(ConfigError):
@@ -84,9 +86,9 @@ def _digest(key: bytes, value: bytes) -> bytes:
     return hashlib.sha256(key + b"\0" + value).digest()
 
 
-def write_artifact(out: Path, items: Iterable[tuple[str, bytes]], meta: Mapping[str, Any]) -> tuple[int, int]:
-    """Write ``items`` as an artifact at ``out`` (a private temporary file renamed over it);
-    (entries, value bytes)."""
+def write_artifact(out: Path, items: Iterable[tuple[str, bytes]], version: str) -> tuple[int, int]:
+    """Write ``items`` as an artifact at ``out`` (a private temporary file renamed over it), its
+    header naming hybridmap ``version``; (entries, value bytes)."""
     out = out.expanduser()
     directory = out.parent if str(out.parent) else Path(".")
     fd, part = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=directory)
@@ -94,7 +96,7 @@ def write_artifact(out: Path, items: Iterable[tuple[str, bytes]], meta: Mapping[
     try:
         with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as stream:
             stream.write(MAGIC)
-            stream.write(json.dumps(dict(meta), sort_keys=True).encode() + b"\n")
+            stream.write(json.dumps({**_COMPATIBLE, "hybridmap": version}, sort_keys=True).encode() + b"\n")
             for key, value in items:
                 key_bytes = key.encode("utf-8", "surrogatepass")
                 if not key_bytes or len(key_bytes) > 0xFFFF:
@@ -122,7 +124,6 @@ class _Reader:
         self._max_entry = max_entry
         self.skipped: Counter[str] = Counter()
         self.truncated = False
-        self.meta: dict[str, Any] = {}
 
     def _read(self, n: int) -> bytes:
         """Exactly ``n`` bytes, or fewer at the end of the stream (or of the byte limit)."""
@@ -145,14 +146,12 @@ class _Reader:
             meta = None
         if not isinstance(meta, dict):
             raise ArtifactError(f"{path}: the artifact's header is damaged")
-        want = {"format": FORMAT, "codec": codec.FORMAT, "cache_schema": CACHE_SCHEMA}
-        for name, value in want.items():
+        for name, value in _COMPATIBLE.items():
             if meta.get(name) != value:
                 raise ArtifactError(
                     f"{path}: an artifact of {name} {meta.get(name)!r}; this hybridmap reads {value} "
                     "(export it again with this version)"
                 )
-        self.meta = meta
 
     def entries(self) -> Iterator[tuple[str, bytes]]:
         while True:

@@ -83,7 +83,7 @@ def _raw(entries: list[tuple[bytes, bytes, bytes]], end: bool = True, meta: dict
 def test_round_trip_through_the_format(tmp_path: Path) -> None:
     entries = _entries(tmp_path)
     assert len(entries) == 2 and all(v.startswith(codec.MAGIC) for _, v in entries)
-    written = write_artifact(tmp_path / "a.hmi", entries, META)
+    written = write_artifact(tmp_path / "a.hmi", entries, "test")
     assert written == (2, sum(len(v) for _, v in entries))
     report, got = _import(tmp_path / "a.hmi", tmp_path)
     assert (report.entries, report.skipped, report.truncated) == (2, {}, False)

@@ -11,9 +11,8 @@ from typing import Any, Literal
 
 from ... import __version__
 from ...api.sync import RepoMap
-from ...features.index_artifact import FORMAT, ArtifactError, ArtifactReport, write_artifact
-from ...store import codec
-from ...store.cache import CACHE_SCHEMA, Cache
+from ...features.index_artifact import ArtifactError, ArtifactReport, write_artifact
+from ...store.cache import Cache
 
 
 def export_artifact(
@@ -36,8 +35,7 @@ def export_artifact(
             settings = repo.settings
         cache = Cache(scratch / "cache", settings.cache_size_limit, settings.cache_timeout_seconds)
         try:
-            meta = {"format": FORMAT, "codec": codec.FORMAT, "cache_schema": CACHE_SCHEMA, "hybridmap": __version__}
-            entries, size = write_artifact(out, cache.raw_items(), meta)
+            entries, size = write_artifact(out, cache.raw_items(), __version__)
         finally:
             cache.close()
     except OSError as exc:
