@@ -76,8 +76,9 @@ class MapEngine:
         self._states_path = (
             states_path(cache_dir, root) if cache_dir is not None and settings.persist_snapshot else None
         )
-        if self._states_path is not None and self.cache.persistent:  # a directory only the user can write
-            self._workspace.known = load_states(self._states_path, root, settings.max_files)
+        self._states_loaded = False
+        """Whether the first refresh has loaded the kept states (there, in its worker thread: a
+        large repository's take half a second, not for the caller's event loop)."""
         self._files_read = 0
         """Files the refreshes of this process read: when none, the kept states are still right."""
         self._base = TreeSitterSource(registry, self.cache, settings)
@@ -140,6 +141,10 @@ class MapEngine:
         those paths are looked at when the workspace can tell (:meth:`Workspace.refresh_paths`)."""
 
         def index() -> Snapshot:
+            if not self._states_loaded:
+                self._states_loaded = True
+                if self._states_path is not None and self.cache.persistent:  # a directory only the user can write
+                    self._workspace.known = load_states(self._states_path, self.root, self.settings.max_files)
             by_path = self._workspace.refresh_paths(named) if named else None
             snapshot, changes = by_path if by_path is not None else self._workspace.refresh(self._progress)
             self._files_read += int(snapshot.stats.get("files_read", 0))
