@@ -705,13 +705,13 @@ class DirectoryResolver:
 
     def __call__(self, full: Path, rel: str) -> Path:
         directory, _, name = rel.rpartition("/")
-        real_directory = self._directories.get(directory, "")
-        if real_directory == "":
+        if directory not in self._directories:
             try:
-                real_directory = os.path.realpath(self._root / directory, strict=True) if directory else str(self._root)
+                real = os.path.realpath(self._root / directory, strict=True) if directory else str(self._root)
             except (OSError, ValueError):
-                real_directory = None
-            self._directories[directory] = real_directory
+                real = None  # not resolvable: each of its files is resolved whole, and says why
+            self._directories[directory] = real
+        real_directory = self._directories[directory]
         if real_directory is None or stat.S_ISLNK(os.lstat(full).st_mode):
             return full.resolve(strict=True)
         return Path(real_directory, name)
