@@ -63,6 +63,8 @@ class Rule:
     protective: bool = False
     nullable: bool = False
     choices: tuple[str, ...] = ()
+    secret: bool = False
+    """The value may hold a credential: an error names the key and the range, never the value."""
     """For ``choice``: the allowed strings."""
 
     def describe(self) -> str:
@@ -85,7 +87,8 @@ class Rule:
         """``value`` as the setting holds it; :class:`ConfigError` naming the key and the range."""
         checked = _CHECKS[self.kind](self, value)
         if checked is _BAD:
-            raise ConfigError(f"{source}: '{name}' must be {self.describe()}, got {_shown(value)}")
+            got = "a value not shown (it may hold a credential)" if self.secret else _shown(value)
+            raise ConfigError(f"{source}: '{name}' must be {self.describe()}, got {got}")
         return checked
 
 
@@ -814,6 +817,40 @@ class Settings:
     cache_timeout_seconds: float = setting(5.0, _float(0.0, 3_600.0, protective=True))
     """How long to wait for another process's lock on the cache database before running
     on without it (``cache_unavailable``) instead of blocking the map."""
+
+    # --- the shared cache (hybridmap/store/shared.py; every one is yours alone) -----------------
+    shared_cache_url: str = setting("", Rule("text", 0, 4_096, protective=True, secret=True))
+    """A Redis or Valkey server many machines share (``redis://host:6379/0``, ``rediss://`` for
+    TLS, ``unix:///path/to/socket``; empty = none): what the local cache misses is looked up
+    there and kept locally. Put no password here if others can read your config file; see
+    ``shared_cache_password_env``. Never taken from a repository, as every ``shared_cache_*``."""
+    shared_cache_write: bool = setting(False, Rule("bool", protective=True))
+    """Whether this machine writes what it parses to the shared cache (a CI job that builds the
+    index for the fleet). Off: read-only, as an agent should be."""
+    shared_cache_password_env: str = setting("", Rule("text", 0, 256, protective=True))
+    """The environment variable holding the server's password (a CI secret), instead of in the
+    URL. Named but unset: the shared cache is not used (a diagnostic says so)."""
+    shared_cache_hmac_key_env: str = setting("", Rule("text", 0, 256, protective=True))
+    """The environment variable holding a key entries are signed with (HMAC-SHA256) by writers
+    and checked with by readers: then only holders of the key can make an entry a reader accepts,
+    whoever else can write the store. Unset (empty name): entries carry a plain SHA-256, which
+    catches damage, not forgery."""
+    shared_cache_timeout_seconds: float = setting(1.0, _float(0.01, 60.0, protective=True))
+    """The longest one round trip to the shared cache may take (connect, or one batch): an error
+    or a slower answer sets the store aside (``shared_cache_unavailable``), and the map goes on."""
+    shared_cache_retry_seconds: float = setting(60.0, _float(0.0, 86_400.0, protective=True))
+    """How long a failed shared cache is left alone before a long-lived map asks it again."""
+    shared_cache_max_entry_bytes: int = setting(2**22, _int(2**10, 2**30, protective=True))
+    """The largest entry read from or written to the shared cache (4 MiB, compressed and after
+    decompression): a read asks for no more than this, so a planted giant is never transferred."""
+    shared_cache_batch_keys: int = setting(512, _int(1, 100_000, protective=True))
+    """Entries asked for, or written, in one round trip."""
+    shared_cache_ttl_seconds: int = setting(30 * 86_400, _int(0, 2**31, protective=True))
+    """How long the shared store keeps an entry a writer stored (30 days; 0 = until the store
+    evicts it): content-keyed entries of old code are never asked for again."""
+    shared_cache_key_prefix: str = setting("hybridmap:", Rule("text", 0, 256, protective=True))
+    """Put before every key in the shared store, so that other data, or another fleet, can share
+    the server."""
 
     # --- settings files -------------------------------------------------------
     config_file_max_bytes: int = setting(262_144, _int(1_024, 2**26, protective=True))

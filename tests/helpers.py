@@ -9,8 +9,10 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -547,3 +549,62 @@ def repository(tmp_path: Path, name: str = "repo", files: dict[str, str] | None 
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "initial")
     return root
+
+
+class RedisServer:
+    """A real Redis server (Debian's ``redis-server``, installed by ``scripts/install-test-stores``)
+    on a private Unix socket, owned by one test: started, stopped, killed or paused as a store
+    that fails does. Nothing is saved to disk."""
+
+    def __init__(self, directory: Path, *options: str, password: str | None = None) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            pytest.fail("redis-server is not installed: scripts/test installs it (scripts/install-test-stores)")
+        directory.mkdir(parents=True, exist_ok=True)
+        self.socket = directory / "redis.sock"
+        self.password = password
+        auth = ["--requirepass", password] if password else []
+        self._args = [binary, "--port", "0", "--unixsocket", str(self.socket), "--unixsocketperm", "700",
+                      "--save", "", "--appendonly", "no", "--dir", str(directory), *auth, *options]  # fmt: skip
+        self.process: subprocess.Popen[bytes] | None = None
+        self.start()
+
+    @property
+    def url(self) -> str:
+        return f"unix://{self.socket}"
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(self._args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        import redis
+
+        for _ in range(200):
+            try:
+                if self.client().ping():
+                    return
+            except (redis.exceptions.ConnectionError, FileNotFoundError):
+                time.sleep(0.02)
+        pytest.fail("redis-server did not answer on its socket within 4 s")
+
+    def client(self) -> Any:
+        import redis
+
+        return redis.Redis(unix_socket_path=str(self.socket), password=self.password, socket_timeout=5)
+
+    def stop(self) -> None:
+        """Gone, as a store that crashed: the process killed, its socket left behind."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+
+    def pause(self) -> None:
+        """Alive but not answering (SIGSTOP): a store that hangs."""
+        if self.process is not None:
+            self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        if self.process is not None:
+            self.process.send_signal(signal.SIGCONT)
+
+    def close(self) -> None:
+        self.resume()
+        self.stop()

@@ -12,6 +12,7 @@ are called under the API's lock.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -33,6 +34,7 @@ from ..sources.lsp.source import LspSource
 from ..sources.registry import SourceContext, build_sources
 from ..sources.static_index import Progress, TreeSitterSource
 from ..store.cache import Cache
+from ..store.shared import open_shared_store
 from ..workspace.diff import read_change
 from ..workspace.persisted import load_states, save_states, states_path
 from ..workspace.state import ChangeSet, Snapshot, Workspace
@@ -68,8 +70,18 @@ class MapEngine:
         """Said on every map: the repository's settings file had keys we left out, sources that
         could not be built."""
         cache_dir = settings.resolved_cache_dir() if settings.use_cache else None
+        shared, shared_problems = (
+            open_shared_store(settings, os.environ if options.environ is None else options.environ)
+            if settings.use_cache
+            else (None, [])
+        )
+        self._notes.extend(shared_problems)
         self.cache = Cache(
-            cache_dir, settings.cache_size_limit, settings.cache_timeout_seconds, settings.memory_cache_entries
+            cache_dir,
+            settings.cache_size_limit,
+            settings.cache_timeout_seconds,
+            settings.memory_cache_entries,
+            shared,
         )
         self._progress = options.progress
         self._workspace = Workspace(root, settings, registry)
@@ -247,6 +259,9 @@ class MapEngine:
             await source.update(snapshot, self.changes, base, wanted)
         waited = time.perf_counter() - t
         result, undescribed = await self._build(snapshot, base, sources, build)
+        late = [d for d in self.cache.take_diagnostics() if d not in result.diagnostics]
+        if late:  # the cache's words from the build itself (token counts, summaries): said on this map
+            result = replace(result, diagnostics=(*result.diagnostics, *late))
         self._focus = build.chat + tuple(f.path for f in result.files)
         if hybrid and request.server_wait > 0:
             # Waiting anyway: the symbols of the files this map shows, then hovers for what

@@ -120,6 +120,11 @@ def repository_stats(
             "cache_hits": int(stats.get("cache_hits", 0)),
             "files_parsed": int(stats.get("files_parsed", 0)),
             "hit_rate": round(stats.get("cache_hits", 0.0) / looked_up, 4) if looked_up else None,
+            **(
+                {"shared": {k: int(stats.get(f"shared_{k}", 0)) for k in ("asked", "found", "refused", "written")}}
+                if "shared_asked" in stats
+                else {}
+            ),
         },
         "timings": {k: round(v, 4) for k, v in result.timings.items()},
     }
@@ -147,6 +152,12 @@ def render_stats(document: Mapping[str, Any]) -> str:
         f"cache: {c['cache_hits']} hits of {looked_up} files looked up ({rate}), {c['files_parsed']} parsed; "
         f"{_files(c['files_read'])} read, {c['files_trusted']} trusted by their stat signature"
     )
+    if "shared" in c:
+        shared = c["shared"]
+        lines.append(
+            f"shared cache: {shared['found']} found of {shared['asked']} asked, {shared['refused']} refused, "
+            f"{shared['written']} written"
+        )
     timings = document["timings"]
     shown = ("index", "graph", "rank", "pack", "servers", "total")
     lines.append("timings: " + ", ".join(f"{k} {timings[k]:.3f} s" for k in shown if k in timings))

@@ -135,6 +135,7 @@ class TreeSitterSource(PassiveSource):
             key = tags_key(self._fingerprint(state.language), state.sha256, options_key)
             lookups[rel] = (key, state.sha256, state.language, data)
         t_lookup = time.perf_counter()
+        shared_before = self._cache.shared_counts()
         hits = self._cache.get_many({v[0] for v in lookups.values()})
         unusable = {key for key, value in hits.items() if not _well_formed(value)}
         if unusable:
@@ -176,6 +177,7 @@ class TreeSitterSource(PassiveSource):
             "parse_workers": float(workers),
             "files_deferred": float(len(deferred)),
             **parse_stats,
+            **{f"shared_{k}": float(v - shared_before[k]) for k, v in self._cache.shared_counts().items()},
         }
         diagnostics: list[Diagnostic] = []
         if deferred:
@@ -267,8 +269,7 @@ class TreeSitterSource(PassiveSource):
             if entry.tags is not None:
                 tags[rel] = entry.tags
             diagnostics.extend(entry.diagnostics)
-        diagnostics.extend(self._cache.diagnostics)
-        self._cache.diagnostics.clear()
+        diagnostics.extend(self._cache.take_diagnostics())
         old = self._view.tags
         if len(tags) != len(old) or any(old.get(p) is not t for p, t in tags.items()):
             self._version += 1

@@ -28,6 +28,10 @@ A cache must never stop a map, nor hold it up for long:
   database is never mistaken for a damaged one;
 * an unwritable or unopenable cache turns into an in-memory dict for this
   process (``cache_unavailable``).
+
+Beneath it may be a store shared by many machines (:mod:`hybridmap.store.shared`): what memory
+and disk miss is asked of it in one batch, and what it gives is kept on disk; writes go to it too
+when this machine is a writer. It follows the same rule: it never stops a map.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import os
 import re
 import sqlite3
 import stat
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -48,6 +53,7 @@ import diskcache
 
 from ..model import Diagnostic, FileTags, Span, Symbol
 from . import codec
+from .shared import SharedStore
 
 #: Bump when the *meaning* of cached values changes. Their shape is covered by
 #: :data:`VALUE_SHAPE`: adding a field to a cached record changes every key by itself.
@@ -59,7 +65,7 @@ _DATABASE_FILES = ("cache.db", "cache.db-wal", "cache.db-shm")
 #: Storing a value outside the database itself: a value file (disk full, unwritable), encoding.
 _STORE_ERRORS = (OSError, codec.CodecError, TypeError, AttributeError)
 #: Prefix of every key on disk: the encoding's format. Entries of any other format miss.
-DISK_KEY_PREFIX = f"{codec.MAGIC.decode()}{codec.FORMAT}:"
+DISK_KEY_PREFIX = codec.KEY_PREFIX
 #: A value file name as diskcache's ``Disk.filename`` makes them: anything else in a row (an
 #: absolute path, ``..``) is never opened nor deleted.
 _VALUE_FILE = re.compile(r"[0-9a-f]{2}/[0-9a-f]{2}/[0-9a-f]{28}\.val")
@@ -77,7 +83,7 @@ _SETTING_VALUE = re.compile(r"[A-Za-z0-9_-]{1,40}")
 
 def disk_key(key: str) -> str:
     """The key ``key`` is stored under on disk."""
-    return DISK_KEY_PREFIX + key
+    return codec.format_key(key)
 
 
 class RefusedEntry(ValueError):
@@ -215,14 +221,84 @@ def failure_kind(exc: BaseException) -> str:
     return "unavailable"
 
 
+def _probe(directory: Path, timeout: float) -> None:
+    """Raise what opening would meet, within our timeout: diskcache itself retries
+    a locked database for 60 s, reports damage only on the first query, and acts on
+    its settings table before we can look."""
+    path = directory / "cache.db"
+    if not path.exists():
+        # Created empty (SQLite's new database) so that it and its -wal/-shm, which SQLite
+        # creates with the database's mode, are 0o600 whatever the umask.
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+            return
+        except FileExistsError:  # another process created it first: probe theirs
+            pass
+    con = sqlite3.connect(str(path), timeout=timeout, isolation_level=None)
+    try:
+        con.execute("PRAGMA schema_version").fetchone()  # reads the header: NOTADB on garbage
+        con.execute("BEGIN IMMEDIATE")  # the write lock diskcache takes on open
+        _check_settings(con)
+        con.execute("ROLLBACK")
+    finally:
+        con.close()
+
+
+def _unavailable_why(kind: str, exc: BaseException, timeout: float) -> str:
+    if kind == "busy":
+        return f"cache locked by another process for more than cache_timeout_seconds={timeout:g}; running without it"
+    return f"cannot use cache ({type(exc).__name__}: {exc}); running without it"
+
+
+def _remove_database(directory: Path) -> None:
+    # Only our own database files: the directory may be shared with other things.
+    for name in _DATABASE_FILES:
+        with contextlib.suppress(OSError):
+            (directory / name).unlink()
+
+
+class _Said:
+    """The cache's diagnostics until a map takes them, each once: written by maps and by the
+    background parse of deferred files (two threads), so behind a lock."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._lock = threading.Lock()
+        self._pending: list[Diagnostic] = []
+
+    def note(self, kind: str, message: str) -> None:
+        self._add((Diagnostic(self._path, kind, message),))
+
+    def _add(self, diagnostics: Iterable[Diagnostic]) -> None:
+        with self._lock:
+            self._pending.extend(d for d in diagnostics if d not in self._pending)
+
+    def peek(self, more: Iterable[Diagnostic] = ()) -> list[Diagnostic]:
+        self._add(more)
+        with self._lock:
+            return list(self._pending)
+
+    def take(self, more: Iterable[Diagnostic] = ()) -> list[Diagnostic]:
+        self._add(more)
+        with self._lock:
+            taken, self._pending = self._pending, []
+        return taken
+
+
 class Cache:
     """diskcache with a safe fallback. Thread-safe for our use (diskcache is)."""
 
     def __init__(
-        self, directory: Path | None, size_limit: int = 2**30, timeout: float = 5.0, memory_entries: int = 20_000
+        self,
+        directory: Path | None,
+        size_limit: int = 2**30,
+        timeout: float = 5.0,
+        memory_entries: int = 20_000,
+        shared: SharedStore | None = None,
     ) -> None:
         self.directory = directory
-        self.diagnostics: list[Diagnostic] = []
+        self.shared = shared
+        self._said = _Said(str(directory or "<cache>"))
         # Without a usable disk cache, entries live here, oldest first out beyond memory_entries:
         # a long-lived map that edits files every turn must not grow without bound.
         self._memory: OrderedDict[str, Any] = OrderedDict()
@@ -238,32 +314,19 @@ class Cache:
     def persistent(self) -> bool:
         return self._disk is not None
 
-    def _note(self, kind: str, message: str) -> None:
-        diag = Diagnostic(str(self.directory or "<cache>"), kind, message)
-        if diag not in self.diagnostics:
-            self.diagnostics.append(diag)
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """What went wrong since the last :meth:`take_diagnostics`, the shared store's included."""
+        return self._said.peek(self.shared.take_diagnostics() if self.shared is not None else ())
 
-    def _probe(self, directory: Path) -> None:
-        """Raise what opening would meet, within our timeout: diskcache itself retries
-        a locked database for 60 s, reports damage only on the first query, and acts on
-        its settings table before we can look."""
-        path = directory / "cache.db"
-        if not path.exists():
-            # Created empty (SQLite's new database) so that it and its -wal/-shm, which SQLite
-            # creates with the database's mode, are 0o600 whatever the umask.
-            try:
-                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
-                return
-            except FileExistsError:  # another process created it first: probe theirs
-                pass
-        con = sqlite3.connect(str(path), timeout=self._timeout, isolation_level=None)
-        try:
-            con.execute("PRAGMA schema_version").fetchone()  # reads the header: NOTADB on garbage
-            con.execute("BEGIN IMMEDIATE")  # the write lock diskcache takes on open
-            _check_settings(con)
-            con.execute("ROLLBACK")
-        finally:
-            con.close()
+    def take_diagnostics(self) -> list[Diagnostic]:
+        """:attr:`diagnostics`, emptied: each is said on one map."""
+        return self._said.take(self.shared.take_diagnostics() if self.shared is not None else ())
+
+    def shared_counts(self) -> dict[str, int]:
+        """The shared store's running counts (``asked``, ``found``, ``refused``, ``written``);
+        empty without one."""
+        return dict(self.shared.stats) if self.shared is not None else {}
 
     def _open(self, directory: Path) -> Any:
         for attempt in (1, 2):
@@ -271,14 +334,14 @@ class Cache:
                 directory.mkdir(mode=0o700, parents=True, exist_ok=True)
                 unsafe = unsafe_directory(directory)
                 if unsafe is not None:
-                    self._note(
+                    self._said.note(
                         "cache_unavailable",
                         f"cache directory not used: {unsafe}, so anyone who "
                         "can write it could plant entries; running without it "
                         f"(use a directory only you can write: chmod 700 {directory})",
                     )
                     return None
-                self._probe(directory)
+                _probe(directory, self._timeout)
                 return diskcache.Cache(
                     str(directory),
                     timeout=self._timeout,
@@ -289,30 +352,15 @@ class Cache:
                 kind = failure_kind(exc)
                 if kind == "corrupt" and attempt == 1:
                     self._rebuilt = True
-                    self._note("cache_corrupt", f"cache database unreadable ({exc}); rebuilding it")
-                    self._remove_database(directory)
+                    self._said.note("cache_corrupt", f"cache database unreadable ({exc}); rebuilding it")
+                    _remove_database(directory)
                     continue
-                self._note("cache_unavailable", self._why(kind, exc))
+                self._said.note("cache_unavailable", _unavailable_why(kind, exc, self._timeout))
                 return None
             except OSError as exc:
-                self._note("cache_unavailable", f"cannot use cache ({exc.strerror or exc}); running without it")
+                self._said.note("cache_unavailable", f"cannot use cache ({exc.strerror or exc}); running without it")
                 return None
         return None
-
-    def _why(self, kind: str, exc: BaseException) -> str:
-        if kind == "busy":
-            return (
-                f"cache locked by another process for more than cache_timeout_seconds="
-                f"{self._timeout:g}; running without it"
-            )
-        return f"cannot use cache ({type(exc).__name__}: {exc}); running without it"
-
-    @staticmethod
-    def _remove_database(directory: Path) -> None:
-        # Only our own database files: the directory may be shared with other things.
-        for name in _DATABASE_FILES:
-            with contextlib.suppress(OSError):
-                (directory / name).unlink()
 
     def _close_disk(self) -> None:
         with contextlib.suppress(Exception):
@@ -324,7 +372,7 @@ class Cache:
         kind = failure_kind(exc)
         if kind == "busy":
             # Not ours to fix and not damage: keep the database, skip this operation.
-            self._note(
+            self._said.note(
                 "cache_unavailable",
                 f"cache locked by another process for more than "
                 f"cache_timeout_seconds={self._timeout:g}; results kept "
@@ -334,14 +382,17 @@ class Cache:
         self._close_disk()
         if kind == "corrupt" and not self._rebuilt and self.directory is not None:
             self._rebuilt = True
-            self._note("cache_corrupt", f"cache database damaged ({exc}); rebuilt empty")
-            self._remove_database(self.directory)
+            self._said.note("cache_corrupt", f"cache database damaged ({exc}); rebuilt empty")
+            _remove_database(self.directory)
             self._disk = self._open(self.directory)
             return
-        self._note("cache_unavailable", f"cache failed ({type(exc).__name__}: {exc}); continuing in memory")
+        self._said.note("cache_unavailable", f"cache failed ({type(exc).__name__}: {exc}); continuing in memory")
 
-    def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
+    def get_many(self, keys: Iterable[str], *, shared: bool = True) -> dict[str, Any]:
+        """The values of those ``keys`` held in memory, on disk or (``shared``) in the shared store.
+        Entries cheaper to compute than a round trip (token counts) pass ``shared=False``."""
         found: dict[str, Any] = {}
+        missed: list[str] = []
         refused: list[str] = []
         undecodable: list[str] = []
         for key in keys:
@@ -350,11 +401,34 @@ class Cache:
                 value = self._read(key, refused, undecodable)
             if value is not None:
                 found[key] = value
+            else:
+                missed.append(key)
         if refused:
             self.drop(refused, "pickled or foreign, refused unread")
         if undecodable:
             self.drop(undecodable, "not in hybridmap's cache encoding")
+        if missed and shared and self.shared is not None:
+            found.update(self._from_shared(missed))
         return found
+
+    def _from_shared(self, keys: list[str]) -> dict[str, Any]:
+        """What the shared store holds of ``keys``, decoded, and kept locally (unread again)."""
+        payloads = self.shared.get_many(keys).payloads if self.shared is not None else {}
+        decoded: dict[str, Any] = {}
+        for key, data in payloads.items():
+            try:
+                decoded[key] = codec.decode(data)
+            except codec.CodecError:
+                continue  # verified but not decodable: written by another version; parsed here
+        if len(decoded) < len(payloads):
+            self._said.note(
+                "shared_cache_refused",
+                f"{len(payloads) - len(decoded)} entries of the shared cache do not decode "
+                "(written by another hybridmap version); those files were parsed here",
+            )
+        if decoded:
+            self._store_local({key: payloads[key] for key in decoded}, decoded)
+        return decoded
 
     def _read(self, key: str, refused: list[str], undecodable: list[str]) -> Any:
         """One entry from disk, decoded; None when missing or unusable (noted in the lists)."""
@@ -391,31 +465,48 @@ class Cache:
                 except Exception:  # noqa: BLE001, S110 - dropping a bad entry is best effort; it is reported below
                     pass
         if count:
-            self._note(
+            self._said.note(
                 "cache_corrupt",
                 f"{count} cached entr{'y' if count == 1 else 'ies'} unusable ({why}); dropped and parsed again",
             )
 
-    def set_many(self, items: Mapping[str, Any]) -> None:
+    def set_many(self, items: Mapping[str, Any], *, shared: bool = True) -> None:
+        """Store values on disk (in memory without it) and, ``shared`` on a writer, in the shared store."""
         if not items:
             return
+        writer = self.shared if shared and self.shared is not None and self.shared.config.write else None
+        if self._disk is None and writer is None:
+            self._remember(items)
+            return
+        try:
+            encoded = {key: codec.encode(value) for key, value in items.items()}
+        except _STORE_ERRORS as exc:
+            self._remember(items)
+            self._close_disk()
+            self._said.note("cache_unavailable", f"cache failed ({type(exc).__name__}: {exc}); continuing in memory")
+            return
+        if writer is not None:
+            writer.put_many(encoded)
+        self._store_local(encoded, items)
+
+    def _store_local(self, encoded: Mapping[str, bytes], items: Mapping[str, Any]) -> None:
+        """Keep entries on disk (their codec bytes, one transaction), or in memory without it."""
         if self._disk is None:
             self._remember(items)
             return
         try:
-            encoded = [(disk_key(key), codec.encode(value)) for key, value in items.items()]
             with self._disk.transact():  # one transaction: thousands of entries in one fsync
-                for key, data in encoded:
-                    self._disk.set(key, data)
+                for key, data in encoded.items():
+                    self._disk.set(disk_key(key), data)
         except (sqlite3.Error, diskcache.Timeout) as exc:
             self._remember(items)
             self._database_failed(exc)
             if self._disk is not None and failure_kind(exc) == "corrupt":
-                self.set_many(items)  # into the rebuilt database
+                self._store_local(encoded, items)  # into the rebuilt database
         except _STORE_ERRORS as exc:
             self._remember(items)
             self._close_disk()
-            self._note("cache_unavailable", f"cache failed ({type(exc).__name__}: {exc}); continuing in memory")
+            self._said.note("cache_unavailable", f"cache failed ({type(exc).__name__}: {exc}); continuing in memory")
 
     def raw_items(self) -> Iterator[tuple[str, bytes]]:
         """Every entry as stored: (key, our codec's bytes), nothing decoded (an index artifact's
@@ -459,7 +550,9 @@ class Cache:
                 self._database_failed(exc)
             except _STORE_ERRORS as exc:
                 self._close_disk()
-                self._note("cache_unavailable", f"cache failed ({type(exc).__name__}: {exc}); continuing in memory")
+                self._said.note(
+                    "cache_unavailable", f"cache failed ({type(exc).__name__}: {exc}); continuing in memory"
+                )
         decoded = {}
         for key, data in items.items():
             with contextlib.suppress(codec.CodecError):
@@ -481,12 +574,14 @@ class Cache:
             return int(self._disk.clear())
         except (sqlite3.Error, diskcache.Timeout, OSError) as exc:
             self._close_disk()
-            self._note("cache_unavailable", f"cache failed ({type(exc).__name__}: {exc})")
+            self._said.note("cache_unavailable", f"cache failed ({type(exc).__name__}: {exc})")
             return 0
 
     def close(self) -> None:
         if self._disk is not None:
             self._close_disk()
+        if self.shared is not None:
+            self.shared.close()
 
 
 def tags_key(language_fingerprint: str, sha256: str, extraction: str) -> str:

@@ -31,6 +31,8 @@ from ..model import REFERENCE_KIND_CODES, FileTags, ParseOutcome, Span, Symbol
 MAGIC = b"hmc"
 #: Bump when the layout changes; the cache puts it in every key, so older entries simply miss.
 FORMAT = 1
+#: Put before every key a value in this format is stored under (on disk, in a shared store).
+KEY_PREFIX = f"{MAGIC.decode()}{FORMAT}:"
 
 _OUTCOME, _OUTCOME_EMPTY, _TAGS, _TEXT, _RESOLUTION = 1, 2, 3, 4, 5
 _HEADER = struct.Struct("<3sBB")
@@ -45,6 +47,11 @@ _dumps = json.JSONEncoder(separators=(",", ":"), check_circular=False, allow_nan
 _loads = json.loads
 #: What a malformed body raises while being decoded; all turned into CodecError.
 _DECODE_ERRORS = (ValueError, TypeError, KeyError, IndexError, struct.error, RecursionError, OverflowError)
+
+
+def format_key(key: str) -> str:
+    """The key a value in this format is stored under: entries of any other format miss."""
+    return KEY_PREFIX + key
 
 
 class CodecError(ValueError):

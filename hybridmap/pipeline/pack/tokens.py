@@ -65,7 +65,7 @@ class TokenCounter:
 
     def has_stored_counts(self) -> bool:
         """Whether this cache has line counts of this encoding (a warm cache: likely no load)."""
-        return self._cache is not None and self._marker in self._cache.get_many([self._marker])
+        return self._cache is not None and self._marker in self._cache.get_many([self._marker], shared=False)
 
     def preload(self) -> None:
         """Load the encoding now (a long-lived map does it in the background at start)."""
@@ -105,7 +105,8 @@ class TokenCounter:
         if len(self._lines) + len(lines) > _MEMORY_LINES:
             self._lines.clear()
         keys = {self._key(line): line for line in lines}
-        known = self._cache.get_many(keys) if self._cache is not None else {}
+        # Never from the shared cache: tiktoken counts a line in microseconds, a round trip is longer.
+        known = self._cache.get_many(keys, shared=False) if self._cache is not None else {}
         for key, line in keys.items():
             value = known.get(key)
             if isinstance(value, str) and value.isdigit():
@@ -117,7 +118,8 @@ class TokenCounter:
     def flush(self) -> None:
         """Store the line counts learnt since the last flush (one transaction)."""
         if self._unsaved and self._cache is not None:
-            self._cache.set_many({**{key: str(count) for key, count in self._unsaved.items()}, self._marker: "1"})
+            counts = {key: str(count) for key, count in self._unsaved.items()}
+            self._cache.set_many({**counts, self._marker: "1"}, shared=False)
         self._unsaved.clear()
 
 
