@@ -836,8 +836,14 @@ class Settings:
     whoever else can write the store. Unset (empty name): entries carry a plain SHA-256, which
     catches damage, not forgery."""
     shared_cache_timeout_seconds: float = setting(1.0, _float(0.01, 60.0, protective=True))
-    """The longest one round trip to the shared cache may take (connect, or one batch): an error
-    or a slower answer sets the store aside (``shared_cache_unavailable``), and the map goes on."""
+    """The longest one wait on the shared cache may take (to connect, or for the next bytes of an
+    answer): an error or a longer wait sets the store aside (``shared_cache_unavailable``), and the
+    map goes on."""
+    shared_cache_read_budget_seconds: float = setting(30.0, _float(0.0, 3_600.0, protective=True))
+    """The most time one lookup spends asking the shared cache, batch after batch: a store that
+    answers each in time but slowly in all is asked no more, and the rest is parsed here
+    (``shared_cache_slow``). 100,000 entries took about 10 s over a local socket on a loaded
+    2-core machine (docs/benchmarks.md, "A shared cache")."""
     shared_cache_retry_seconds: float = setting(60.0, _float(0.0, 86_400.0, protective=True))
     """How long a failed shared cache is left alone before a long-lived map asks it again."""
     shared_cache_max_entry_bytes: int = setting(2**22, _int(2**10, 2**30, protective=True))

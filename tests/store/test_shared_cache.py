@@ -186,6 +186,24 @@ def test_a_store_that_hangs_costs_one_timeout(tmp_path: Path, registry: Language
     assert took < 20, f"a hung store held the map up {took:.1f} s"  # gross stalls only: timing is a benchmark's
 
 
+def test_a_store_slow_in_all_is_asked_no_more(tmp_path: Path, registry: LanguageRegistry, store: RedisServer) -> None:
+    """Each batch in time, but the lookup past its budget (0 s here: after the first batch)."""
+    root = sample_repo(tmp_path / "repo")
+    fresh = map_with(root, tmp_path / "fresh", registry)
+    map_with(root, tmp_path / "ci", registry, shared_cache_url=store.url, shared_cache_write=True)
+    result = map_with(
+        root,
+        tmp_path / "agent",
+        registry,
+        shared_cache_url=store.url,
+        shared_cache_batch_keys=2,
+        shared_cache_read_budget_seconds=0,
+    )
+    assert result.text == fresh.text and result.stats["files_parsed"] == 10
+    assert shared_kinds(result) == ["shared_cache_slow"]
+    assert "gave 2 of 12 entries within shared_cache_read_budget_seconds=0" in said(result)
+
+
 def test_a_full_store_stops_writes_not_the_map(tmp_path: Path, registry: LanguageRegistry) -> None:
     full = RedisServer(tmp_path / "redis", "--maxmemory-policy", "noeviction")
     try:
