@@ -315,6 +315,12 @@ class Cache:
         return self._disk is not None
 
     @property
+    def remote(self) -> bool:
+        """Whether a lookup may wait on the network (a shared store): then callers on an event
+        loop look up in a worker thread."""
+        return self.shared is not None
+
+    @property
     def diagnostics(self) -> list[Diagnostic]:
         """What went wrong since the last :meth:`take_diagnostics`, the shared store's included."""
         return self._said.peek(self.shared.take_diagnostics() if self.shared is not None else ())

@@ -344,8 +344,14 @@ class SharedStore:
 
     def _set_aside(self, why: str) -> None:
         with self._lock:
+            # Lookups in other threads that were waiting on it fail too (their connection is
+            # closed under them): one episode, said once.
+            already = self._clock() < self._aside_until
             self._aside_until = self._clock() + self.config.retry_seconds
-            self._said.discard("aside")  # a new episode is said again
+            if not already:
+                self._said.discard("aside")  # a new episode is said again
+        if already:
+            return
         self._say(
             "aside",
             "shared_cache_unavailable",

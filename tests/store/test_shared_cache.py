@@ -7,8 +7,10 @@ every map here equals one made with a fresh local cache and no shared store.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import time
@@ -20,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hybridmap import RepoMap
+from hybridmap import AsyncRepoMap, RepoMap
 from hybridmap.errors import ConfigError
 from hybridmap.languages.registry import LanguageRegistry
 from hybridmap.model import MapResult
@@ -28,7 +30,7 @@ from hybridmap.settings import load_settings
 from hybridmap.store.shared import MAGIC, EnvelopeError, redacted, seal, unseal
 
 from ..conftest import git, write_files
-from ..helpers import TESTS, RedisServer, run_cli
+from ..helpers import LSP_FIXTURES, TESTS, RedisServer, require, run_cli
 
 PROXY = TESTS / "fixtures" / "stores" / "cutting_proxy.py"
 
@@ -202,6 +204,48 @@ def test_a_store_slow_in_all_is_asked_no_more(tmp_path: Path, registry: Language
     assert result.text == fresh.text and result.stats["files_parsed"] == 10
     assert shared_kinds(result) == ["shared_cache_slow"]
     assert "gave 2 of 12 entries within shared_cache_read_budget_seconds=0" in said(result)
+
+
+def test_a_hung_store_never_stalls_the_callers_loop(tmp_path: Path, store: RedisServer) -> None:
+    """Server answers are looked up on the event loop: with a shared cache that is one more place
+    to wait, and it must be waited for off the loop. The tags are local (a static map first), so
+    the first thing to ask the hung store is an answer of ty's."""
+    require("ty")
+    root = tmp_path / "repo"
+    shutil.copytree(LSP_FIXTURES / "python", root)
+    cache = str(tmp_path / "cache")
+    with RepoMap(root, overrides={"cache_dir": cache}, start_servers=False) as repo:
+        repo.map(tokens=1024, mode="static")
+    store.pause()
+    hung = {"cache_dir": cache, "shared_cache_url": store.url, "shared_cache_timeout_seconds": 3.0}
+
+    async def run() -> tuple[float, list[str], MapResult]:
+        longest = 0.0
+        done = asyncio.Event()
+
+        async def tick() -> None:
+            nonlocal longest
+            last = time.monotonic()
+            while not done.is_set():
+                await asyncio.sleep(0.01)
+                now = time.monotonic()
+                longest = max(longest, now - last)
+                last = now
+
+        ticker = asyncio.create_task(tick())
+        async with AsyncRepoMap(root, overrides=hung) as repo:
+            result = await repo.map(tokens=1024, mode="hybrid", server_wait=20)
+            await asyncio.sleep(3.5)  # lookups still waiting on the store when the map returned
+            later = await repo.map(tokens=1024, mode="hybrid")
+        done.set()
+        await ticker
+        return longest, [*shared_kinds(result), *shared_kinds(later)], result
+
+    longest, said_in_both, result = asyncio.run(run())
+    store.resume()
+    assert result.servers["python"].state == "ready", result.servers
+    assert said_in_both == ["shared_cache_unavailable"]  # once, on one map or the next
+    assert longest < 1.0, f"the caller's loop stood still {longest:.2f} s waiting on the shared cache"
 
 
 def test_a_full_store_stops_writes_not_the_map(tmp_path: Path, registry: LanguageRegistry) -> None:
