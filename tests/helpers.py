@@ -24,7 +24,7 @@ import pytest
 
 from hybridmap import RepoMap
 from hybridmap.languages.registry import BUILTIN_CONFIG_DIR, BUILTIN_QUERY_DIR, LanguageRegistry
-from hybridmap.model import FileTags, Span, Symbol
+from hybridmap.model import FileTags, MapResult, Span, Symbol
 from hybridmap.pipeline.merge import Merged
 from hybridmap.pipeline.policies import apply_policies
 from hybridmap.settings import Settings
@@ -608,3 +608,41 @@ class RedisServer:
     def close(self) -> None:
         self.resume()
         self.stop()
+
+
+def sample_repo(root: Path, files: int = 40, defs: int = 30) -> Path:
+    """A git repository of Python files that call each other (a real graph to rank)."""
+    root.mkdir(parents=True)
+    write_files(
+        root,
+        {
+            f"pkg/mod{i}.py": "".join(
+                f"def func_{i}_{j}(value):\n    return func_{(i + 1) % files}_{j}(value)\n\n" for j in range(defs)
+            )
+            for i in range(files)
+        },
+    )
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "sample")
+    return root
+
+
+def map_with(
+    root: Path,
+    cache: Path,
+    registry: LanguageRegistry,
+    progress: Callable[[str, int, int], None] | None = None,
+    environ: dict[str, str] | None = None,
+    **overrides: object,
+) -> MapResult:
+    """A static map of ``root`` with ``cache`` as its cache directory, no server started."""
+    with RepoMap(
+        root,
+        overrides={"cache_dir": str(cache), **overrides},
+        registry=registry,
+        progress=progress,
+        start_servers=False,
+        environ=environ,
+    ) as repo:
+        return repo.map(tokens=2048, mode="static")

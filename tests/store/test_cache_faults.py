@@ -18,7 +18,6 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import diskcache
@@ -31,46 +30,11 @@ from hybridmap.sources.treesitter import ParseOptions, extract_tags
 from hybridmap.store import codec
 from hybridmap.store.cache import Cache, disk_key, tags_key
 
-from ..conftest import git, write_files
-from ..helpers import PROJECT, needs_unprivileged, run_as_unprivileged
+from ..conftest import write_files
+from ..helpers import PROJECT, map_with, needs_unprivileged, run_as_unprivileged, sample_repo
 
 #: The last commit whose cache held bare FileTags under ``tags:1:`` keys.
 SCHEMA_1_COMMIT = "2c9497c"
-
-
-def sample_repo(root: Path, files: int = 40, defs: int = 30) -> Path:
-    """A git repository of Python files that call each other (a real graph to rank)."""
-    root.mkdir(parents=True)
-    write_files(
-        root,
-        {
-            f"pkg/mod{i}.py": "".join(
-                f"def func_{i}_{j}(value):\n    return func_{(i + 1) % files}_{j}(value)\n\n" for j in range(defs)
-            )
-            for i in range(files)
-        },
-    )
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "sample")
-    return root
-
-
-def map_with(
-    root: Path,
-    cache: Path,
-    registry: LanguageRegistry,
-    progress: Callable[[str, int, int], None] | None = None,
-    **overrides: object,
-) -> MapResult:
-    with RepoMap(
-        root,
-        overrides={"cache_dir": str(cache), **overrides},
-        registry=registry,
-        progress=progress,
-        start_servers=False,
-    ) as repo:
-        return repo.map(tokens=2048, mode="static")
 
 
 def fresh_map(root: Path, tmp_path: Path, registry: LanguageRegistry) -> MapResult:

@@ -29,27 +29,14 @@ from hybridmap.model import MapResult
 from hybridmap.settings import load_settings
 from hybridmap.store.shared import MAGIC, EnvelopeError, redacted, seal, unseal
 
-from ..conftest import git, write_files
-from ..helpers import LSP_FIXTURES, TESTS, RedisServer, require, run_cli
+from ..helpers import LSP_FIXTURES, TESTS, RedisServer, map_with, require, run_cli
+from ..helpers import sample_repo as calling_repo
 
 PROXY = TESTS / "fixtures" / "stores" / "cutting_proxy.py"
 
 
-def sample_repo(root: Path, files: int = 12) -> Path:
-    root.mkdir(parents=True)
-    write_files(
-        root,
-        {
-            f"pkg/mod{i}.py": "".join(
-                f"def func_{i}_{j}(value):\n    return func_{(i + 1) % files}_{j}(value)\n\n" for j in range(20)
-            )
-            for i in range(files)
-        },
-    )
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "sample")
-    return root
+def sample_repo(root: Path) -> Path:
+    return calling_repo(root, files=12, defs=20)
 
 
 @pytest.fixture
@@ -57,25 +44,6 @@ def store(tmp_path: Path) -> Any:
     server = RedisServer(tmp_path / "redis")
     yield server
     server.close()
-
-
-def map_with(
-    root: Path,
-    cache: Path,
-    registry: LanguageRegistry,
-    environ: dict[str, str] | None = None,
-    progress: Any = None,
-    **overrides: object,
-) -> MapResult:
-    with RepoMap(
-        root,
-        overrides={"cache_dir": str(cache), **overrides},
-        registry=registry,
-        start_servers=False,
-        environ=environ,
-        progress=progress,
-    ) as repo:
-        return repo.map(tokens=2048, mode="static")
 
 
 def shared_kinds(result: MapResult) -> list[str]:
