@@ -6,7 +6,9 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
-from collections.abc import Iterator
+import sys
+import time
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 #: What "warm after editing one file" appends, per extension: a new definition.
@@ -49,3 +51,17 @@ def baseline_tree(commit: str, work: Path) -> Path:
         archive = subprocess.run(["git", "-C", str(checkout), "archive", commit], check=True, capture_output=True)
         subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
     return tree
+
+
+def run_hybridmap(args: list[str], env: Mapping[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the process and its children) of one ``hybridmap`` command,
+    its standard output thrown away. CPU is user + system from ``wait4``'s rusage, so parse
+    workers (children) are counted."""
+    started = time.perf_counter()
+    quiet = [(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)]  # the map's text: not ours to show
+    pid = os.posix_spawn(sys.executable, [sys.executable, "-m", "hybridmap", *args], dict(env), file_actions=quiet)
+    _, status, usage = os.wait4(pid, 0)
+    wall = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"hybridmap {' '.join(args)} failed ({status})")
+    return wall, usage.ru_utime + usage.ru_stime

@@ -25,22 +25,17 @@ import shutil
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import run_hybridmap
 
 ENV = {**os.environ, "HYBRIDMAP_DAEMON": "off"}
 
 
 def run(args: list[str]) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the process and its children) of one hybridmap command."""
-    started = time.perf_counter()
-    quiet = [(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)]  # the map's text: not ours to show
-    pid = os.posix_spawn(sys.executable, [sys.executable, "-m", "hybridmap", *args], ENV, file_actions=quiet)
-    _, status, usage = os.wait4(pid, 0)
-    wall = time.perf_counter() - started
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"hybridmap {' '.join(args)} failed ({status})")
-    return wall, usage.ru_utime + usage.ru_stime
+    return run_hybridmap(args, ENV)
 
 
 def main() -> None:

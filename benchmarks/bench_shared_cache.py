@@ -32,7 +32,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import psutil
+from _common import run_hybridmap
 
 ENV = {**os.environ, "HYBRIDMAP_DAEMON": "off"}
 BASE_CONFIG = "parse_deadline_seconds = 0\nmax_files = 200000\n"
@@ -40,15 +42,7 @@ BASE_CONFIG = "parse_deadline_seconds = 0\nmax_files = 200000\n"
 
 def run(args: list[str], config: Path) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the process and its children) of one hybridmap command."""
-    started = time.perf_counter()
-    quiet = [(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)]  # the map's text: not ours to show
-    env = {**ENV, "XDG_CONFIG_HOME": str(config)}
-    pid = os.posix_spawn(sys.executable, [sys.executable, "-m", "hybridmap", *args], env, file_actions=quiet)
-    _, status, usage = os.wait4(pid, 0)
-    wall = time.perf_counter() - started
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"hybridmap {' '.join(args)} failed ({status})")
-    return wall, usage.ru_utime + usage.ru_stime
+    return run_hybridmap(args, {**ENV, "XDG_CONFIG_HOME": str(config)})
 
 
 def configure(work: Path, name: str, extra: str) -> Path:
