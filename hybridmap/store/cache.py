@@ -76,6 +76,9 @@ _SETTINGS: dict[str, Any] = {
     "eviction_policy": "least-recently-stored",
     "statistics": 0,
     "tag_index": 0,
+    # diskcache culls inside every set (a query for expired rows and the database's volume): a
+    # third of the time of storing 20,000 entries. We cull once per write instead (Cache._cull).
+    "cull_limit": 0,
 }
 _SETTING_KEYS = frozenset(_SETTINGS) | frozenset(("count", "size", "hits", "misses"))
 _SETTING_VALUE = re.compile(r"[A-Za-z0-9_-]{1,40}")
@@ -504,6 +507,7 @@ class Cache:
             with self._disk.transact():  # one transaction: thousands of entries in one fsync
                 for key, data in encoded.items():
                     self._disk.set(disk_key(key), data)
+            self._disk.cull()  # down to cache_size_limit, the least recently stored first
         except (sqlite3.Error, diskcache.Timeout) as exc:
             self._remember(items)
             self._database_failed(exc)
@@ -551,6 +555,7 @@ class Cache:
                 with self._disk.transact():
                     for key, data in items.items():
                         self._disk.set(disk_key(key), data)
+                self._disk.cull()
                 return
             except (sqlite3.Error, diskcache.Timeout) as exc:
                 self._database_failed(exc)

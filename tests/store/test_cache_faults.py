@@ -409,3 +409,18 @@ def test_memory_only_cache_is_bounded(tmp_path: Path) -> None:
     assert len(cache.get_many(f"tags:{t}" for t in range(25))) == 10
     assert cache.get_many(["tags:24", "tags:15"]) == {"tags:24": 24, "tags:15": 15}
     assert cache.get_many(["tags:0"]) == {}
+
+
+def test_a_cache_over_its_size_limit_keeps_the_latest_entries(tmp_path: Path) -> None:
+    """Culled once per write (not inside every set): the size stays near the limit, and what goes
+    is what was stored longest ago."""
+    limit = 2**20
+    cache = Cache(tmp_path / "cache", size_limit=limit)
+    for batch in range(8):
+        cache.set_many({f"text:{batch}:{i}": "x" * 4_000 + str(i) for i in range(64)})  # ~256 KB each
+    volume = cache._disk.volume()
+    newest = cache.get_many([f"text:7:{i}" for i in range(64)])
+    oldest = cache.get_many([f"text:0:{i}" for i in range(64)])
+    cache.close()
+    assert volume <= limit + 300_000, volume  # the last write's batch may stand above it until the next
+    assert len(newest) == 64 and oldest == {}
