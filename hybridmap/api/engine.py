@@ -220,7 +220,16 @@ class MapEngine:
         stats["graph_rebuilt"] = stats["graph_patched"] = 0.0  # no graph was made for this call
         timings = index_timings(snapshot, base)
         timings["total"] = time.perf_counter() - started
-        return replace(result, changes=build.changes, stats=stats, timings=timings)
+        # What went wrong since (the cache's words: say, a shared store that failed under
+        # background lookups) is said on this map, not lost with the one it repeats.
+        return self._with_cache_words(replace(result, changes=build.changes, stats=stats, timings=timings))
+
+    def _with_cache_words(self, result: MapResult) -> MapResult:
+        """``result`` saying what went wrong in the cache since the last map: events (a shared
+        store that failed, entries dropped), said once, taken by the engine alone at the end of a
+        map (a view may be replaced by a later index, a build by a rebuild after a wait)."""
+        news = [d for d in self.cache.take_diagnostics() if d not in result.diagnostics]
+        return replace(result, diagnostics=(*result.diagnostics, *news)) if news else result
 
     async def with_change(self, build: BuildRequest, revision: str | None) -> BuildRequest:
         """``build`` with the working tree's change since ``revision`` for a map of a change (read
@@ -242,7 +251,7 @@ class MapEngine:
         inputs = self._inputs(snapshot, base, sources)
         for source in sources:
             source.after_map(snapshot, base, wanted, [])
-        return inputs
+        return replace(inputs, notes=(*inputs.notes, *self.cache.take_diagnostics()))
 
     async def map(
         self, request: MapRequest, build: BuildRequest, snapshot: Snapshot, started: float
@@ -259,9 +268,6 @@ class MapEngine:
             await source.update(snapshot, self.changes, base, wanted)
         waited = time.perf_counter() - t
         result, undescribed = await self._build(snapshot, base, sources, build)
-        late = [d for d in self.cache.take_diagnostics() if d not in result.diagnostics]
-        if late:  # the cache's words from the build itself (token counts, summaries): said on this map
-            result = replace(result, diagnostics=(*result.diagnostics, *late))
         self._focus = build.chat + tuple(f.path for f in result.files)
         if hybrid and request.server_wait > 0:
             # Waiting anyway: the symbols of the files this map shows, then hovers for what
@@ -277,6 +283,7 @@ class MapEngine:
         elif hybrid:
             for source in sources:
                 source.after_map(snapshot, base, wanted, undescribed)
+        result = self._with_cache_words(result)
         result.timings.update(index_timings(snapshot, base))
         result.timings["servers"] = waited
         result.timings["total"] = time.perf_counter() - started
@@ -304,11 +311,10 @@ class MapEngine:
             for language, report in source.reports(languages).items():
                 servers.setdefault(language, report)
             notes.extend(source.health())
-        if self.settings.use_cache and not self.cache.persistent:
-            already = any(d.kind == "cache_unavailable" for d in base.diagnostics)
-            if not already:  # the cache's own words come first
-                where = str(self.settings.resolved_cache_dir())
-                notes.append(Diagnostic(where, "cache_unavailable", "running without a disk cache"))
+        said = any(d.kind == "cache_unavailable" for d in self.cache.diagnostics)  # the cache's own words
+        if self.settings.use_cache and not self.cache.persistent and not said:
+            where = str(self.settings.resolved_cache_dir())
+            notes.append(Diagnostic(where, "cache_unavailable", "running without a disk cache"))
         notes.extend(self._notes)
         views = tuple(source.view(snapshot, base) for source in sources)
         history = self._history.current if self._history is not None else None

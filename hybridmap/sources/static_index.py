@@ -269,7 +269,6 @@ class TreeSitterSource(PassiveSource):
             if entry.tags is not None:
                 tags[rel] = entry.tags
             diagnostics.extend(entry.diagnostics)
-        diagnostics.extend(self._cache.take_diagnostics())
         old = self._view.tags
         if len(tags) != len(old) or any(old.get(p) is not t for p, t in tags.items()):
             self._version += 1

@@ -499,24 +499,29 @@ class Cache:
         self._store_local(encoded, items)
 
     def _store_local(self, encoded: Mapping[str, bytes], items: Mapping[str, Any]) -> None:
-        """Keep entries on disk (their codec bytes, one transaction), or in memory without it."""
-        if self._disk is None:
+        """Keep entries on disk (their codec bytes), or in memory without it."""
+        if not self._stored_on_disk(encoded):
             self._remember(items)
-            return
+
+    def _stored_on_disk(self, encoded: Mapping[str, bytes]) -> bool:
+        """Write codec bytes in one transaction (thousands of entries, one fsync), then cull down to
+        cache_size_limit (the least recently stored first); False when there is no usable disk."""
+        if self._disk is None:
+            return False
         try:
-            with self._disk.transact():  # one transaction: thousands of entries in one fsync
+            with self._disk.transact():
                 for key, data in encoded.items():
                     self._disk.set(disk_key(key), data)
-            self._disk.cull()  # down to cache_size_limit, the least recently stored first
+            self._disk.cull()
+            return True
         except (sqlite3.Error, diskcache.Timeout) as exc:
-            self._remember(items)
             self._database_failed(exc)
-            if self._disk is not None and failure_kind(exc) == "corrupt":
-                self._store_local(encoded, items)  # into the rebuilt database
+            # Into the rebuilt database, when the damage was found and mended.
+            return self._disk is not None and failure_kind(exc) == "corrupt" and self._stored_on_disk(encoded)
         except _STORE_ERRORS as exc:
-            self._remember(items)
             self._close_disk()
             self._said.note("cache_unavailable", f"cache failed ({type(exc).__name__}: {exc}); continuing in memory")
+            return False
 
     def raw_items(self) -> Iterator[tuple[str, bytes]]:
         """Every entry as stored: (key, our codec's bytes), nothing decoded (an index artifact's
@@ -548,22 +553,8 @@ class Cache:
         """Store values already in our codec's bytes (an index artifact's import), unread: like
         every entry, each is decoded when a map reads it, and dropped there if it does not decode.
         Without a usable disk cache they are decoded now and held in memory (bad ones skipped)."""
-        if not items:
+        if not items or self._stored_on_disk(items):
             return
-        if self._disk is not None:
-            try:
-                with self._disk.transact():
-                    for key, data in items.items():
-                        self._disk.set(disk_key(key), data)
-                self._disk.cull()
-                return
-            except (sqlite3.Error, diskcache.Timeout) as exc:
-                self._database_failed(exc)
-            except _STORE_ERRORS as exc:
-                self._close_disk()
-                self._said.note(
-                    "cache_unavailable", f"cache failed ({type(exc).__name__}: {exc}); continuing in memory"
-                )
         decoded = {}
         for key, data in items.items():
             with contextlib.suppress(codec.CodecError):
