@@ -231,6 +231,14 @@ class FileTags:
     """A notebook's code cells: (first 0-based line in the parsed source, 1-based cell number) each
     (:mod:`hybridmap.languages.notebooks`); lines above are in that source, the code cells joined.
     Empty for any other file."""
+    name_words: str = ""
+    """The words of its names as the text-similarity signal reads them, counted at parse time
+    (:func:`hybridmap.languages.lexical.name_counts`: every name it defines and uses, split, and
+    its definitions' signatures and doc lines), encoded as :attr:`words` is. Counting them in the
+    worker that parsed the file, once per content, spares every process that ranks with a chat
+    file a pass over every file's names (at 100,000 files, most of the first such map's cost).
+    Empty for a server's outline, and when a merge added symbols: then they are counted from
+    the symbols when needed."""
 
     @classmethod
     def build(

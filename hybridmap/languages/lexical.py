@@ -61,13 +61,24 @@ def encode_words(counts: Counter[str]) -> str:
     return "\n".join(f"{word}\t{times}" for word, times in counts.items())
 
 
-def decode_words(text: str) -> Counter[str]:
-    """What :func:`encode_words` wrote."""
-    out: Counter[str] = Counter()
-    for line in text.split("\n") if text else ():
-        word, _, times = line.partition("\t")
-        out[word] = int(times)
-    return out
+def decode_words(text: str) -> dict[str, int]:
+    """What :func:`encode_words` wrote, in its order (one split and a C-level ``dict(zip)``: a
+    loop per line was twice as slow over a 100,000-file repository's words)."""
+    if not text:
+        return {}
+    parts = text.replace("\n", "\t").split("\t")
+    return dict(zip(parts[0::2], map(int, parts[1::2]), strict=True))
+
+
+def name_counts(signatures_and_docs: Iterable[str], names: Iterable[str]) -> Counter[str]:
+    """The words of a file's names: of the text of its definitions' signatures and doc lines
+    (in one pass, joined), then the parts of every name it defines and uses, each name split once
+    however often it occurs. The order is the words' first appearance, which the BM25 sums follow."""
+    counts = word_counts("\n".join(signatures_and_docs))
+    for name, times in Counter(names).items():
+        for part in name_words(name):
+            counts[part] += times
+    return counts
 
 
 #: ASCII punctuation (the underscore too) and white space become spaces (bytes: a 256-entry

@@ -43,6 +43,7 @@ def merge_file(
     if server is None and not hovers:
         return static
     symbols = list(static.symbols)
+    name_words = static.name_words
     if server is not None:
         by_name: dict[str, list[int]] = {}
         for index, sym in enumerate(symbols):
@@ -62,13 +63,15 @@ def merge_file(
         for extra in extras:
             parent = _innermost(symbols, extra.span, len(symbols))
             symbols.append(dataclasses.replace(extra, parent=parent, provenance=source))
+        if extras:  # names the parse did not count: counted from the symbols when needed
+            name_words = ""
     if hovers:
         for index, sym in enumerate(symbols):
             if not sym.detail:
                 text = hovers.get((path, sym.name_line, sym.name_col))
                 if text:
                     symbols[index] = dataclasses.replace(sym, detail=text)
-    return dataclasses.replace(static, symbols=tuple(symbols))
+    return dataclasses.replace(static, symbols=tuple(symbols), name_words=name_words)
 
 
 def _counterpart(

@@ -34,7 +34,7 @@ from typing import IO, Any
 
 from ..infra.sandbox import Policy, base_policy, confined
 from ..languages import notebooks, query_predicates
-from ..languages.lexical import encode_words, word_counts
+from ..languages.lexical import encode_words, name_counts, word_counts
 from ..languages.registry import CompiledLanguage, LanguageRegistry
 from ..model import DEFERRED_KIND, REFERENCE_KIND_CODES, FileTags, ParseOutcome, Span, Symbol
 from ..settings import Settings
@@ -503,8 +503,18 @@ def _file_tags(
         positions.append(line)
         positions.append(col)
         kinds.append(code)
+    texts = (*(s.signature for s in symbols), *(s.doc for s in symbols))
+    counted = encode_words(name_counts(texts, (*names, *(s.name for s in symbols))))
     return FileTags(
-        tuple(symbols), tuple(names), positions.tobytes(), bytes(kinds), line_count, complete, imports, words
+        tuple(symbols),
+        tuple(names),
+        positions.tobytes(),
+        bytes(kinds),
+        line_count,
+        complete,
+        imports,
+        words,
+        name_words=counted,
     )
 
 

@@ -103,12 +103,16 @@ def _tags_body(tags: FileTags, problems: list[list[str]]) -> bytes:
     ]
     symbols = [list(column) for column in zip(*rows, strict=True)] if rows else _NO_SYMBOLS
     fields = [symbols, tags.ref_names, tags.line_count, tags.complete, problems]
-    if tags.imports or tags.words or tags.cells:  # absent in most files (and in values written before it existed)
+    # Optional fields go last, each written only when it or one after it is there (values written
+    # before a field existed simply end sooner).
+    if tags.imports or tags.words or tags.cells or tags.name_words:
         fields.append([list(pair) for pair in tags.imports])
-    if tags.words or tags.cells:
+    if tags.words or tags.cells or tags.name_words:
         fields.append(tags.words)
-    if tags.cells:  # notebooks only
+    if tags.cells or tags.name_words:  # cells: notebooks only
         fields.append([list(pair) for pair in tags.cells])
+    if tags.name_words:
+        fields.append(tags.name_words)
     rest = _dumps(fields).encode()
     return b"".join(
         (_LENGTHS.pack(len(tags.ref_positions), len(tags.ref_kinds)), tags.ref_positions, tags.ref_kinds, rest)
@@ -187,17 +191,21 @@ def _decode_tags(body: bytes) -> tuple[FileTags, tuple[tuple[str, str], ...]]:
     positions = body[start : start + n_positions]
     kinds = body[start + n_positions : start + n_positions + n_kinds]
     fields = _loads(body[start + n_positions + n_kinds :])
-    _check(type(fields) is list and len(fields) in (5, 6, 7, 8), "tags fields")
+    _check(type(fields) is list and len(fields) in (5, 6, 7, 8, 9), "tags fields")
     symbols, names, line_count, complete, problems = fields[:5]
     imports = _problems(fields[5]) if len(fields) >= 6 else ()  # the same shape: pairs of str
     words = fields[6] if len(fields) >= 7 else ""
     _check(type(words) is str, "file words")
-    cells = _cells(fields[7]) if len(fields) == 8 else ()
+    cells = _cells(fields[7]) if len(fields) >= 8 else ()
+    name_words = fields[8] if len(fields) == 9 else ""
+    _check(type(name_words) is str, "name words")
     _check(type(names) is list and _all_str(names), "reference names")
     _check(len(positions) == n_positions == 8 * len(names) and len(kinds) == n_kinds == len(names), "reference columns")
     _check(not kinds or max(kinds) < len(REFERENCE_KIND_CODES), "reference kind")
     _check(type(line_count) is int and type(complete) is bool, "file fields")
-    tags = FileTags(_symbols(symbols), tuple(names), positions, kinds, line_count, complete, imports, words, cells)
+    tags = FileTags(
+        _symbols(symbols), tuple(names), positions, kinds, line_count, complete, imports, words, cells, name_words
+    )
     return tags, _problems(problems)
 
 

@@ -255,3 +255,43 @@ def test_edits_of_a_few_files_carry_the_model_over() -> None:
         rebuilt = LexicalModel.of([vocabulary.vector(f) for f in files], len(vocabulary))
         query = vocabulary.known(["beta", "eta", "kappa", f"new{step}"])
         assert np.array_equal(model.scores(query, len(files)), rebuilt.scores(query, len(files)))
+
+
+def test_names_words_counted_at_parse_time_are_those_counted_from_the_symbols() -> None:
+    """``FileTags.name_words`` (counted in the parse worker, kept in the cache) gives each file
+    the very words, counts and order the ranker would count from its symbols, so BM25 sums add in
+    the same order and scores are bit-identical; a server's extra symbols drop them."""
+    import dataclasses
+
+    from hybridmap.languages.registry import LanguageRegistry
+    from hybridmap.model import Span, Symbol
+    from hybridmap.pipeline.merge import merge_file
+    from hybridmap.pipeline.rank.lexical import file_words
+    from hybridmap.settings import Settings
+    from hybridmap.sources.treesitter import ParseOptions, parse_file
+    from hybridmap.store.codec import decode, encode
+
+    registry = LanguageRegistry.load()
+    options = ParseOptions.from_settings(Settings())
+    package = Path(__file__).resolve().parents[2] / "hybridmap"
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "lsp"
+    paths = [*sorted(package.rglob("*.py"))[:60], *(p for p in sorted(fixtures.rglob("*")) if p.is_file())]
+    checked = 0
+    for path in paths:
+        language = registry.language_for(path.name)
+        if language is None:
+            continue
+        tags = parse_file(registry.compiled(language), path.read_bytes(), options).tags
+        if tags is None or not tags.symbols:
+            continue
+        rel = path.name
+        assert tags.name_words, rel
+        counted = file_words(rel, dataclasses.replace(tags, name_words=""))
+        assert list(file_words(rel, tags).items()) == list(counted.items()), rel
+        assert decode(encode(tags)) == tags
+        checked += 1
+    assert checked > 40
+    extra = Symbol("server_only_name", "function", Span(0, 0, 0, 10), 0, 0, "def server_only_name():")
+    server = dataclasses.replace(tags, symbols=(extra,), complete=True)
+    merged = merge_file(tags, server)
+    assert merged.name_words == "" and "server" in file_words(rel, merged)

@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...languages.lexical import decode_words, name_words, word_counts
+from ...languages.lexical import decode_words, name_counts, word_counts
 from ...model import FileTags
 from ..graph.repo_graph import RepoGraph
 
@@ -37,30 +36,32 @@ B = 0.75
 MIN_IDF = 1e-6
 
 
-def file_words(path: str, tags: FileTags | None) -> Counter[str]:
+def file_words(path: str, tags: FileTags | None) -> dict[str, int]:
     """A file's words: the parts of its path, of every name it defines and of every name it
-    uses, and the words of its definitions' signatures and doc lines. Names are counted before
-    they are split (a file uses a few names many times), the rest in one pass over it joined:
-    the standard library's 1,790 files took 2.4 s with a pass per name and per signature."""
+    uses, and the words of its definitions' signatures and doc lines (the path's first, then in
+    the order :func:`name_counts` gives). Counted at parse time (``FileTags.name_words``) when the
+    parse did; else here, names before they are split (a file uses a few names many times)."""
     if tags is None:
-        return word_counts(path)
-    symbols = tags.symbols
-    names = Counter(tags.ref_names)
-    names.update(s.name for s in symbols)
-    counts = word_counts("\n".join((path, *(s.signature for s in symbols), *(s.doc for s in symbols))))
-    for name, times in names.items():
-        for part in name_words(name):
-            counts[part] += times
-    return counts
+        return dict(word_counts(path))
+    if tags.name_words:
+        rest = decode_words(tags.name_words)
+    else:
+        symbols = tags.symbols
+        texts = (*(s.signature for s in symbols), *(s.doc for s in symbols))
+        rest = name_counts(texts, (*tags.ref_names, *(s.name for s in symbols)))
+    merged = {word: times + rest.pop(word, 0) for word, times in word_counts(path).items()}
+    merged.update(rest)
+    return merged
 
 
-def file_text_words(path: str, tags: FileTags | None) -> Counter[str]:
+def file_text_words(path: str, tags: FileTags | None) -> dict[str, int]:
     """A file's words from its whole text (``FileTags.words``) and its path; its names'
     words (:func:`file_words`) when the parse did not count them (a server's or an old entry)."""
     if tags is None or not tags.words:
         return file_words(path, tags)
     counts = decode_words(tags.words)
-    counts.update(word_counts(path))
+    for word, times in word_counts(path).items():
+        counts[word] = counts.get(word, 0) + times
     return counts
 
 
@@ -75,7 +76,7 @@ class Vocabulary:
     def __len__(self) -> int:
         return len(self._ids)
 
-    def vector(self, counts: Counter[str]) -> tuple[np.ndarray, np.ndarray]:
+    def vector(self, counts: Mapping[str, int]) -> tuple[np.ndarray, np.ndarray]:
         """``counts`` as (word ids, counts), in ``counts``' own order. Not sorted: nothing needs
         a file's ids in order (the postings sort all entries), and sorting each file's pairs was
         half the cost of a model (a first map with a chat file at 100,000 files builds two)."""
