@@ -217,7 +217,7 @@ class SharedStore:
         for start in range(0, len(wanted), self.config.batch_keys):
             if start and self._clock() > deadline:
                 self._say(
-                    "slow",
+                    None,
                     "shared_cache_slow",
                     f"the shared cache at {self.where} gave {start} of {len(wanted)} entries within "
                     f"shared_cache_read_budget_seconds={self.config.read_budget_seconds:g}; the rest were parsed here",
@@ -244,7 +244,7 @@ class SharedStore:
             self.stats["refused"] += refused
         if refused:
             self._say(
-                "refused",
+                None,
                 "shared_cache_refused",
                 f"{refused} entr{'y' if refused == 1 else 'ies'} of the shared cache at {self.where} refused "
                 "(truncated, altered, too large, or signed with another key); those files were parsed here",
@@ -365,11 +365,14 @@ class SharedStore:
                 text = text.replace(secret, "***")
         return text
 
-    def _say(self, episode: str, kind: str, message: str) -> None:
+    def _say(self, episode: str | None, kind: str, message: str) -> None:
+        """Say something once per ``episode`` (the store set aside, writes stopped), or each time
+        for None (what one lookup met: refused entries, a spent budget)."""
         with self._lock:
-            if episode in self._said:
-                return
-            self._said.add(episode)
+            if episode is not None:
+                if episode in self._said:
+                    return
+                self._said.add(episode)
             self.diagnostics.append(Diagnostic(_DIAGNOSTIC_PATH, kind, message))
 
 

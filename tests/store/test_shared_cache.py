@@ -376,3 +376,26 @@ def test_redacted_urls() -> None:
     assert redacted("redis://:pw@host:6379/0") == "redis://***@host:6379/0"
     assert redacted("rediss://user:pw@host/1") == "rediss://***@host/1"
     assert redacted("unix:///run/redis.sock") == "unix:///run/redis.sock"
+
+
+def test_refusals_are_said_at_each_lookup_and_a_failure_once(store: RedisServer) -> None:
+    """What one lookup met (refused entries) is said each time it happens, in a long-lived map as
+    in a one-shot one; the store set aside is one episode, said once until it is asked again."""
+    from hybridmap.settings import Settings
+    from hybridmap.store.shared import open_shared_store
+
+    shared, problems = open_shared_store(Settings(shared_cache_url=store.url, shared_cache_retry_seconds=0), {})
+    assert shared is not None and problems == []
+    client = store.client()
+    for key in ("a", "b"):
+        client.set(shared._stored_key(key), b"garbage")
+    said = []
+    for key in ("a", "b"):
+        assert shared.get_many([key]).refused == 1
+        said.append([d.kind for d in shared.take_diagnostics()])
+    assert said == [["shared_cache_refused"], ["shared_cache_refused"]]
+    store.stop()
+    shared.get_many(["a"])
+    shared.get_many(["a"])  # asked again at once (retry 0): a new episode
+    assert [d.kind for d in shared.take_diagnostics()] == ["shared_cache_unavailable"] * 2
+    shared.close()
