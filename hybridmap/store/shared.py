@@ -183,6 +183,24 @@ class Fetched:
     refused: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class StoreCheck:
+    """What :meth:`SharedStore.check` found: whether a map could use the store, as configured."""
+
+    where: str
+    """The URL, credentials redacted."""
+    writer: bool
+    signed: bool
+    seconds: float
+    """The probe's round trips, in all."""
+    problem: str | None
+    """Why a map could not use it (None: it can)."""
+
+
+#: The key the check reads (and a writer writes, for a minute) under the prefix.
+_PROBE_KEY = "probe:hybridmap-cache-check"
+
+
 class SharedStore:
     """One client of the shared store, for one :class:`Cache`; thread-safe (the client's pool is,
     and the state below is behind a lock)."""
@@ -271,6 +289,27 @@ class SharedStore:
                 return
             with self._lock:
                 self.stats["written"] += len(batch)
+
+    def check(self) -> StoreCheck:
+        """Probe the store as a map would use it: a read (connect, authenticate, ``GETRANGE``) and,
+        on a writer, a write of a probe entry (kept a minute) read back and verified."""
+        started = time.perf_counter()
+        name = self._stored_key(_PROBE_KEY)
+        payload = b"probe"
+        if self.config.write:
+            sealed = seal(name, payload, self.config.hmac_key)
+            self._round_trip("write", lambda pipe: [pipe.set(name, sealed, ex=60)])
+        replies = self._round_trip("read", lambda pipe: [pipe.getrange(name, 0, 2**20)])
+        problem = next((d.message for d in self.take_diagnostics()), None)
+        if problem is None and replies is not None and self.config.write:
+            try:
+                unseal(name, replies[0] if isinstance(replies[0], bytes) else b"", self.config.hmac_key, 2**20)
+            except EnvelopeError as exc:
+                problem = f"the probe entry written was not read back whole: {exc}"
+        if problem is None and replies is None:
+            problem = "no answer"
+        writer, signed = self.config.write, self.config.hmac_key is not None
+        return StoreCheck(self.where, writer, signed, time.perf_counter() - started, problem)
 
     def take_diagnostics(self) -> list[Diagnostic]:
         """What went wrong since the last call (each episode is said once)."""

@@ -399,3 +399,45 @@ def test_refusals_are_said_at_each_lookup_and_a_failure_once(store: RedisServer)
     shared.get_many(["a"])  # asked again at once (retry 0): a new episode
     assert [d.kind for d in shared.take_diagnostics()] == ["shared_cache_unavailable"] * 2
     shared.close()
+
+
+def test_cache_check_says_whether_a_map_can_use_the_store(tmp_path: Path, store: RedisServer) -> None:
+    """``hybridmap cache check``: a reader and a signed writer can; a wrong password, a stopped
+    store and a missing secret cannot, each said in one line without the password."""
+    secret = "s3cret-pass"
+    guarded = RedisServer(tmp_path / "guarded", password=secret)
+    config = tmp_path / "config" / "hybridmap"
+    config.mkdir(parents=True)
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "config"), "SIGN": "k", "HYBRIDMAP_DAEMON": "off"}
+
+    def check(toml: str) -> Any:
+        (config / "config.toml").write_text(toml)
+        return run_cli("cache", "check", env=env)
+
+    try:
+        reader = check(f'shared_cache_url = "{store.url}"\n')
+        assert reader.returncode == 0, reader.stderr
+        assert (
+            "read-only, entries checked by SHA-256, not signed" in reader.stdout
+            and "ok: a map can use it" in reader.stdout
+        )
+        writer = check(
+            f'shared_cache_url = "{store.url}"\nshared_cache_write = true\nshared_cache_hmac_key_env = "SIGN"\n'
+        )
+        assert writer.returncode == 0, writer.stderr
+        assert "writer, entries signed (HMAC-SHA256)" in writer.stdout
+        wrong = check(f'shared_cache_url = "unix://:{secret}-no@{guarded.socket}"\n')
+        assert wrong.returncode == 1 and "a map could not use it" in wrong.stderr
+        assert secret not in wrong.stderr + wrong.stdout and "***@" in wrong.stdout
+        right = check(f'shared_cache_url = "unix://:{secret}@{guarded.socket}"\n')
+        assert right.returncode == 0, right.stderr
+        unsigned = check(f'shared_cache_url = "{store.url}"\nshared_cache_hmac_key_env = "NOT_SET"\n')
+        assert unsigned.returncode == 2 and "names $NOT_SET, which is not set" in unsigned.stderr
+        store.stop()
+        gone = check(f'shared_cache_url = "{store.url}"\n')
+        assert gone.returncode == 1 and "ConnectionError" in gone.stderr
+        (config / "config.toml").write_text("")
+        none = run_cli("cache", "check", env=env)
+        assert none.returncode == 2 and "no shared cache is configured" in none.stderr
+    finally:
+        guarded.close()

@@ -695,6 +695,37 @@ def cache_clear(cache_dir: str | None) -> None:
     click.echo(f"removed {removed} entries from {directory}")
 
 
+@cache_group.command("check")
+def cache_check() -> None:
+    """Check the shared cache your config names (shared_cache_url): can a map use it?
+
+    Reads a probe key (connect, authenticate, GETRANGE) and, on a writer, writes one (kept a
+    minute) and reads it back verified. Exit 0 when a map can use it, 1 when it cannot (the
+    line says why), 2 when no shared cache is configured or the configuration is wrong."""
+    import os
+
+    from ...settings import load_settings
+    from ...store.shared import open_shared_store
+
+    try:
+        settings = load_settings(None)
+    except HybridMapError as exc:
+        fail(str(exc))
+    shared, problems = open_shared_store(settings, os.environ)
+    if problems:
+        fail(problems[0].message)
+    if shared is None:
+        fail("no shared cache is configured (shared_cache_url in your config file: docs/configuration.md)")
+    found = shared.check()
+    shared.close()
+    role = "writer" if found.writer else "read-only"
+    signing = "entries signed (HMAC-SHA256)" if found.signed else "entries checked by SHA-256, not signed"
+    click.echo(f"shared cache {found.where}: {role}, {signing}, probe {found.seconds * 1000:.0f} ms")
+    if found.problem is not None:
+        fail(f"a map could not use it: {found.problem}", EXIT_NO_MAP)
+    click.echo("ok: a map can use it")
+
+
 @main.command("mcp")
 @click.argument("root", default=".", type=click.Path(file_okay=False, path_type=str))
 @_cache_options
