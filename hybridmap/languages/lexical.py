@@ -63,11 +63,16 @@ def encode_words(counts: Counter[str]) -> str:
 
 def decode_words(text: str) -> dict[str, int]:
     """What :func:`encode_words` wrote, in its order (one split and a C-level ``dict(zip)``: a
-    loop per line was twice as slow over a 100,000-file repository's words)."""
+    loop per line was twice as slow over a 100,000-file repository's words). ``ValueError`` for
+    text it did not write (a damaged or planted cache entry): a word without a count, a count
+    that is not a plain non-negative number."""
     if not text:
         return {}
     parts = text.replace("\n", "\t").split("\t")
-    return dict(zip(parts[0::2], map(int, parts[1::2]), strict=True))
+    counts = parts[1::2]
+    if not "".join(counts).isdigit() or not all(counts):
+        raise ValueError("not words as encode_words writes them")
+    return dict(zip(parts[0::2], map(int, counts), strict=True))
 
 
 def name_counts(signatures_and_docs: Iterable[str], names: Iterable[str]) -> Counter[str]:

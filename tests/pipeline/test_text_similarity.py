@@ -6,6 +6,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -295,3 +296,27 @@ def test_names_words_counted_at_parse_time_are_those_counted_from_the_symbols() 
     server = dataclasses.replace(tags, symbols=(extra,), complete=True)
     merged = merge_file(tags, server)
     assert merged.name_words == "" and "server" in file_words(rel, merged)
+
+
+def test_words_not_as_the_parse_writes_them_are_counted_again() -> None:
+    """A damaged or planted cache entry's word counts (no count, a negative or a non-number) never
+    stop a map: the ranker counts the file's words itself, as for a parse that did not."""
+    import dataclasses
+
+    from hybridmap.languages.lexical import decode_words
+    from hybridmap.languages.registry import LanguageRegistry
+    from hybridmap.pipeline.rank.lexical import file_text_words, file_words
+    from hybridmap.settings import Settings
+    from hybridmap.sources.treesitter import ParseOptions, parse_file
+
+    source = b"# Backs off exponentially.\ndef retry_later(task):\n    return task()\n"
+    python = LanguageRegistry.load().compiled("python")
+    tags = parse_file(python, source, ParseOptions.from_settings(Settings())).tags
+    assert tags is not None
+    counted = file_words("pay/retry.py", dataclasses.replace(tags, name_words=""))
+    for bad in ("garbage", "retry\t-3", "retry\t", "retry\tx\nlater\t1", "retry\t²"):
+        with pytest.raises(ValueError):
+            decode_words(bad)
+        planted = dataclasses.replace(tags, name_words=bad, words=bad)
+        assert list(file_words("pay/retry.py", planted).items()) == list(counted.items()), bad
+        assert file_text_words("pay/retry.py", planted) == counted, bad

@@ -441,3 +441,42 @@ def test_cache_check_says_whether_a_map_can_use_the_store(tmp_path: Path, store:
         assert none.returncode == 2 and "no shared cache is configured" in none.stderr
     finally:
         guarded.close()
+
+
+def test_a_well_sealed_entry_with_planted_words_never_stops_a_map(
+    tmp_path: Path, registry: LanguageRegistry, store: RedisServer
+) -> None:
+    """Without a signing key anyone who can write the store can seal an entry that verifies; word
+    counts in it that are not as a parse writes them are counted again from the symbols, and a
+    map with a chat file and a message (which read them) goes on: with planted names' words it is
+    the fresh map exactly; with the whole text's words planted too, they are not used."""
+    import dataclasses
+
+    from hybridmap.store import codec
+
+    root = sample_repo(tmp_path / "repo")
+    map_with(root, tmp_path / "ci", registry, shared_cache_url=store.url, shared_cache_write=True)
+    client = store.client()
+    originals = {key: client.get(key) for key in stored_tags(store)}
+
+    def plant(**fields: str) -> None:
+        for stored, value in originals.items():
+            name = stored.decode()
+            outcome = codec.decode(unseal(name, value, None, 2**22))
+            tags = dataclasses.replace(outcome.tags, **fields)
+            client.set(stored, seal(name, codec.encode(dataclasses.replace(outcome, tags=tags)), None))
+
+    def chat_map(cache: Path, **overrides: object) -> MapResult:
+        with RepoMap(
+            root, overrides={"cache_dir": str(cache), **overrides}, registry=registry, start_servers=False
+        ) as repo:
+            return repo.map(tokens=2048, mode="static", chat_files=["pkg/mod3.py"], message="func 7")
+
+    expected = chat_map(tmp_path / "fresh")
+    plant(name_words="retry\t-3")
+    planted = chat_map(tmp_path / "agent", shared_cache_url=store.url)
+    assert planted.stats["files_parsed"] == 0  # every entry was taken from the store
+    assert planted.text == expected.text
+    plant(name_words="retry\t-3", words="garbage")
+    both = chat_map(tmp_path / "agent2", shared_cache_url=store.url)
+    assert both.stats["files_parsed"] == 0 and both.files[0].path == expected.files[0].path

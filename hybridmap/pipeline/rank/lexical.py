@@ -43,9 +43,8 @@ def file_words(path: str, tags: FileTags | None) -> dict[str, int]:
     parse did; else here, names before they are split (a file uses a few names many times)."""
     if tags is None:
         return dict(word_counts(path))
-    if tags.name_words:
-        rest = decode_words(tags.name_words)
-    else:
+    rest = _decoded(tags.name_words)
+    if rest is None:
         symbols = tags.symbols
         texts = (*(s.signature for s in symbols), *(s.doc for s in symbols))
         rest = name_counts(texts, (*tags.ref_names, *(s.name for s in symbols)))
@@ -57,12 +56,23 @@ def file_words(path: str, tags: FileTags | None) -> dict[str, int]:
 def file_text_words(path: str, tags: FileTags | None) -> dict[str, int]:
     """A file's words from its whole text (``FileTags.words``) and its path; its names'
     words (:func:`file_words`) when the parse did not count them (a server's or an old entry)."""
-    if tags is None or not tags.words:
+    counts = _decoded(tags.words) if tags is not None else None
+    if counts is None:
         return file_words(path, tags)
-    counts = decode_words(tags.words)
     for word, times in word_counts(path).items():
         counts[word] = counts.get(word, 0) + times
     return counts
+
+
+def _decoded(words: str) -> dict[str, int] | None:
+    """Words the parse counted, or None when it did not, or when they are not as it writes them
+    (a damaged or planted cache entry: the caller counts them itself, and the map goes on)."""
+    if not words:
+        return None
+    try:
+        return decode_words(words)
+    except ValueError:
+        return None
 
 
 class Vocabulary:
