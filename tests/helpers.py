@@ -634,6 +634,7 @@ def map_with(
     registry: LanguageRegistry,
     progress: Callable[[str, int, int], None] | None = None,
     environ: dict[str, str] | None = None,
+    tokens: int = 2048,
     **overrides: object,
 ) -> MapResult:
     """A static map of ``root`` with ``cache`` as its cache directory, no server started."""
@@ -645,4 +646,4 @@ def map_with(
         start_servers=False,
         environ=environ,
     ) as repo:
-        return repo.map(tokens=2048, mode="static")
+        return repo.map(tokens=tokens, mode="static")

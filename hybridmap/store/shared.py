@@ -299,11 +299,12 @@ class SharedStore:
         if self.config.write:
             sealed = seal(name, payload, self.config.hmac_key)
             self._round_trip("write", lambda pipe: [pipe.set(name, sealed, ex=60)])
-        replies = self._round_trip("read", lambda pipe: [pipe.getrange(name, 0, 2**20)])
+        bound = self.config.max_entry_bytes
+        replies = self._round_trip("read", lambda pipe: [pipe.getrange(name, 0, bound)])
         problem = next((d.message for d in self.take_diagnostics()), None)
         if problem is None and replies is not None and self.config.write:
             try:
-                unseal(name, replies[0] if isinstance(replies[0], bytes) else b"", self.config.hmac_key, 2**20)
+                unseal(name, replies[0] if isinstance(replies[0], bytes) else b"", self.config.hmac_key, bound)
             except EnvelopeError as exc:
                 problem = f"the probe entry written was not read back whole: {exc}"
         if problem is None and replies is None:

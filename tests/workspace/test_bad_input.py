@@ -26,7 +26,7 @@ from hybridmap.settings import Settings
 from hybridmap.workspace.walk import read_source
 
 from ..conftest import git, write_files
-from ..helpers import PROJECT, needs_unprivileged, run_as_unprivileged
+from ..helpers import PROJECT, map_with, needs_unprivileged, run_as_unprivileged
 
 LISTINGS = ("git", "walk")
 SECRET_NAME = "outside_secret_definition_q7z"
@@ -48,18 +48,11 @@ def map_root(
     root: Path,
     registry: LanguageRegistry,
     cache: Path,
-    tokens: int = 8192,
     progress: Callable[[str, int, int], None] | None = None,
     **overrides: object,
 ) -> MapResult:
-    with RepoMap(
-        root,
-        overrides={"cache_dir": str(cache), **overrides},
-        registry=registry,
-        progress=progress,
-        start_servers=False,
-    ) as repo:
-        return repo.map(tokens=tokens, mode="static")
+    """A static map of 8,192 tokens (room for every bad file's entry)."""
+    return map_with(root, cache, registry, progress, tokens=8192, **overrides)
 
 
 def symbols(result: MapResult, path: str) -> dict[str, int]:
