@@ -1,3 +1,3 @@
-from .frontends.cli.main import main
+from .frontends.cli.entry import run
 
-main()
+run()

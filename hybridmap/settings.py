@@ -803,6 +803,11 @@ class Settings:
     """Keep each file's content hash and stat signature in the cache directory when a map closes,
     so the next process (a one-shot CLI call) reads only files whose signature moved, as a
     long-lived map does between its own maps (needs the disk cache)."""
+    pause_cycle_collector: bool = setting(True, _BOOL)
+    """Hold Python's cycle collector off while a map indexes and builds (``infra/collector.py``):
+    the collector passing again and again over a large index as it grows was a fifth of a warm
+    one-shot map of 100,000 files. It runs again when the last build of the process ends; a host
+    that switched it off keeps it off. ``false`` leaves it alone."""
     artifact_max_bytes: int = setting(2**33, _int(2**20, 2**50, protective=True))
     """The most bytes an index artifact's import reads, decompressed (``hybridmap index --import``;
     8 GiB): a stream that says more stops there, what came before it kept."""

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..infra.collector import collector_paused, without_collector
 from ..languages.registry import LanguageRegistry
 from ..model import Diagnostic, FileTags, HoverKey, MapRequest, MapResult, RunningServer, ServerReport
 from ..pipeline.build import TIMED_PHASES, BuildRequest, MapBuilder, MapInputs, index_timings, with_details
@@ -153,6 +154,10 @@ class MapEngine:
         those paths are looked at when the workspace can tell (:meth:`Workspace.refresh_paths`)."""
 
         def index() -> Snapshot:
+            with collector_paused(self.settings.pause_cycle_collector):  # a large index's objects
+                return indexed()
+
+        def indexed() -> Snapshot:
             if not self._states_loaded:
                 self._states_loaded = True
                 if self._states_path is not None and self.cache.persistent:  # a directory only the user can write
@@ -175,7 +180,8 @@ class MapEngine:
         self.changes = ChangeSet()
         snapshot = self._workspace.snapshot
         if self._base.deferred:
-            await asyncio.to_thread(self._base.index, snapshot, ChangeSet(), self._progress)
+            paused = self.settings.pause_cycle_collector
+            await asyncio.to_thread(without_collector, paused, self._base.index, snapshot, ChangeSet(), self._progress)
         return snapshot
 
     @property
@@ -301,7 +307,9 @@ class MapEngine:
         sources' state is written by their background work on this loop, so what the build
         reads is an immutable copy handed across, never the live state."""
         inputs = self._inputs(snapshot, base, sources)
-        return await asyncio.to_thread(self.builder.build, inputs, build)
+        return await asyncio.to_thread(
+            without_collector, self.settings.pause_cycle_collector, self.builder.build, inputs, build
+        )
 
     def _inputs(self, snapshot: Snapshot, base: SourceView, sources: Sequence[SymbolSource]) -> MapInputs:
         servers: dict[str, ServerReport] = {}

@@ -31,6 +31,11 @@ log = logging.getLogger("hybridmap.live")
 BACKGROUND_PARSE_DELAY = 1.0
 
 
+#: The mark in :attr:`LiveState.dirty` of what may have moved before a new watch was in place
+#: (no file's path is ``.``).
+BEFORE_THE_WATCH = "."
+
+
 class LiveState:
     """Decides when a call re-reads the repository, and follows it between calls."""
 
@@ -152,13 +157,20 @@ class LiveState:
             async with self._lock:
                 if self.never_read:
                     await self.refresh()
-        if self._watcher is None or not self._watcher.running:
+        watcher = self._watcher
+        started = watcher is None or not watcher.running
+        if watcher is None or started:
             await self.unwatch()  # one that stopped by itself: its marker directory goes too
             debounce = self._settings.watch_debounce_ms
-            self._watcher = Watcher(self._root, debounce, self._on_batch, self._watched_directories)
-            self._watcher.start()
-        if not await self._watcher.wait_in_place():
-            raise RootError(f"cannot watch the repository: {self._watcher.error or 'the watch stopped'}")
+            watcher = self._watcher = Watcher(self._root, debounce, self._on_batch, self._watched_directories)
+            watcher.start()
+        if not await watcher.wait_in_place():
+            raise RootError(f"cannot watch the repository: {watcher.error or 'the watch stopped'}")
+        if started:
+            # An edit made after the last read and before the watch was in place raised no event:
+            # the next map or lookup reads the whole tree once more (a refresh that starts from now
+            # on clears the mark; one that started before leaves it).
+            self.dirty.add(BEFORE_THE_WATCH)
 
     async def unwatch(self) -> None:
         if self._watcher is not None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from ..errors import RequestError
+from ..infra.collector import without_collector
 from ..model import MapRequest, MapResult, Mode
 from ..pipeline.build import MapBuilder, MapInputs
 from ..pipeline.inputs.roots import join_servers, join_snapshots, join_views, prefixed
@@ -112,7 +113,8 @@ class AsyncRootsMap:
                 parts[name] = await repo._prepared(MapRequest(own, mode=mode, server_wait=server_wait))
             inputs = self._join(parts)
             build = validate_request(request, Path("/"), self.settings, self._session)
-            result, _ = await asyncio.to_thread(self._builder.build, inputs, build)
+            paused = self.settings.pause_cycle_collector
+            result, _ = await asyncio.to_thread(without_collector, paused, self._builder.build, inputs, build)
         return result
 
     def _joined_path(self, path: str, what: str) -> str:

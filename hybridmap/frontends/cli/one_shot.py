@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from ...errors import HybridMapError
+from ...infra.collector import collector_paused
 from ..daemon.place import WARM_MAPS, WarmMaps
 from ..exits import EXIT_NO_MAP, EXIT_USAGE, fail
 
@@ -113,7 +114,11 @@ def one_shot(root: str, overrides: dict[str, Any], server_wait: float, ask: Call
     progress = Progress(sys.stderr, server_wait)
     try:
         # A one-shot call that will not wait cannot use a server: do not start any.
-        with RepoMap(root, overrides=overrides, progress=progress, start_servers=server_wait > 0) as repo:
+        repo = RepoMap(root, overrides=overrides, progress=progress, start_servers=server_wait > 0)
+        # The collector is held off for the whole call, the close (the files' states) included:
+        # resumed between the map's steps, it passed over the whole young index again. The
+        # process ends soon after (frontends/cli/entry.py).
+        with collector_paused(repo.settings.pause_cycle_collector), repo:
             return ask(repo)
     except HybridMapError as exc:
         progress.clear()
