@@ -59,7 +59,10 @@ def run_hybridmap(args: list[str], env: Mapping[str, str]) -> tuple[float, float
     workers (children) are counted."""
     started = time.perf_counter()
     quiet = [(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)]  # the map's text: not ours to show
-    pid = os.posix_spawn(sys.executable, [sys.executable, "-m", "hybridmap", *args], dict(env), file_actions=quiet)
+    # -P: the working directory is not put first on the path, where it would shadow a baseline's
+    # PYTHONPATH (a run from the checkout ran the checkout's code for both sides).
+    argv = [sys.executable, "-P", "-m", "hybridmap", *args]
+    pid = os.posix_spawn(sys.executable, argv, dict(env), file_actions=quiet)
     _, status, usage = os.wait4(pid, 0)
     wall = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status) != 0:

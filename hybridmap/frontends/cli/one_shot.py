@@ -4,6 +4,7 @@ and the tool commands both go through :func:`one_shot`."""
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -115,11 +116,17 @@ def one_shot(root: str, overrides: dict[str, Any], server_wait: float, ask: Call
     try:
         # A one-shot call that will not wait cannot use a server: do not start any.
         repo = RepoMap(root, overrides=overrides, progress=progress, start_servers=server_wait > 0)
+        paused = repo.settings.pause_cycle_collector
         # The collector is held off for the whole call, the close (the files' states) included:
         # resumed between the map's steps, it passed over the whole young index again. The
-        # process ends soon after (frontends/cli/entry.py).
-        with collector_paused(repo.settings.pause_cycle_collector), repo:
-            return ask(repo)
+        # process ends soon after (frontends/cli/entry.py), so what the call made is frozen
+        # rather than passed over once more when the collector resumes (1.9 s at 100,000 files).
+        with collector_paused(paused):
+            with repo:
+                answer = ask(repo)
+            if paused:
+                gc.freeze()
+        return answer
     except HybridMapError as exc:
         progress.clear()
         fail(str(exc), exit_code(exc))
