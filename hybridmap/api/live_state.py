@@ -31,11 +31,6 @@ log = logging.getLogger("hybridmap.live")
 BACKGROUND_PARSE_DELAY = 1.0
 
 
-#: The mark in :attr:`LiveState.dirty` of what may have moved before a new watch was in place
-#: (no file's path is ``.``).
-BEFORE_THE_WATCH = "."
-
-
 class LiveState:
     """Decides when a call re-reads the repository, and follows it between calls."""
 
@@ -166,11 +161,16 @@ class LiveState:
             watcher.start()
         if not await watcher.wait_in_place():
             raise RootError(f"cannot watch the repository: {watcher.error or 'the watch stopped'}")
-        if started:
+        if started and self._settings.refresh != "manual":
             # An edit made after the last read and before the watch was in place raised no event:
-            # the next map or lookup reads the whole tree once more (a refresh that starts from now
-            # on clears the mark; one that started before leaves it).
-            self.dirty.add(BEFORE_THE_WATCH)
+            # the tree is read once more now that it is (a listing and a stat of each file; the
+            # daemon starts its watch between calls, so no call waits for it).
+            async with self._lock:
+                snapshot = await self.refresh()
+                moved = self._engine.changes.touched
+                await self._engine.tell_sources(snapshot)
+            if moved:
+                self.hub.publish(LiveEvent("files_changed", tuple(sorted(moved))))
 
     async def unwatch(self) -> None:
         if self._watcher is not None:

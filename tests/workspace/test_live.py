@@ -536,16 +536,16 @@ async def test_an_edit_just_before_a_watched_map_is_in_it_without_a_listing(tmp_
 @pytest.mark.asyncio
 async def test_an_edit_before_the_watch_was_in_place_is_in_the_next_map(tmp_path: Path) -> None:
     """An edit made after the last read and before a new watch was in place raised no event:
-    the next map reads the tree once (the daemon starts its watch after a call, and a client
-    may edit at once), and the one after trusts the watch again."""
+    the watch reads the tree once when it is in place (the daemon starts its watch after a call,
+    and a client may edit at once), and the maps after it trust the watch."""
     root = _repo(tmp_path)
     async with AsyncRepoMap(root, overrides=_overrides(tmp_path, watch_debounce_ms=60_000)) as repo:
         await repo.map(mode="static", tokens=4_000)
         (root / "alpha.py").write_text("def alpha_before_the_watch():\n    return 1\n")
         await asyncio.wait_for(repo.watch(), 20)
         first = await repo.map(mode="static", tokens=4_000)
-        assert "alpha_before_the_watch" in first.text and first.changes.changed == ("alpha.py",)
-        assert first.stats["map_refreshed"] == 1
+        assert "alpha_before_the_watch" in first.text and "alpha_entry" not in first.text
+        assert first.stats["map_refreshed"] == 0
         second = await repo.map(mode="static", tokens=4_000, chat_files=["beta.py"])
         assert second.stats["map_refreshed"] == 0
 
@@ -588,7 +588,6 @@ async def test_a_watched_edit_is_read_path_by_path(tmp_path: Path) -> None:
     async with AsyncRepoMap(root, overrides=_overrides(tmp_path, watch_debounce_ms=60_000)) as repo:
         await repo.map(mode="static", tokens=4_000)
         await asyncio.wait_for(repo.watch(), 20)
-        await repo.map(mode="static", tokens=4_000)  # reads the tree once: the watch is new
         (root / "alpha.py").write_text("def alpha_renamed_entry():\n    return 1\n")
         write_files(root, {"pkg/fresh.py": "def fresh_entry():\n    pass\n"})
         (root / "gamma.py").unlink()
