@@ -4,10 +4,11 @@ An index of a large repository is millions of small, long-lived, acyclic objects
 tags, symbols, word counts). While they are made, the collector runs every few hundred
 allocations and, as the heap grows, passes over everything allocated so far again and again: at
 100,000 files it was a fifth of a warm one-shot map's CPU (``docs/benchmarks.md``, "The cycle
-collector"). What a build makes holds no reference cycle, and what it drops is freed by
-reference counting, as it always was: holding the collector off frees nothing later but the few
-cycles made meanwhile (a caught exception's frames, the host's own in other threads), which wait
-until the last build ends and the collector runs again.
+collector and the end of a one-shot process"). What a build keeps is acyclic data (tags, tuples,
+arrays) and what it drops is freed by reference counting, as it always was: holding the collector
+off frees nothing later but the few cycles made meanwhile (a caught exception's frames, the host's
+own in other threads), which wait until the last build ends and the collector runs again (the
+peak memory of that map did not move).
 
 The collector is the process's, so its pause has one owner per process: builds of several maps
 in several threads share it, and it resumes when the last of them ends. A host that had switched

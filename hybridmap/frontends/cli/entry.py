@@ -4,11 +4,11 @@ then an exit that does not free the heap object by object.
 When a command returns, everything it opened is closed (its map's ``with`` block: servers
 stopped, the cache and the files' states written). What is left is the interpreter's own
 teardown: freeing every object a large index made. After a one-shot map of 100,000 files that
-was 5.4 s of a 40.7 s process (``docs/benchmarks.md``, "The end of a one-shot process"), spent on
-memory the kernel takes back at once. So: what Python's exit does first is done here the same way
-(wait for threads that are not daemons, run the exit hooks: our servers' leftover kill, logging's
-flush, temporary directories' cleanup), the standard streams are flushed, and the process ends
-with ``os._exit``.
+was 5.4 s of a 40.7 s process (``docs/benchmarks.md``, "The cycle collector and the end of a
+one-shot process"), spent on memory the kernel takes back at once. So: what Python's exit does
+first is done here the same way (wait for threads that are not daemons, run the exit hooks: our
+servers' leftover kill, logging's flush, temporary directories' cleanup), the standard streams
+are flushed, and the process ends with ``os._exit``.
 
 Only the process's entry point does this. ``main`` itself stays an ordinary click command: the
 daemon and tests run it in their own long-lived processes.
