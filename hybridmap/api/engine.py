@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..infra.collector import collector_paused, without_collector
+from ..infra.collector import without_collector
 from ..languages.registry import LanguageRegistry
 from ..model import Diagnostic, FileTags, HoverKey, MapRequest, MapResult, RunningServer, ServerReport
 from ..pipeline.build import TIMED_PHASES, BuildRequest, MapBuilder, MapInputs, index_timings, with_details
@@ -154,10 +154,6 @@ class MapEngine:
         those paths are looked at when the workspace can tell (:meth:`Workspace.refresh_paths`)."""
 
         def index() -> Snapshot:
-            with collector_paused(self.settings.pause_cycle_collector):  # a large index's objects
-                return indexed()
-
-        def indexed() -> Snapshot:
             if not self._states_loaded:
                 self._states_loaded = True
                 if self._states_path is not None and self.cache.persistent:  # a directory only the user can write
@@ -171,7 +167,8 @@ class MapEngine:
                 self._history.refresh()  # reads git only when HEAD moved
             return snapshot
 
-        return await asyncio.to_thread(index)
+        # The collector held off: a large index is millions of objects (infra/collector.py).
+        return await asyncio.to_thread(without_collector, self.settings.pause_cycle_collector, index)
 
     async def keep_snapshot(self) -> Snapshot:
         """The last snapshot stands (the refresh policy said so): nothing changed to tell. When

@@ -161,16 +161,11 @@ class LiveState:
             watcher.start()
         if not await watcher.wait_in_place():
             raise RootError(f"cannot watch the repository: {watcher.error or 'the watch stopped'}")
-        if started and self._settings.refresh != "manual":
+        if started:
             # An edit made after the last read and before the watch was in place raised no event:
-            # the tree is read once more now that it is (a listing and a stat of each file; the
-            # daemon starts its watch between calls, so no call waits for it).
-            async with self._lock:
-                snapshot = await self.refresh()
-                moved = self._engine.changes.touched
-                await self._engine.tell_sources(snapshot)
-            if moved:
-                self.hub.publish(LiveEvent("files_changed", tuple(sorted(moved))))
+            # the tree is read once more now that it is, as after an empty batch (a listing and a
+            # stat of each file; the daemon starts its watch between calls, so no call waits).
+            await self._on_batch(frozenset())
 
     async def unwatch(self) -> None:
         if self._watcher is not None:

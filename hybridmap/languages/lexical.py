@@ -21,7 +21,11 @@ import re
 import sqlite3
 import string
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..model import Symbol
 
 #: One word of source text or of a name: an acronym (``HTTP`` in ``HTTPServer``), a capitalised
 #: or lowercase word, digits, or a run of other letters (no case to split on). The symbol search
@@ -75,12 +79,14 @@ def decode_words(text: str) -> dict[str, int]:
     return dict(zip(parts[0::2], map(int, counts), strict=True))
 
 
-def name_counts(signatures_and_docs: Iterable[str], names: Iterable[str]) -> Counter[str]:
+def name_counts(symbols: Sequence[Symbol], ref_names: Iterable[str]) -> Counter[str]:
     """The words of a file's names: of the text of its definitions' signatures and doc lines
-    (in one pass, joined), then the parts of every name it defines and uses, each name split once
-    however often it occurs. The order is the words' first appearance, which the BM25 sums follow."""
-    counts = word_counts("\n".join(signatures_and_docs))
-    for name, times in Counter(names).items():
+    (in one pass, joined), then the parts of every name it uses (``ref_names``) and defines, each
+    name split once however often it occurs. The order is the words' first appearance, which the
+    BM25 sums follow. The one rule for both the parse (``FileTags.name_words``) and a ranker
+    counting tags the parse did not count."""
+    counts = word_counts("\n".join((*(s.signature for s in symbols), *(s.doc for s in symbols))))
+    for name, times in Counter((*ref_names, *(s.name for s in symbols))).items():
         for part in name_words(name):
             counts[part] += times
     return counts

@@ -503,8 +503,7 @@ def _file_tags(
         positions.append(line)
         positions.append(col)
         kinds.append(code)
-    texts = (*(s.signature for s in symbols), *(s.doc for s in symbols))
-    counted = encode_words(name_counts(texts, (*names, *(s.name for s in symbols))))
+    counted = encode_words(name_counts(symbols, names))
     return FileTags(
         tuple(symbols),
         tuple(names),

@@ -45,9 +45,7 @@ def file_words(path: str, tags: FileTags | None) -> dict[str, int]:
         return dict(word_counts(path))
     rest = _decoded(tags.name_words)
     if rest is None:
-        symbols = tags.symbols
-        texts = (*(s.signature for s in symbols), *(s.doc for s in symbols))
-        rest = name_counts(texts, (*tags.ref_names, *(s.name for s in symbols)))
+        rest = name_counts(tags.symbols, tags.ref_names)
     merged = {word: times + rest.pop(word, 0) for word, times in word_counts(path).items()}
     merged.update(rest)
     return merged
