@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from ..languages.registry import LanguageRegistry
 from ..model import Diagnostic, FileTags, HoverKey, MapRequest, MapResult, RunningServer, ServerReport
 from ..pipeline.build import TIMED_PHASES, BuildRequest, MapBuilder, MapInputs, index_timings, with_details
 from ..pipeline.graph.repo_graph import RepoGraph, definer_counts
-from ..pipeline.inputs.cochange import CoChangeIndex
+from ..pipeline.inputs.cochange import CoChangeIndex, imported_history
 from ..pipeline.merge import merge_views
 from ..pipeline.render.summaries import Summarizer, SummarySource
 from ..settings import Settings
@@ -112,7 +113,11 @@ class MapEngine:
             _Background(self.counter.preload)
         summaries = SummarySource(options.summarizer, self.cache, self._workspace.read)
         self.builder = MapBuilder(settings, self.counter, registry.visibility_conventions(), summaries)
-        self._history = CoChangeIndex(root, settings) if _co_change_on(settings) else None
+        self._history = (
+            CoChangeIndex(root, settings, partial(imported_history, self.cache, root))
+            if _co_change_on(settings)
+            else None
+        )
         self._focus: tuple[str, ...] = ()
         """Files whose answers matter first: the last map's files and chat files."""
         self.changes = ChangeSet()

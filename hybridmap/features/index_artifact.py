@@ -8,7 +8,11 @@ entry that map stored (:func:`write_artifact`; the run is the CLI's,
 parsing. Entries are keyed by content (the
 file's sha256, the grammar and query fingerprint, the extraction settings: see
 :mod:`hybridmap.store.cache`), so an artifact built on another machine, or at another commit,
-serves exactly the files whose bytes are the same and misses the rest.
+serves exactly the files whose bytes are the same and misses the rest. The exporting clone's
+history (its last ``co_change_max_commits`` commits and the files each changed, under
+``HISTORY_KEY``) comes along: an import stores it for ROOT (:func:`imported_history_key`), and a
+shallow clone there continues its own few commits with it for co-change
+(:mod:`hybridmap.pipeline.inputs.cochange`).
 
 The format is ours (no pickle, no SQLite file from elsewhere): a gzip stream of
 ``MAGIC`` + a JSON line (format, codec format, cache schema, hybridmap version),
@@ -42,6 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..infra import git
+from ..pipeline.inputs.cochange import imported_history_key
 from ..settings import Settings
 from ..store import codec
 from ..store.cache import CACHE_SCHEMA, Cache
@@ -58,6 +64,9 @@ _VALUE_PREFIX = codec.MAGIC + bytes((codec.FORMAT,))
 #: What the header says and an import must find the same: the layout, the codec's format and the
 #: cache schema the entries were written for (the one rule, for the writer and the reader).
 _COMPATIBLE = {"format": FORMAT, "codec": codec.FORMAT, "cache_schema": CACHE_SCHEMA}
+#: The key of the exporting clone's history in an artifact (never a cache key: an import stores
+#: it under the importing root's own key).
+HISTORY_KEY = "history"
 
 
 class ArtifactError(ConfigError):
@@ -80,6 +89,27 @@ class ArtifactReport:
     """Import: the stream ended before its end record (the entries before the cut are kept)."""
     map_stats: Mapping[str, float] = field(default_factory=dict)
     """Export: the statistics of the map that filled the cache (files parsed, servers...)."""
+    history_commits: int = 0
+    """Commits of history written (export) or stored for the root (import)."""
+    shallow: bool = False
+    """Export: the clone was shallow, so its history is short (a CI checkout's default)."""
+
+
+def read_history(root: Path, settings: Settings) -> tuple[git.CommitLog | None, bool]:
+    """The history an export carries: ``root``'s last ``co_change_max_commits`` commits as its
+    log gives them, a shallow clone's edge left out (its changes are its whole tree); and whether
+    the clone is shallow. None outside a repository or when git cannot say."""
+    timeout = settings.co_change_timeout_seconds
+    try:
+        head = git.head_commit(root, timeout)
+        if head is None:
+            return None, False
+        history = git.log_name_only(root, settings.co_change_max_commits, timeout, head=head)
+        shallow = git.is_shallow(root, timeout)
+    except git.GitUnavailable:
+        return None, False
+    commits = tuple(c for c in history.commits if not (shallow and c.parentless))
+    return git.CommitLog(head, commits), shallow
 
 
 def _digest(key: bytes, value: bytes) -> bytes:
@@ -192,10 +222,11 @@ class _Reader:
         return True
 
 
-def import_artifact(path: Path, cache: Cache, settings: Settings) -> ArtifactReport:
-    """Put the entries of the artifact at ``path`` into ``cache`` (see the module docstring)."""
+def import_artifact(path: Path, cache: Cache, settings: Settings, root: Path | None = None) -> ArtifactReport:
+    """Put the entries of the artifact at ``path`` into ``cache``, and its history there for
+    ``root`` (see the module docstring; without ``root`` the history is left out)."""
     path = path.expanduser()
-    entries = size = 0
+    entries = size = history = 0
     try:
         with open(path, "rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as stream:
             reader = _Reader(stream, settings.artifact_max_bytes, settings.artifact_max_entry_bytes)
@@ -206,6 +237,9 @@ def import_artifact(path: Path, cache: Cache, settings: Settings) -> ArtifactRep
             batch: dict[str, bytes] = {}
             try:
                 for key, value in reader.entries():
+                    if key == HISTORY_KEY:
+                        history = _store_history(value, cache, root, reader.skipped)
+                        continue
                     batch[key] = value
                     size += len(value)
                     if len(batch) >= _IMPORT_BATCH:
@@ -222,4 +256,18 @@ def import_artifact(path: Path, cache: Cache, settings: Settings) -> ArtifactRep
         raise ArtifactError(f"{path} is not a hybridmap index artifact ({exc})") from exc
     except OSError as exc:
         raise ArtifactError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    return ArtifactReport(path, entries, size, dict(reader.skipped), reader.truncated)
+    return ArtifactReport(path, entries, size, dict(reader.skipped), reader.truncated, history_commits=history)
+
+
+def _store_history(value: bytes, cache: Cache, root: Path | None, skipped: Counter[str]) -> int:
+    """Store an artifact's history for ``root`` (checked now: the count is reported); its commits."""
+    try:
+        log = codec.decode(value)
+    except codec.CodecError:
+        log = None
+    if not isinstance(log, git.CommitLog):
+        skipped["not our codec"] += 1
+        return 0
+    if root is not None:
+        cache.set_raw_many({imported_history_key(root): value})
+    return len(log.commits)

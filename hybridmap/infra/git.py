@@ -438,6 +438,18 @@ class Commit:
     paths: tuple[str, ...]
     """The files the commit changed under the root, relative to it (POSIX), as git spells them
     (bytes that are not UTF-8 kept reversibly); a rename is its old and its new path."""
+    parentless: bool = False
+    """No parent in this clone: the first commit, or the edge of a shallow clone (whose listed
+    changes are then its whole tree, not what it changed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CommitLog:
+    """Commits of a history as one clone read them, newest first, from ``head``: what an index
+    artifact carries to a shallow clone elsewhere (:mod:`hybridmap.pipeline.inputs.cochange`)."""
+
+    head: str
+    commits: tuple[Commit, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -473,7 +485,7 @@ def log_name_only(
         return History((), False, where.reason)
     result, truncated = run_git_bounded(
         root,
-        *("log", "-z", "--name-only", "--no-renames", "--no-merges", "--relative", "--format=%x00%H"),
+        *("log", "-z", "--name-only", "--no-renames", "--no-merges", "--relative", "--format=%x00%H %P"),
         *(f"--max-count={max(0, max_commits)}", _revisions(head, since), "--", "."),
         max_output=max_bytes,
         timeout=timeout,
@@ -505,6 +517,14 @@ def head_commit(root: Path, timeout: float = 60.0) -> str | None:
     return sha if result.ok and _SHA.fullmatch(sha) else None
 
 
+def is_shallow(root: Path, timeout: float = 60.0) -> bool:
+    """Whether ``root``'s repository is a shallow clone (its history cut at some depth)."""
+    if isinstance(locate(root.resolve(), timeout), Refusal):
+        return False
+    result = run_git(root.resolve(), "rev-parse", "--is-shallow-repository", timeout=timeout)
+    return result.ok and result.stdout.strip() == b"true"
+
+
 def is_ancestor(root: Path, older: str, newer: str, timeout: float = 60.0) -> bool:
     """Whether commit ``older`` is in ``newer``'s history (both full shas)."""
     _revisions(newer, older)
@@ -512,19 +532,22 @@ def is_ancestor(root: Path, older: str, newer: str, timeout: float = 60.0) -> bo
 
 
 def _parse_log(raw: bytes, truncated: bool) -> tuple[Commit, ...]:
-    """Commits from ``log -z --name-only --format=%x00%H``: each header is an empty field (no
-    path is empty) then the sha; the first path after a header has git's newline before it."""
+    """Commits from ``log -z --name-only --format=%x00%H %P``: each header is an empty field (no
+    path is empty) then the sha and its parents; the first path after a header has git's newline
+    before it."""
     fields = raw.split(b"\0")
     commits: list[Commit] = []
     sha: str | None = None
+    parentless = False
     paths: list[str] = []
     i = 0
     while i < len(fields):
         field = fields[i]
         if field == b"" and i + 1 < len(fields) and fields[i + 1]:
             if sha is not None:
-                commits.append(Commit(sha, tuple(paths)))
-            sha, paths = fields[i + 1].decode("ascii", "replace"), []
+                commits.append(Commit(sha, tuple(paths), parentless))
+            header = fields[i + 1].decode("ascii", "replace").split()
+            sha, parentless, paths = header[0], len(header) == 1, []
             i += 2
             continue
         if sha is not None and field:
@@ -532,5 +555,5 @@ def _parse_log(raw: bytes, truncated: bool) -> tuple[Commit, ...]:
             paths.append(name.decode("utf-8", "surrogateescape"))
         i += 1
     if sha is not None and not truncated:  # a cut log's last commit may be missing paths
-        commits.append(Commit(sha, tuple(paths)))
+        commits.append(Commit(sha, tuple(paths), parentless))
     return tuple(commits)

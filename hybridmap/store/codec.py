@@ -6,7 +6,9 @@ it unusable, never run code. Exactly the values the cache's callers store are su
 
 * :class:`ParseOutcome` (the tree-sitter source), :class:`FileTags` (server outlines),
 * ``str`` (hover text),
-* ``(tuple[str, ...], tuple[tuple[str, str], ...])`` (resolved definition targets and their shas).
+* ``(tuple[str, ...], tuple[tuple[str, str], ...])`` (resolved definition targets and their shas),
+* :class:`~hybridmap.infra.git.CommitLog` (a history an index artifact carries: JSON of the head
+  and ``[sha, parentless, [paths]]`` per commit; shas are full hex object names).
 
 Layout: ``MAGIC`` + format version byte + kind byte + body. A record's body is
 ``struct "<II"`` (lengths of ``ref_positions`` and ``ref_kinds``), those two byte strings, then
@@ -26,6 +28,7 @@ import re
 import struct
 from typing import Any, TypeGuard, cast
 
+from ..infra.git import Commit, CommitLog
 from ..model import REFERENCE_KIND_CODES, FileTags, ParseOutcome, Span, Symbol
 
 MAGIC = b"hmc"
@@ -34,7 +37,9 @@ FORMAT = 1
 #: Put before every key a value in this format is stored under (on disk, in a shared store).
 KEY_PREFIX = f"{MAGIC.decode()}{FORMAT}:"
 
-_OUTCOME, _OUTCOME_EMPTY, _TAGS, _TEXT, _RESOLUTION = 1, 2, 3, 4, 5
+_OUTCOME, _OUTCOME_EMPTY, _TAGS, _TEXT, _RESOLUTION, _HISTORY = 1, 2, 3, 4, 5, 6
+#: A full object name (SHA-1 or SHA-256), as git prints it.
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _HEADER = struct.Struct("<3sBB")
 _LENGTHS = struct.Struct("<II")
 #: The type of each of a symbol's 13 columns, in order (JSON gives exactly these back).
@@ -75,6 +80,9 @@ def encode(value: object) -> bytes:
     if _is_resolution(value):
         targets, shas = value
         return _header(_RESOLUTION) + _dumps([list(targets), [list(pair) for pair in shas]]).encode()
+    if isinstance(value, CommitLog):
+        commits = [[c.sha, c.parentless, list(c.paths)] for c in value.commits]
+        return _header(_HISTORY) + _dumps([value.head, commits]).encode()  # ASCII: surrogates escaped
     raise CodecError(f"the cache does not store {type(value).__name__} values")
 
 
@@ -185,6 +193,19 @@ def _decode_resolution(body: bytes) -> Resolution:
     return tuple(targets), _pairs(shas)
 
 
+def _decode_history(body: bytes) -> CommitLog:
+    head, rows = _loads(body)
+    _check(type(head) is str and _SHA.fullmatch(head) is not None and type(rows) is list, "history head")
+    commits = []
+    for row in rows:
+        _check(type(row) is list and len(row) == 3, "history commit")
+        sha, parentless, paths = row
+        _check(type(sha) is str and _SHA.fullmatch(sha) is not None and type(parentless) is bool, "history commit")
+        _check(type(paths) is list and _all_str(paths), "history paths")
+        commits.append(Commit(sha, tuple(paths), parentless))
+    return CommitLog(head, tuple(commits))
+
+
 def _decode_tags(body: bytes) -> tuple[FileTags, tuple[tuple[str, str], ...]]:
     n_positions, n_kinds = _LENGTHS.unpack_from(body)
     start = _LENGTHS.size
@@ -287,4 +308,5 @@ _DECODERS = {
     _TAGS: _decode_file_tags,
     _TEXT: _decode_text,
     _RESOLUTION: _decode_resolution,
+    _HISTORY: _decode_history,
 }

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from hybridmap import RepoMap
 from hybridmap.features.index_artifact import (
     _ENTRY,
     MAGIC,
@@ -22,6 +23,7 @@ from hybridmap.settings import Settings
 from hybridmap.store import codec
 from hybridmap.store.cache import CACHE_SCHEMA, Cache
 
+from ..conftest import git, write_files
 from ..helpers import run_cli
 
 META = {"format": 1, "codec": codec.FORMAT, "cache_schema": CACHE_SCHEMA, "hybridmap": "test"}
@@ -175,3 +177,36 @@ def test_a_garbage_value_in_our_codec_is_dropped_when_read_and_the_file_parsed(g
     assert result["stats"]["files_parsed"] == 1
     assert any(d["kind"] == "cache_corrupt" for d in result["diagnostics"])
     assert "def run" in result["text"]
+
+
+def test_the_history_comes_along_for_a_shallow_clone(git_repo, tmp_path: Path) -> None:
+    """CI exports from a clone with its history; an agent's shallow clone imports it and ranks the
+    chat file's history partners as the complete clone does (co-change), where alone it has none."""
+    files = {name: f"def {name[:-3]}_entry():\n    pass\n" for name in ("core.py", "partner.py", "other.py")}
+    root = git_repo(files)
+    for i in range(4):
+        write_files(root, {"core.py": files["core.py"] + f"# {i}\n", "partner.py": files["partner.py"] + f"# {i}\n"})
+        git(root, "commit", "-qam", "pair")
+    write_files(root, {"other.py": files["other.py"] + "# solo\n"})
+    git(root, "commit", "-qam", "solo")
+    artifact = tmp_path / "index.hmi"
+    proc = run_cli("index", str(root), "--export", str(artifact))
+    assert proc.returncode == 0, proc.stderr
+    assert "history: 6 commits" in proc.stderr and "shallow" not in proc.stderr
+    clone = tmp_path / "agent"
+    git(tmp_path, "clone", "-q", "--no-local", "--depth", "1", f"file://{root}", str(clone))
+
+    def first_why(cache: Path) -> str:
+        with RepoMap(clone, overrides={"cache_dir": str(cache)}) as repo:
+            result = repo.map(mode="static", chat_files=["core.py"], tokens=1000)
+        return next(f.why for f in result.files if f.path == "partner.py")
+
+    assert "commits" not in first_why(tmp_path / "alone")
+    proc = run_cli("index", str(clone), "--import", str(artifact), "--cache-dir", str(tmp_path / "warm"))
+    assert proc.returncode == 0, proc.stderr
+    assert "history: 6 commits" in proc.stderr
+    assert "committed with a chat file in 5 commits" in first_why(tmp_path / "warm")
+    # Exported from the shallow clone, the artifact says how little history it carries.
+    proc = run_cli("index", str(clone), "--export", str(tmp_path / "thin.hmi"))
+    assert proc.returncode == 0, proc.stderr
+    assert "history: 0 commits" in proc.stderr and "shallow clone" in proc.stderr

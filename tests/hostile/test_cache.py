@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hybridmap import RepoMap
+from hybridmap.infra.git import Commit, CommitLog
 from hybridmap.languages.registry import LanguageRegistry
 from hybridmap.model import REFERENCE_KIND_CODES, FileTags, MapResult, ParseOutcome, Provenance, Span, Symbol
 from hybridmap.store import codec
@@ -225,11 +226,14 @@ def _file_tags(draw: st.DrawFn) -> FileTags:
 
 
 _problems = st.lists(st.tuples(_text, _text), max_size=3).map(tuple)
+_shas = st.sampled_from((40, 64)).flatmap(lambda n: st.text("0123456789abcdef", min_size=n, max_size=n))
+_commits = st.builds(Commit, _shas, st.lists(_text, max_size=4).map(tuple), st.booleans())
 _values = st.one_of(
     st.builds(ParseOutcome, st.one_of(st.none(), _file_tags()), _problems),
     _file_tags(),
     st.text(),  # with lone surrogates: a hover may carry any str
     st.tuples(st.lists(_text, max_size=5).map(tuple), st.lists(st.tuples(_text, _text), max_size=5).map(tuple)),
+    st.builds(CommitLog, _shas, st.lists(_commits, max_size=4).map(tuple)),  # an imported history
 )
 
 
@@ -258,6 +262,10 @@ def test_damaged_bytes_decode_to_a_value_or_a_codec_error(value: object, data: s
         decoded = codec.decode(damaged)
     except codec.CodecError:
         return
+    if isinstance(decoded, CommitLog):  # full object names and str paths, or nothing
+        shas = [decoded.head, *(c.sha for c in decoded.commits)]
+        assert all(len(sha) in (40, 64) and set(sha) <= set("0123456789abcdef") for sha in shas)
+        assert all(type(p) is str for c in decoded.commits for p in c.paths)
     tags = decoded.tags if isinstance(decoded, ParseOutcome) else decoded
     if isinstance(tags, FileTags):  # whatever decodes is a record the pipeline can use
         assert len(tags.references) == len(tags.ref_names)

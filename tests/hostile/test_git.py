@@ -255,11 +255,12 @@ def test_history_for_ranking_runs_no_repository_command_and_stays_in_the_root(tm
         ("app.py", "pkg/store.py", "settings.py"),
     ]
     assert all(len(c.sha) == 40 for c in history.commits)
+    assert [c.parentless for c in history.commits] == [False, False, True]  # the first commit has none
     assert [c.paths for c in log_name_only(root, 1).commits] == [("\nodd.py",)]
     # A subdirectory root: its own paths, only the commits that touched it.
     assert [c.paths for c in log_name_only(root / "pkg", 10).commits] == [("store.py",), ("store.py",)]
     # Bounded: git is stopped, and only whole commits are kept.
-    cut = log_name_only(root, 10, max_bytes=70)
+    cut = log_name_only(root, 10, max_bytes=150)
     assert not cut.complete and 0 < len(cut.commits) < 3
     assert cut.commits == history.commits[: len(cut.commits)]
     assert not marker.exists()

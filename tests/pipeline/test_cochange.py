@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hybridmap import RepoMap
+from hybridmap.infra import git as git_module
 from hybridmap.pipeline.inputs.cochange import CoChangeIndex
 from hybridmap.settings import Settings
 
@@ -154,3 +155,38 @@ def test_a_partner_without_definitions_is_lifted_by_name(git_repo, tmp_path: Pat
         assert not any(f.symbols for f in result.files if f.path == "locale/nb/catalog.js")
     assert order[0.0][0] != "locale/nb/catalog.js", order[0.0]  # the control
     assert order[2.0][0] == "locale/nb/catalog.js", order[2.0]
+
+
+def _shallow_clone(root: Path, depth: int) -> Path:
+    clone = root.parent / f"{root.name}-depth{depth}"
+    git(root.parent, "clone", "-q", "--no-local", "--depth", str(depth), f"file://{root}", str(clone))
+    return clone
+
+
+def test_a_shallow_clone_leaves_its_edge_out_and_continues_with_an_imported_history(git_repo) -> None:
+    """A shallow clone's oldest commit lists its whole tree as if added at once: not a co-change.
+    The history an index artifact brought for the root continues the clone's own commits, so the
+    counts are the complete clone's; a complete clone never reads it."""
+    root = _history(git_repo)
+    full = CoChangeIndex(root, Settings()).refresh()
+    clone = _shallow_clone(root, 2)  # the sweep, and "once" as the edge (its parent cut)
+    alone = CoChangeIndex(clone, Settings()).refresh()
+    assert alone.problem == "" and alone.commits == 1 and alone.imported == 0
+    assert alone.of("core.py") == {} and alone.of("loner.py") == {}  # the edge's four files are no pairs
+
+    log = git_module.CommitLog(full.head or "", git_module.log_name_only(root, 300).commits)
+    asked: list[int] = []
+
+    def imported() -> git_module.CommitLog:
+        asked.append(1)
+        return log
+
+    continued = CoChangeIndex(clone, Settings(), imported).refresh()
+    assert continued.partners == full.partners  # the edge's own changes from the imported log
+    assert continued.commits == full.commits and continued.imported == full.commits - 1
+    capped = CoChangeIndex(clone, Settings().replace(co_change_max_commits=3), imported).refresh()
+    assert capped.commits == 3 and dict(capped.of("core.py")) == {"loner.py": 1, "partner.py": 1}  # newest first
+
+    asked.clear()
+    complete = CoChangeIndex(root, Settings(), imported).refresh()
+    assert complete.partners == full.partners and complete.imported == 0 and asked == []

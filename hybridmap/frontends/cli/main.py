@@ -642,7 +642,13 @@ def _index_artifact(
             report = export_artifact(resolved, Path(export_to), overrides, mode=mode, server_wait=wait)
             parsed = int(report.map_stats.get("files_parsed", 0))
             said = f"{report.entries} entries ({report.value_bytes} bytes; {parsed} files parsed)"
-            click.echo(f"hybridmap: {said}", err=True)
+            click.echo(f"hybridmap: {said}; history: {report.history_commits} commits", err=True)
+            if report.shallow:
+                click.echo(
+                    "hybridmap: a shallow clone: the artifact carries only its few commits for co-change "
+                    "(export from a clone with the whole history, e.g. actions/checkout's fetch-depth: 0)",
+                    err=True,
+                )
             click.echo(escape_path(str(report.path)))
             return
         settings = load_settings(resolved, overrides)
@@ -650,7 +656,7 @@ def _index_artifact(
             fail("--import needs the disk cache (--no-cache or use_cache = false turn it off)")
         cache = Cache(settings.resolved_cache_dir(), settings.cache_size_limit, settings.cache_timeout_seconds)
         try:
-            report = import_artifact(Path(str(import_from)), cache, settings)
+            report = import_artifact(Path(str(import_from)), cache, settings, resolved)
         finally:
             cache.close()
         for diag in cache.diagnostics:
@@ -660,6 +666,7 @@ def _index_artifact(
     skipped = ", ".join(f"{n} {why}" for why, n in sorted(report.skipped.items()))
     click.echo(
         f"hybridmap: {report.entries} entries imported ({report.value_bytes} bytes)"
+        + (f"; history: {report.history_commits} commits" if report.history_commits else "")
         + (f"; skipped: {skipped}" if skipped else "")
         + ("; the artifact ends early (cut short): the entries before the cut were kept" if report.truncated else ""),
         err=True,

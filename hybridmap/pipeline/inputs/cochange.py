@@ -9,17 +9,25 @@ moves elsewhere (a checkout of another branch, history rewritten) the log is rea
 Outside a git repository, or before its first commit, there is nothing (quietly: a plain
 directory is not a degraded map); when git fails or times out, :attr:`CoChange.problem` says why
 (a ``co_change_off`` diagnostic on the map).
+
+A shallow clone (CI's and many agents' checkouts) has a few commits, and its oldest lists its
+whole tree as if added at once: those edge commits are left out, and the history an index
+artifact brought for this root (``hybridmap index ROOT --import``: the exporting clone's own log,
+stored under :func:`imported_history_key`) continues the local one, commits the clone has first.
+A complete clone never reads it: its own history is the truth.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...infra import git
 from ...settings import Settings
+from ...store.cache import Cache
 
 
 @dataclass(frozen=True)
@@ -32,6 +40,8 @@ class CoChange:
     """Commits read (all of them, counted or not)."""
     problem: str = ""
     """Why there is no history ('' when there is)."""
+    imported: int = 0
+    """Of :attr:`commits`, those an imported history gave (a shallow clone's continuation)."""
 
     def of(self, path: str) -> Mapping[str, int]:
         return self.partners.get(path, {})
@@ -40,9 +50,13 @@ class CoChange:
 class CoChangeIndex:
     """The co-change counts of one root, kept up to date with its HEAD."""
 
-    def __init__(self, root: Path, settings: Settings) -> None:
+    def __init__(
+        self, root: Path, settings: Settings, imported: Callable[[], git.CommitLog | None] | None = None
+    ) -> None:
         self._root = root
         self._settings = settings
+        self._imported = imported
+        """The history an index artifact brought for this root, read only for a shallow clone."""
         self._commits: tuple[git.Commit, ...] = ()
         self._current = CoChange(problem="not read yet")
 
@@ -62,14 +76,34 @@ class CoChangeIndex:
             if head == self._current.head:
                 return self._current
             commits, problem = self._read(head)
+            commits, imported = self._continued(commits) if not problem else (commits, 0)
         except (git.GitUnavailable, ValueError) as exc:
-            commits, problem = (), str(exc)
+            commits, problem, imported = (), str(exc), 0
         self._commits = commits
         if problem and not commits:
             self._current = CoChange(problem=f"git history unavailable ({problem}); co-change is off")
         else:
-            self._current = CoChange(head, pair_counts(commits, settings), len(commits))
+            self._current = CoChange(head, pair_counts(commits, settings), len(commits), imported=imported)
         return self._current
+
+    def _continued(self, commits: tuple[git.Commit, ...]) -> tuple[tuple[git.Commit, ...], int]:
+        """``commits`` without a shallow clone's edge, continued by the imported history; as
+        they are for a complete one. Git is asked once more only when the log ended early at a
+        commit without parents (a young repository, or a shallow clone)."""
+        limit = self._settings.co_change_max_commits
+        if len(commits) >= limit or not any(c.parentless for c in commits):
+            return commits, 0
+        if not git.is_shallow(self._root, self._settings.co_change_timeout_seconds):
+            return commits, 0
+        own = tuple(c for c in commits if not c.parentless)
+        log = self._imported() if self._imported is not None else None
+        if log is None:
+            return own, 0
+        # The edge's own changes come from the imported log (it read them with their parents);
+        # a commit without parents there is a true first commit, counted as a complete clone does.
+        seen = {c.sha for c in own}
+        more = tuple(c for c in log.commits if c.sha not in seen)[: limit - len(own)]
+        return own + more, len(more)
 
     def _read(self, head: str) -> tuple[tuple[git.Commit, ...], str]:
         settings = self._settings
@@ -82,6 +116,20 @@ class CoChangeIndex:
                 return (*newer.commits, *self._commits)[:limit], ""
         history = git.log_name_only(self._root, limit, timeout, head=head)
         return history.commits, history.problem
+
+
+def imported_history_key(root: Path) -> str:
+    """The cache key of the history imported for ``root`` (its resolved path: the user imported
+    it for this checkout)."""
+    return "history:" + hashlib.sha256(str(root.resolve()).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def imported_history(cache: Cache, root: Path) -> git.CommitLog | None:
+    """The history imported for ``root`` into ``cache``, if any (never asked of a shared store:
+    the key is this machine's path)."""
+    key = imported_history_key(root)
+    found = cache.get_many([key], shared=False).get(key)
+    return found if isinstance(found, git.CommitLog) else None
 
 
 def pair_counts(commits: tuple[git.Commit, ...], settings: Settings) -> dict[str, dict[str, int]]:
