@@ -424,3 +424,32 @@ def test_a_cache_over_its_size_limit_keeps_the_latest_entries(tmp_path: Path) ->
     cache.close()
     assert volume <= limit + 300_000, volume  # the last write's batch may stand above it until the next
     assert len(newest) == 64 and oldest == {}
+
+
+def test_many_keys_are_read_in_batches_with_each_row_checked(tmp_path: Path) -> None:
+    """``get_many`` reads the disk a batch of keys per query: across batches, every stored entry
+    comes back as one lookup per key gives it, and a bad row in any batch (pickled, not our
+    codec, expired) is a miss, the first two dropped and said."""
+    cache = Cache(tmp_path / "c")
+    values = {f"text:{i:05d}": f"value {i}" * (1 + i % 3) for i in range(1_300)}
+    values["text:big"] = "x" * 100_000  # a value file, not a row
+    cache.set_many(values)
+    bad = {"text:00700": "pickled", "text:01100": "foreign", "text:01250": "expired"}
+    with sqlite3.connect(tmp_path / "c" / "cache.db") as db:
+        db.execute("UPDATE Cache SET mode = 4 WHERE key = ?", (disk_key("text:00700"),))
+        db.execute("UPDATE Cache SET value = ? WHERE key = ?", (b"not ours", disk_key("text:01100")))
+        db.execute("UPDATE Cache SET expire_time = 1 WHERE key = ?", (disk_key("text:01250"),))
+    cache.close()
+    reader = Cache(tmp_path / "c")
+    found = reader.get_many([*values, "text:missing"])
+    said = sorted(d.message for d in reader.take_diagnostics())
+    reader.close()
+    assert found == {k: v for k, v in values.items() if k not in bad}
+    assert said == [
+        "1 cached entry unusable (not in hybridmap's cache encoding); dropped and parsed again",
+        "1 cached entry unusable (pickled or foreign, refused unread); dropped and parsed again",
+    ]
+    one_by_one = Cache(tmp_path / "c")  # the same answers, a key at a time (the bad rows now gone)
+    assert {key: one_by_one.get_many([key]).get(key) for key in found} == found
+    assert one_by_one.get_many(list(bad)) == {}
+    one_by_one.close()
