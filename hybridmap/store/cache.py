@@ -167,6 +167,36 @@ class SafeDisk(diskcache.Disk):  # type: ignore[misc]  # diskcache ships no type
         return isinstance(filename, str) and _VALUE_FILE.fullmatch(filename) is not None
 
 
+def _read_batch(disk: Any, keys: list[str], refused: list[str], undecodable: list[str]) -> dict[str, Any]:
+    """Those of ``keys`` on ``disk`` (a diskcache with :class:`SafeDisk`), decoded; unusable ones
+    noted in the lists. Database errors are the caller's.
+
+    One query for the batch, where diskcache's ``get`` is one per key with its Python around it.
+    The query is ``get``'s own fast path (no statistics, and this eviction policy updates nothing
+    on read), for many keys; each row still goes through :meth:`SafeDisk.get` and
+    :meth:`SafeDisk.fetch`, as ``get`` sends it."""
+    marks = ",".join("?" * len(keys))  # placeholders only: the keys are parameters
+    query = (
+        "SELECT key, raw, mode, filename, value FROM Cache"  # noqa: S608
+        f" WHERE key IN ({marks}) AND raw = 1 AND (expire_time IS NULL OR expire_time > ?)"
+    )
+    rows = disk._sql(query, (*map(disk_key, keys), time.time())).fetchall()
+    found: dict[str, Any] = {}
+    for stored, raw, mode, filename, data in rows:
+        try:
+            key = disk._disk.get(stored, raw)[len(DISK_KEY_PREFIX) :]
+            value = codec.decode(disk._disk.fetch(mode, filename, data, False))
+        except RefusedEntry:
+            refused.append(stored[len(DISK_KEY_PREFIX) :])
+        except OSError:  # a value file removed meanwhile (diskcache's get: a miss)
+            continue
+        except Exception:  # noqa: BLE001 - any row we cannot read: dropped, never stops a map
+            undecodable.append(stored[len(DISK_KEY_PREFIX) :])
+        else:
+            found[key] = value
+    return found
+
+
 def unsafe_directory(directory: Path) -> str | None:
     """Why others could plant entries in ``directory`` (None when only its owner, we, can)."""
     st = directory.stat()
@@ -416,7 +446,10 @@ class Cache:
         for start in range(0, len(unseen), _READ_BATCH):
             if self._disk is None:
                 break
-            found.update(self._read_batch(unseen[start : start + _READ_BATCH], refused, undecodable))
+            try:
+                found.update(_read_batch(self._disk, unseen[start : start + _READ_BATCH], refused, undecodable))
+            except (sqlite3.Error, diskcache.Timeout) as exc:
+                self._database_failed(exc)
         if refused:
             self.drop(refused, "pickled or foreign, refused unread")
         if undecodable:
@@ -444,40 +477,6 @@ class Cache:
         if decoded:
             self._store_local({key: payloads[key] for key in decoded}, decoded)
         return decoded
-
-    def _read_batch(self, keys: list[str], refused: list[str], undecodable: list[str]) -> dict[str, Any]:
-        """Those of ``keys`` on disk, decoded (unusable ones noted in the lists).
-
-        One query for the batch, where diskcache's ``get`` is one per key with its Python around
-        it: reading the 99,312 entries of a warm 100,000-file map took ~3 s that way (py-spy, 8 %
-        of the one-shot map). The query is ``get``'s own fast path (no statistics, and this
-        eviction policy updates nothing on read), for many keys; each row still goes through
-        :meth:`SafeDisk.get` and :meth:`SafeDisk.fetch`, as ``get`` sends it."""
-        disk = self._disk
-        marks = ",".join("?" * len(keys))  # placeholders only: the keys are parameters
-        query = (
-            "SELECT key, raw, mode, filename, value FROM Cache"  # noqa: S608
-            f" WHERE key IN ({marks}) AND raw = 1 AND (expire_time IS NULL OR expire_time > ?)"
-        )
-        try:
-            rows = disk._sql(query, (*map(disk_key, keys), time.time())).fetchall()
-        except (sqlite3.Error, diskcache.Timeout) as exc:
-            self._database_failed(exc)
-            return {}
-        found: dict[str, Any] = {}
-        for stored, raw, mode, filename, data in rows:
-            try:
-                key = disk._disk.get(stored, raw)[len(DISK_KEY_PREFIX) :]
-                value = codec.decode(disk._disk.fetch(mode, filename, data, False))
-            except RefusedEntry:
-                refused.append(stored[len(DISK_KEY_PREFIX) :])
-            except OSError:  # a value file removed meanwhile (diskcache's get: a miss)
-                continue
-            except Exception:  # noqa: BLE001 - any row we cannot read: dropped, never stops a map
-                undecodable.append(stored[len(DISK_KEY_PREFIX) :])
-            else:
-                found[key] = value
-        return found
 
     def drop(self, keys: Iterable[str], why: str) -> None:
         """Delete entries a reader could not use, and say so."""

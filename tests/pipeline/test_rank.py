@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hybridmap.languages.lexical import is_well_named
+from hybridmap.languages.lexical import is_well_named, well_named_any
 from hybridmap.languages.paths import path_multiplier
 from hybridmap.pipeline.graph.repo_graph import build_graph
 from hybridmap.pipeline.rank import pagerank, rank
@@ -121,6 +121,12 @@ def test_well_named() -> None:
     assert is_well_named("loadIndex", 8)
     assert not is_well_named("load", 8)
     assert not is_well_named("________", 8)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(st.sampled_from("aZ_-9$x_Q-"), max_size=12) | st.text(st.characters(max_codepoint=127), max_size=12))
+def test_the_ascii_shortcut_of_well_named_is_the_rule(ident: str) -> None:
+    assert is_well_named(ident, 0) == well_named_any(ident)
 
 
 @settings(max_examples=300, deadline=None)
