@@ -262,6 +262,32 @@ def test_a_map_never_imports_the_sdk(git_repo: Any) -> None:
     assert proc.stdout.strip().endswith("[]"), proc.stdout
 
 
+def test_the_server_is_built_without_the_sdk_logging_setup(git_repo: Any, tmp_path: Path) -> None:
+    """MCPServer() would import rich (0.18 s of initialize) for a handler logging.basicConfig then
+    drops: the server is built without it, logs through our plain handler, and the SDK's function
+    is back in place afterwards."""
+    root = git_repo({"a.py": "def f():\n    pass\n"})
+    code = (
+        "import asyncio, logging, sys\n"
+        "from mcp.server.mcpserver import server as sdk\n"
+        "from hybridmap.api.repo import AsyncRepoMap\n"
+        "from hybridmap.frontends.mcp.server import build_server\n"
+        "from hybridmap.frontends.mcp.tools import State\n"
+        "original = sdk.configure_logging\n"
+        "async def main():\n"
+        f"    async with AsyncRepoMap({str(root)!r}, overrides={{'cache_dir': {str(tmp_path / 'c')!r}}}) as repo:\n"
+        "        build_server(State(repo))\n"
+        "asyncio.run(main())\n"
+        "print('rich' in sys.modules, sdk.configure_logging is original,"
+        " [h.formatter._fmt for h in logging.getLogger().handlers])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    rich_loaded, restored, formats = proc.stdout.strip().split(" ", 2)
+    assert (rich_loaded, restored) == ("False", "True")
+    assert "hybridmap mcp" in formats
+
+
 # --- the pure parts ------------------------------------------------------------------------------
 
 

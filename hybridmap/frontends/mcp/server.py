@@ -18,8 +18,8 @@ import re
 import signal
 import sys
 import time
-from collections.abc import Awaitable
-from contextlib import suppress
+from collections.abc import Awaitable, Iterator
+from contextlib import contextmanager, suppress
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -151,6 +151,25 @@ async def one_line_errors(ctx: ServerRequestContext[Any, Any], call_next: CallNe
 MAP_URI = "hybridmap://map"
 
 
+@contextmanager
+def _sdk_logging_left_alone() -> Iterator[None]:
+    """``MCPServer()`` calls the SDK's ``configure_logging``, which imports rich to build a
+    handler for ``logging.basicConfig``, a no-op once ours is in place (:func:`build_server`):
+    0.18 s of a 0.87 s ``initialize`` (``docs/benchmarks.md``). Skipped while the server is made;
+    an SDK without that function is left as it is."""
+    from mcp.server.mcpserver import server as sdk
+
+    original = getattr(sdk, "configure_logging", None)
+    if original is None:
+        yield
+        return
+    sdk.configure_logging = lambda *args, **kwargs: None  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        sdk.configure_logging = original  # type: ignore[attr-defined]
+
+
 def build_server(state: State, *, output_schemas: bool = False) -> MCPServer[Any]:
     """The server with its tools, each answering from ``state``'s warm map, and the map resource;
     ``output_schemas`` lists each tool's output schema (they cost half the tool list's tokens)."""
@@ -160,15 +179,16 @@ def build_server(state: State, *, output_schemas: bool = False) -> MCPServer[Any
             level=logging.INFO,
             format="%(asctime)s hybridmap mcp: %(levelname)s %(name)s: %(message)s",
         )
-    server: MCPServer[Any] = MCPServer(
-        "hybridmap",
-        title="hybridmap repository map",
-        version=__version__,
-        instructions=INSTRUCTIONS,
-        log_level="INFO",
-        middleware=[one_line_errors],
-        subscriptions=state.bus,  # None: the SDK makes its own (tests that build a bare State)
-    )
+    with _sdk_logging_left_alone():
+        server: MCPServer[Any] = MCPServer(
+            "hybridmap",
+            title="hybridmap repository map",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            log_level="INFO",
+            middleware=[one_line_errors],
+            subscriptions=state.bus,  # None: the SDK makes its own (tests that build a bare State)
+        )
     server.middleware.append(tool_list_middleware(server.list_tools, output_schemas=output_schemas))
     if state.subscriptions is None:
         state.subscriptions = Subscriptions(lambda uri: uri == MAP_URI)
