@@ -29,7 +29,15 @@ from typing import TYPE_CHECKING, Any
 
 from ...languages.notebooks import is_notebook
 from ...languages.registry import LanguageRegistry
-from ...model import NOT_STARTED_ONE_SHOT, Diagnostic, FileTags, HoverKey, ServerReport, ServerState
+from ...model import (
+    NOT_STARTED_ONE_SHOT,
+    Diagnostic,
+    FileTags,
+    HoverKey,
+    RunningServer,
+    ServerReport,
+    ServerState,
+)
 from ...settings import Settings
 from ...store.cache import Cache
 from ..base import SourceRequest, SourceView
@@ -406,3 +414,14 @@ def plan_jobs(
     limit = max(0, settings.lsp_symbol_files - len(focus))
     jobs.extend(Job("symbols", p, critical=False) for p in rest[:limit])
     return jobs
+
+
+def running_servers(sessions: Iterable[LspSession], root: Path) -> tuple[RunningServer, ...]:
+    """Those of ``sessions`` whose server process is alive now, by server and project root
+    (relative to ``root``)."""
+    out = []
+    for session in sessions:
+        if session.alive:
+            where = session.root.relative_to(root).as_posix() if session.root != root else "."
+            out.append(RunningServer(session.language, session.config.name, where, session.pid, session.state))
+    return tuple(sorted(out, key=lambda s: (s.server, s.root, s.language)))
