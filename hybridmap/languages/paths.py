@@ -9,7 +9,6 @@ search (tests after the rest) and dead code (a definition only tests use) follow
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
 
 from ..settings import Settings
 
@@ -78,7 +77,7 @@ def is_test_data_or_vendored(directory: str) -> bool:
 
 def path_multiplier(path: str, settings: Settings) -> tuple[float, tuple[str, ...]]:
     """How much a file's path alone moves its rank, and why."""
-    name = PurePosixPath(path).name
+    name = path.rpartition("/")[2]  # not a PurePosixPath: asked for every file of every graph
     mult = 1.0
     why: list[str] = []
     if is_test_path(path):

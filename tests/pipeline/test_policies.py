@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hybridmap import RepoMap, ServerState
 from hybridmap.languages.registry import LanguageRegistry
@@ -356,5 +358,37 @@ def test_python_modules_are_every_suffix_of_a_module_path() -> None:
 
     modules = python_modules(["src/pkg/sub/mod.py", "src/pkg/__init__.py", "tools/run.sh", "ns/part/x.pyi"])
     wanted = {"mod", "sub.mod", "pkg.sub.mod", "src.pkg.sub.mod", "pkg", "src.pkg", "pkg.sub", "x", "ns.part.x"}
-    assert wanted <= modules
-    assert "typing" not in modules and "run" not in modules and "__init__" not in modules
+    assert all(name in modules for name in wanted)
+    assert not any(name in modules for name in ("typing", "run", "__init__", "ub.mod", "src.sub", "", "mod."))
+
+
+def _every_suffix(paths: list[str]) -> set[str]:
+    """The rule as a set, built the plain way: each suffix of each module path and of each
+    directory above one."""
+    out = set()
+    for path in paths:
+        if path.endswith((".py", ".pyi")):
+            parts = path.rsplit(".", 1)[0].split("/")
+            parts = parts[:-1] if parts[-1] == "__init__" else parts
+            for end in range(len(parts), 0, -1):
+                out.update(".".join(parts[start:end]) for start in range(end))
+    return out
+
+
+_part = st.sampled_from(("a", "b", "pkg", "__init__", "mod", "x_y"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.lists(_part, min_size=1, max_size=4), st.sampled_from((".py", ".pyi", ".sh"))).map(
+            lambda t: "/".join(t[0]) + t[1]
+        ),
+        max_size=8,
+    ),
+    st.lists(_part, min_size=1, max_size=4).map(".".join),
+)
+def test_python_modules_answer_as_every_suffix_would(paths: list[str], asked: str) -> None:
+    from hybridmap.pipeline.policies import python_modules
+
+    assert (asked in python_modules(paths)) == (asked in _every_suffix(paths))
