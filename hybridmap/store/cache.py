@@ -197,6 +197,36 @@ def _read_batch(disk: Any, keys: list[str], refused: list[str], undecodable: lis
     return found
 
 
+def _write(disk: Any, encoded: Mapping[str, bytes]) -> None:
+    """Set ``encoded`` (codec bytes) on ``disk`` (a diskcache with :class:`SafeDisk`), inside the
+    caller's transaction. The common case, a new entry small enough for a row, goes in one
+    ``executemany`` of the very ``INSERT`` diskcache's ``set`` makes (:meth:`SafeDisk.store`'s
+    row form; diskcache's triggers keep its count and size); an entry already there or large
+    enough for a value file goes through ``set``. One ``set`` per entry, each its own nested
+    transaction and two queries, was 11.5 % of the first map of a new machine from a shared store
+    at 100,000 files (py-spy)."""
+    limit = disk._disk.min_file_size
+    small = [disk_key(key) for key, data in encoded.items() if len(data) < limit]
+    present: set[str] = set()
+    for start in range(0, len(small), _READ_BATCH):
+        chunk = small[start : start + _READ_BATCH]
+        marks = ",".join("?" * len(chunk))  # placeholders only: the keys are parameters
+        query = f"SELECT key FROM Cache WHERE key IN ({marks}) AND raw = 1"  # noqa: S608
+        present.update(row[0] for row in disk._sql(query, chunk))
+    now = time.time()
+    fresh = [key for key in small if key not in present]
+    prefix = len(DISK_KEY_PREFIX)
+    disk._con.executemany(
+        "INSERT INTO Cache(key, raw, store_time, expire_time, access_time, access_count, tag, size, mode,"
+        " filename, value) VALUES (?, 1, ?, NULL, ?, 0, NULL, 0, ?, NULL, ?)",
+        [(key, now, now, diskcache.core.MODE_RAW, sqlite3.Binary(encoded[key[prefix:]])) for key in fresh],
+    )
+    done = set(fresh)
+    for key, data in encoded.items():
+        if disk_key(key) not in done:
+            disk.set(disk_key(key), data)
+
+
 def unsafe_directory(directory: Path) -> str | None:
     """Why others could plant entries in ``directory`` (None when only its owner, we, can)."""
     st = directory.stat()
@@ -528,8 +558,7 @@ class Cache:
             return False
         try:
             with self._disk.transact():
-                for key, data in encoded.items():
-                    self._disk.set(disk_key(key), data)
+                _write(self._disk, encoded)
             self._disk.cull()
             return True
         except (sqlite3.Error, diskcache.Timeout) as exc:

@@ -28,7 +28,7 @@ from hybridmap.model import MapResult
 from hybridmap.settings import Settings
 from hybridmap.sources.treesitter import ParseOptions, extract_tags
 from hybridmap.store import codec
-from hybridmap.store.cache import Cache, disk_key, tags_key
+from hybridmap.store.cache import Cache, SafeDisk, disk_key, tags_key
 
 from ..conftest import write_files
 from ..helpers import PROJECT, map_with, needs_unprivileged, run_as_unprivileged, sample_repo
@@ -453,3 +453,22 @@ def test_many_keys_are_read_in_batches_with_each_row_checked(tmp_path: Path) -> 
     assert {key: one_by_one.get_many([key]).get(key) for key in found} == found
     assert one_by_one.get_many(list(bad)) == {}
     one_by_one.close()
+
+
+def test_many_entries_are_written_at_once_and_diskcache_stays_consistent(tmp_path: Path) -> None:
+    """New small entries go in one INSERT of the rows diskcache's own set writes; an entry already
+    there and a large one go through set: every value reads back, and diskcache's own check finds
+    its count, size and files as its triggers and value files say."""
+    cache = Cache(tmp_path / "c")
+    cache.set_many({"text:old": "before"})
+    values = {f"text:{i:05d}": f"value {i}" for i in range(1_500)}
+    values |= {"text:old": "after", "text:big": "x" * 100_000}
+    cache.set_many(values)
+    cache.close()
+    with diskcache.Cache(str(tmp_path / "c"), disk=SafeDisk) as disk:
+        assert disk.check() == []
+        assert len(disk) == len(values)
+        assert disk.volume() > 100_000  # the large value's file is counted
+    reader = Cache(tmp_path / "c")
+    assert reader.get_many(list(values)) == values
+    reader.close()
