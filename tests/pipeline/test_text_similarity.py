@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from hybridmap import RepoMap
 from hybridmap.languages.lexical import Bm25Files
+from hybridmap.pipeline.rank import lexical as lexical_module
 from hybridmap.pipeline.rank.lexical import LexicalModel, Vocabulary
 
 
@@ -43,6 +44,27 @@ def test_numpy_bm25_equals_sqlite_fts5(docs: list[list[str]], query: list[str]) 
         index.close()
     for i in range(len(docs)):
         assert np.isclose(ours[i], theirs.get(f"f{i}", 0.0), rtol=1e-6, atol=1e-9), (i, ours[i], theirs)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    docs=st.lists(st.lists(WORD, min_size=1, max_size=30), min_size=2, max_size=12),
+    query=st.lists(WORD, min_size=1, max_size=8),
+)
+def test_hits_marked_or_sorted_give_the_same_scores_bit_for_bit(docs: list[list[str]], query: list[str]) -> None:
+    """A query's hits found by sorting them or by a mask over every entry: the same entries in
+    the same order, so the same float sums."""
+    model, vocabulary = _model_of(docs)
+    ids = vocabulary.known(query)
+    share = lexical_module.MASK_SHARE
+    try:
+        lexical_module.MASK_SHARE = 0  # always sorted
+        sorted_hits = model.scores(ids, len(docs))
+        lexical_module.MASK_SHARE = 10**9  # always marked
+        marked = model.scores(ids, len(docs))
+    finally:
+        lexical_module.MASK_SHARE = share
+    assert sorted_hits.tobytes() == marked.tobytes()
 
 
 def _repo(git_repo) -> Path:  # type: ignore[no-untyped-def]

@@ -34,6 +34,9 @@ K1 = 1.2
 B = 0.75
 #: FTS5's floor for the idf of a word in more than half the files (its formula turns negative).
 MIN_IDF = 1e-6
+#: A query whose hits are more than 1/MASK_SHARE of a model's entries finds them by marking a mask
+#: over every entry rather than by sorting the hits (the same entries in the same order).
+MASK_SHARE = 16
 
 
 def file_words(path: str, tags: FileTags | None) -> dict[str, int]:
@@ -214,8 +217,16 @@ class LexicalModel:
             for w in known
             if w + 1 < len(firsts)
         ]
-        # Entry order, as a mask over every entry would give: the sums below add in the same order.
-        hit = np.sort(np.concatenate(runs)) if runs else np.zeros(0, np.intp)
+        # Entry order, as a mask over every entry gives: the sums below add in the same order.
+        # Sorting the hits costs more than marking them once they pass a share of the entries (a
+        # chat file's common words at 100,000 files: 565 -> 156 ms for one query).
+        if runs and sum(map(len, runs)) * MASK_SHARE > len(self.ids):
+            mask = np.zeros(len(self.ids), bool)
+            for run in runs:
+                mask[run] = True
+            hit = np.flatnonzero(mask)
+        else:
+            hit = np.sort(np.concatenate(runs)) if runs else np.zeros(0, np.intp)
         ids, tf, slots = self.ids[hit], self.counts[hit], self.owner[hit]
         held = self.frequency[ids].astype(np.float64)
         idf = np.maximum(np.log((n - held + 0.5) / (held + 0.5)), MIN_IDF)
