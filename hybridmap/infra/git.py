@@ -495,13 +495,14 @@ def log_name_only(
     return History(_parse_log(result.stdout, truncated), not truncated)
 
 
-_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+#: A full object name (SHA-1 or SHA-256), as git prints it.
+FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def _revisions(head: str, since: str | None) -> str:
     """``head`` or ``since..head``; only full object names or ``HEAD`` (never an option-like string)."""
     for rev in (head, since):
-        if rev is not None and rev != "HEAD" and not _SHA.fullmatch(rev):
+        if rev is not None and rev != "HEAD" and not FULL_SHA.fullmatch(rev):
             raise ValueError(f"not a full object name: {rev!r}")
     return head if since is None else f"{since}..{head}"
 
@@ -514,14 +515,15 @@ def head_commit(root: Path, timeout: float = 60.0) -> str | None:
         return None
     result = run_git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", timeout=timeout)
     sha = result.stdout.decode("ascii", "replace").strip()
-    return sha if result.ok and _SHA.fullmatch(sha) else None
+    return sha if result.ok and FULL_SHA.fullmatch(sha) else None
 
 
 def is_shallow(root: Path, timeout: float = 60.0) -> bool:
     """Whether ``root``'s repository is a shallow clone (its history cut at some depth)."""
-    if isinstance(locate(root.resolve(), timeout), Refusal):
+    root = root.resolve()
+    if isinstance(locate(root, timeout), Refusal):
         return False
-    result = run_git(root.resolve(), "rev-parse", "--is-shallow-repository", timeout=timeout)
+    result = run_git(root, "rev-parse", "--is-shallow-repository", timeout=timeout)
     return result.ok and result.stdout.strip() == b"true"
 
 

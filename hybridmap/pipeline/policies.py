@@ -162,11 +162,6 @@ class PythonModules:
         return any(held == tail or held.endswith("/" + tail) for held in self._by_name.get(tail.rpartition("/")[2], ()))
 
 
-def python_modules(paths: Iterable[str]) -> PythonModules:
-    """The modules of ``paths`` (:class:`PythonModules`)."""
-    return PythonModules(paths)
-
-
 #: The last file set's modules: a hybrid map merges again whenever a server answers; the file
 #: set changes far less often.
 _LAST_MODULES: list[tuple[frozenset[str], PythonModules]] = []
@@ -177,7 +172,7 @@ def _modules_of(paths: frozenset[str]) -> PythonModules:
     with _MODULES_LOCK:
         if _LAST_MODULES and _LAST_MODULES[0][0] == paths:
             return _LAST_MODULES[0][1]
-        modules = python_modules(paths)
+        modules = PythonModules(paths)
         _LAST_MODULES[:] = [(paths, modules)]
         return modules
 

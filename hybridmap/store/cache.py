@@ -81,7 +81,8 @@ _SETTINGS: dict[str, Any] = {
     # third of the time of storing 20,000 entries. We cull once per write instead (Cache._cull).
     "cull_limit": 0,
 }
-#: Keys read from disk per query (:meth:`Cache._read_batch`); SQLite takes 32,766 parameters.
+#: Keys per query when reading or writing many entries (:func:`_read_batch`, :func:`_write`);
+#: SQLite takes 32,766 parameters.
 _READ_BATCH = 512
 _SETTING_KEYS = frozenset(_SETTINGS) | frozenset(("count", "size", "hits", "misses"))
 _SETTING_VALUE = re.compile(r"[A-Za-z0-9_-]{1,40}")
@@ -223,8 +224,8 @@ def _write(disk: Any, encoded: Mapping[str, bytes]) -> None:
     )
     done = set(fresh)
     for key, data in encoded.items():
-        if disk_key(key) not in done:
-            disk.set(disk_key(key), data)
+        if (stored := disk_key(key)) not in done:
+            disk.set(stored, data)
 
 
 def unsafe_directory(directory: Path) -> str | None:

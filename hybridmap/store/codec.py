@@ -28,7 +28,7 @@ import re
 import struct
 from typing import Any, TypeGuard, cast
 
-from ..infra.git import Commit, CommitLog
+from ..infra.git import FULL_SHA, Commit, CommitLog
 from ..model import REFERENCE_KIND_CODES, FileTags, ParseOutcome, Span, Symbol
 
 MAGIC = b"hmc"
@@ -38,8 +38,6 @@ FORMAT = 1
 KEY_PREFIX = f"{MAGIC.decode()}{FORMAT}:"
 
 _OUTCOME, _OUTCOME_EMPTY, _TAGS, _TEXT, _RESOLUTION, _HISTORY = 1, 2, 3, 4, 5, 6
-#: A full object name (SHA-1 or SHA-256), as git prints it.
-_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _HEADER = struct.Struct("<3sBB")
 _LENGTHS = struct.Struct("<II")
 #: The type of each of a symbol's 13 columns, in order (JSON gives exactly these back).
@@ -195,12 +193,12 @@ def _decode_resolution(body: bytes) -> Resolution:
 
 def _decode_history(body: bytes) -> CommitLog:
     head, rows = _loads(body)
-    _check(type(head) is str and _SHA.fullmatch(head) is not None and type(rows) is list, "history head")
+    _check(type(head) is str and FULL_SHA.fullmatch(head) is not None and type(rows) is list, "history head")
     commits = []
     for row in rows:
         _check(type(row) is list and len(row) == 3, "history commit")
         sha, parentless, paths = row
-        _check(type(sha) is str and _SHA.fullmatch(sha) is not None and type(parentless) is bool, "history commit")
+        _check(type(sha) is str and FULL_SHA.fullmatch(sha) is not None and type(parentless) is bool, "history commit")
         _check(type(paths) is list and _all_str(paths), "history paths")
         commits.append(Commit(sha, tuple(paths), parentless))
     return CommitLog(head, tuple(commits))

@@ -354,9 +354,9 @@ def test_a_name_imported_from_outside_is_not_matched_to_a_repository_definition(
 
 
 def test_python_modules_are_every_suffix_of_a_module_path() -> None:
-    from hybridmap.pipeline.policies import python_modules
+    from hybridmap.pipeline.policies import PythonModules
 
-    modules = python_modules(["src/pkg/sub/mod.py", "src/pkg/__init__.py", "tools/run.sh", "ns/part/x.pyi"])
+    modules = PythonModules(["src/pkg/sub/mod.py", "src/pkg/__init__.py", "tools/run.sh", "ns/part/x.pyi"])
     wanted = {"mod", "sub.mod", "pkg.sub.mod", "src.pkg.sub.mod", "pkg", "src.pkg", "pkg.sub", "x", "ns.part.x"}
     assert all(name in modules for name in wanted)
     assert not any(name in modules for name in ("typing", "run", "__init__", "ub.mod", "src.sub", "", "mod."))
@@ -389,6 +389,6 @@ _part = st.sampled_from(("a", "b", "pkg", "__init__", "mod", "x_y"))
     st.lists(_part, min_size=1, max_size=4).map(".".join),
 )
 def test_python_modules_answer_as_every_suffix_would(paths: list[str], asked: str) -> None:
-    from hybridmap.pipeline.policies import python_modules
+    from hybridmap.pipeline.policies import PythonModules
 
-    assert (asked in python_modules(paths)) == (asked in _every_suffix(paths))
+    assert (asked in PythonModules(paths)) == (asked in _every_suffix(paths))

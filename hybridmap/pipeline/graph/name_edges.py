@@ -2,13 +2,13 @@
 no resolved pairs for a whole repository at once, in numpy (:func:`name_matched_rows`).
 
 :class:`~hybridmap.pipeline.graph.repo_graph.EdgeRows` adds one (file, name) at a time: what
-patching a graph after an edit and a graph with resolved pairs use. A
-static graph of a whole repository (every one-shot map, the first map of a process) makes the
-same rows here, without a Python call per (file, name): at 100,000 files that loop was ~3 s of a
-warm one-shot map's ~37 s (py-spy: ``EdgeRows.add`` 8 % and the loop around it), here ~0.5 s
-(``docs/benchmarks.md``, "A static graph's edges in numpy"). The rows are the same, in the same
-order, with bit-identical weights (the same float products); ``tests/pipeline/test_graph.py``
-checks both passes agree on generated repositories.
+patching a graph after an edit and a graph with resolved pairs use. A static graph of a whole
+repository (every one-shot map, the first map of a process) makes the same rows here, without a
+Python call per (file, name): at 100,000 files that loop was ~3 s of a warm one-shot map's ~37 s
+(py-spy: ``EdgeRows.add`` 8 % and the loop around it); the whole graph went 5.6-5.9 -> 3.6-3.9 s
+(``docs/benchmarks.md``, "Whole-repository passes of a one-shot map"). The rows are the same, in
+the same order, with bit-identical weights (the same float products);
+``tests/pipeline/test_name_edges.py`` checks both passes agree on generated repositories.
 """
 
 from __future__ import annotations
