@@ -230,7 +230,7 @@ def test_history_for_ranking_runs_no_repository_command_and_stays_in_the_root(tm
     """log_name_only (the co-change signal's git log): a repository whose config names commands
     for everything log could run, and hooks; paths come back relative to the root, changes
     outside it left out, the output bounded, a refused root answered with nothing."""
-    from hybridmap.infra.git import log_name_only
+    from hybridmap.infra.git import is_shallow, log_name_only
 
     marker = tmp_path / "ran"
     root = repository(tmp_path, files={**GIT_SOURCE, "pkg/store.py": "def store():\n    pass\n"})
@@ -248,6 +248,7 @@ def test_history_for_ranking_runs_no_repository_command_and_stays_in_the_root(tm
 
     history = log_name_only(root, 10)
     assert not marker.exists(), "a command from the repository's git config ran"
+    assert is_shallow(root) is False and not marker.exists()  # asked when a log ends at a first commit
     assert history.complete and not history.problem
     assert [c.paths for c in history.commits] == [
         ("\nodd.py",),
