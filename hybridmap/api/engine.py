@@ -38,8 +38,8 @@ from ..sources.static_index import Progress, TreeSitterSource
 from ..store.cache import Cache
 from ..store.shared import open_shared_store
 from ..workspace.diff import read_change
-from ..workspace.persisted import load_states, save_states, states_path
 from ..workspace.state import ChangeSet, Snapshot, Workspace
+from .kept import KeptForNextProcess
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,14 +87,10 @@ class MapEngine:
         )
         self._progress = options.progress
         self._workspace = Workspace(root, settings, registry)
-        self._states_path = (
-            states_path(cache_dir, root) if cache_dir is not None and settings.persist_snapshot else None
-        )
+        self._kept = KeptForNextProcess(root, settings, self.cache)
         self._states_loaded = False
         """Whether the first refresh has loaded the kept states (there, in its worker thread: a
         large repository's take half a second, not for the caller's event loop)."""
-        self._files_read = 0
-        """Files the refreshes of this process read: when none, the kept states are still right."""
         self._base = TreeSitterSource(registry, self.cache, settings)
         context = SourceContext(root, settings, registry, self.cache, options.environ, options.start_servers)
         self._sources, problems = build_sources(context)
@@ -112,7 +108,8 @@ class MapEngine:
         if options.start_servers or not self.counter.has_stored_counts():
             _Background(self.counter.preload)
         summaries = SummarySource(options.summarizer, self.cache, self._workspace.read)
-        self.builder = MapBuilder(settings, self.counter, registry.visibility_conventions(), summaries)
+        kept_lexicon = self._kept.lexicon_reader()
+        self.builder = MapBuilder(settings, self.counter, registry.visibility_conventions(), summaries, kept_lexicon)
         self._history = (
             CoChangeIndex(root, settings, partial(imported_history, self.cache, root))
             if _co_change_on(settings)
@@ -148,9 +145,7 @@ class MapEngine:
         next process, then close the cache."""
         for source in self._sources:
             await source.aclose()
-        snapshot = self._workspace.snapshot
-        if self._states_path is not None and self.cache.persistent and snapshot.files and self._files_read:
-            await asyncio.to_thread(save_states, self._states_path, self.root, snapshot.files)
+        await self._kept.save(self._workspace.snapshot.files, self.builder.lexicon_to_keep)
         self.cache.close()
 
     async def refresh(self, named: frozenset[str] = frozenset()) -> Snapshot:
@@ -161,11 +156,10 @@ class MapEngine:
         def index() -> Snapshot:
             if not self._states_loaded:
                 self._states_loaded = True
-                if self._states_path is not None and self.cache.persistent:  # a directory only the user can write
-                    self._workspace.known = load_states(self._states_path, self.root, self.settings.max_files)
+                self._workspace.known = self._kept.states()
             by_path = self._workspace.refresh_paths(named) if named else None
             snapshot, changes = by_path if by_path is not None else self._workspace.refresh(self._progress)
-            self._files_read += int(snapshot.stats.get("files_read", 0))
+            self._kept.files_read += int(snapshot.stats.get("files_read", 0))
             self._base.index(snapshot, changes, self._progress)
             self.changes = changes
             if self._history is not None:

@@ -11,8 +11,9 @@ views re-rank without rebuilding either.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from ..languages.lexical import words
@@ -35,6 +36,7 @@ from ..model import (
 )
 from ..settings import Settings
 from ..sources.base import SourceView
+from ..store.lexicon import KeptLexicon
 from ..workspace.state import Snapshot
 from .graph.neighbourhood import Neighbourhood, SymbolQuery, neighbourhood
 from .graph.repo_graph import RepoGraph
@@ -111,7 +113,9 @@ class MapBuilder:
         counter: Counter,
         conventions: Mapping[str, str | None] | None = None,
         summaries: SummarySource | None = None,
+        kept_lexicon: Callable[[], KeptLexicon | None] | None = None,
     ) -> None:
+        """``kept_lexicon``: reads the lexical models the last process kept (None: none)."""
         self._settings = settings
         self._counter = counter
         self._summaries = summaries if summaries is not None else SummarySource()
@@ -127,7 +131,7 @@ class MapBuilder:
         """The basename index of the paths of a snapshot ``generation``."""
         """How the last map's graph came: ``rebuilt``, ``updated``, ``unchanged`` or ``kept``."""
         self._merge_memo: MergeMemo = {}
-        self._lexical = LexicalIndex()
+        self._lexical = LexicalIndex(kept_lexicon)
         self._messages: tuple[object, MessageIndex] | None = None
         self._policy_memo: PolicyMemo = {}
         self._static_merged: tuple[object, Merged] | None = None
@@ -138,6 +142,10 @@ class MapBuilder:
     def graph(self) -> RepoGraph | None:
         """The graph of the last build (None before the first)."""
         return self._graph
+
+    def lexicon_to_keep(self) -> KeptLexicon | None:
+        """The lexical models for the next process, when this one counted words for them."""
+        return self._lexical.to_keep()
 
     def build(self, inputs: MapInputs, request: BuildRequest) -> tuple[MapResult, list[HoverKey]]:
         """The map, and the (path, line, column) of shown symbols no source has described yet."""
@@ -151,6 +159,7 @@ class MapBuilder:
         files, idents = self._mentions(request, inputs)
         t1 = time.perf_counter()
         graph = self._graph_for(inputs, merged)
+        self._lexical.describe(graph, partial(_content_keys, inputs.base, tags))
         t2 = time.perf_counter()
         visibility = Visibility(self._conventions, languages)
         focus = change_focus(request.change, tags) if request.change is not None else None
@@ -317,11 +326,13 @@ class MapBuilder:
 
     def _own_stats(self) -> dict[str, float]:
         """How this map's graph came (built from scratch, patched after an edit, or the last one
-        kept) and whether the tokenizer had to be loaded (a warm process counts from the cache)."""
+        kept), whether the tokenizer had to be loaded (a warm process counts from the cache), and how
+        many files' words this map's lexical models took from the last process's."""
         return {
             "graph_rebuilt": float(self._graph_made == "rebuilt"),
             "graph_patched": float(self._graph_made == "updated"),
             "tokenizer_loaded": float(self._counter.loaded),
+            "lexicon_files_kept": float(self._lexical.take_kept_files()),
         }
 
     def _diagnostics(
@@ -542,3 +553,10 @@ def _undescribed(packed: Packed, tags: Mapping[str, FileTags]) -> list[HoverKey]
         for item in packed.items
         if item.symbol >= 0 and not (sym := tags[item.path].symbols[item.symbol]).detail
     ]
+
+
+def _content_keys(base: SourceView, tags: Mapping[str, FileTags]) -> dict[str, str]:
+    """path -> its tags' key, for the files whose merged tags are the base source's own (a
+    server's symbols merged in make other words: such a file is not named, so never adopted)."""
+    keys, own = base.keys, base.tags
+    return {p: keys[p] for p, t in tags.items() if p in keys and own.get(p) is t}

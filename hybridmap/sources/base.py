@@ -48,6 +48,10 @@ class SourceView:
     diagnostics: tuple[Diagnostic, ...] = ()
     stats: Mapping[str, float] = field(default_factory=dict)
     version: int = 0
+    keys: Mapping[str, str] = field(default_factory=dict)
+    """path -> what its tags were made from, when they are a parse of its content alone (the
+    base source: the cache key of content, grammar, query and options); the lexical models kept
+    between processes name each file's words by it (:mod:`hybridmap.store.lexicon`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,6 +41,8 @@ class _Entry:
     tags: FileTags | None
     diagnostics: tuple[Diagnostic, ...]
     sha256: str = ""
+    key: str = ""
+    """The cache key of the tags (content, grammar, query, options)."""
 
 
 def _well_formed(value: object) -> bool:
@@ -84,9 +86,9 @@ def _deadline_diagnostic(deferred: list[str], queued: int, settings: Settings) -
     )
 
 
-def _entry(rel: str, language: str, outcome: ParseOutcome, sha: str) -> _Entry:
+def _entry(rel: str, language: str, outcome: ParseOutcome, sha: str, key: str) -> _Entry:
     problems = tuple(Diagnostic(rel, kind, message) for kind, message in outcome.problems)
-    return _Entry(language, outcome.tags, problems, sha)
+    return _Entry(language, outcome.tags, problems, sha, key)
 
 
 class TreeSitterSource(PassiveSource):
@@ -146,7 +148,7 @@ class TreeSitterSource(PassiveSource):
         for rel, (key, sha, language, data) in lookups.items():
             outcome = hits.get(key)
             if outcome is not None and key not in unusable:
-                entries[rel] = _entry(rel, language, outcome, sha)
+                entries[rel] = _entry(rel, language, outcome, sha, key)
             else:
                 if data is None:
                     data = self._reread(snapshot, rel)
@@ -199,7 +201,7 @@ class TreeSitterSource(PassiveSource):
             if outcome.deferred:  # no symbols this map; never remembered, so the next map parses it
                 deferred.append(rel)
                 continue
-            entries[rel] = _entry(rel, language, outcome, sha)
+            entries[rel] = _entry(rel, language, outcome, sha, key)
         return deferred
 
     def parse_deferred(self, snapshot: Snapshot, stop: threading.Event) -> int:
@@ -269,12 +271,13 @@ class TreeSitterSource(PassiveSource):
             if entry.tags is not None:
                 tags[rel] = entry.tags
             diagnostics.extend(entry.diagnostics)
-        old = self._view.tags
+        old, keys = self._view.tags, self._view.keys
         if len(tags) != len(old) or any(old.get(p) is not t for p, t in tags.items()):
             self._version += 1
-            return SourceView(self.name, tags, diagnostics=tuple(diagnostics), stats=stats, version=self._version)
+            old = tags
+            keys = {rel: entry.key for rel, entry in self._entries.items() if entry.tags is not None}
         # Unchanged: the same mapping, so whoever memoizes on it (merge, graph) sees no change.
-        return SourceView(self.name, old, diagnostics=tuple(diagnostics), stats=stats, version=self._version)
+        return SourceView(self.name, old, diagnostics=tuple(diagnostics), stats=stats, version=self._version, keys=keys)
 
     def _reread(self, snapshot: Snapshot, rel: str) -> bytes | None:
         result = read_source(snapshot.root, rel, self._settings)

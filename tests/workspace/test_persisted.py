@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,14 @@ from hybridmap.workspace.persisted import states_path
 FILES = {f"pkg/mod{i}.py": f"def func_{i}(x):\n    return x + {i}\n" for i in range(6)}
 
 
+def _settled(root: Path) -> Path:
+    """``root`` once its files are older than ``stat_racy_seconds``: a file written just before a
+    map looks is not trusted by its signature (nor kept), and a quick machine maps a fresh
+    repository within that window."""
+    time.sleep(0.1)
+    return root
+
+
 def _map(root: Path, cache: Path, **overrides: object) -> tuple[dict[str, float], str]:
     with RepoMap(root, overrides={"cache_dir": str(cache), **overrides}, start_servers=False) as repo:
         result = repo.map(mode="static", tokens=2000)
@@ -22,7 +31,7 @@ def _map(root: Path, cache: Path, **overrides: object) -> tuple[dict[str, float]
 
 
 def test_a_later_process_reads_only_what_moved(git_repo, tmp_path: Path) -> None:
-    root = git_repo(FILES)
+    root = _settled(git_repo(FILES))
     cache = tmp_path / "cache"
     first, text = _map(root, cache)
     assert first["files_read"] == 6
@@ -36,7 +45,7 @@ def test_a_later_process_reads_only_what_moved(git_repo, tmp_path: Path) -> None
 
 def test_an_edit_that_keeps_size_and_mtime_is_read(git_repo, tmp_path: Path) -> None:
     """ctime moves with any write and cannot be set back: the kept signature no longer matches."""
-    root = git_repo(FILES)
+    root = _settled(git_repo(FILES))
     cache = tmp_path / "cache"
     _map(root, cache)
     target = root / "pkg/mod2.py"
@@ -53,7 +62,7 @@ def test_an_edit_that_keeps_size_and_mtime_is_read(git_repo, tmp_path: Path) -> 
     ["garbage", "other root", "wrong types", "too many"],
 )
 def test_kept_states_that_are_not_ours_are_ignored_whole(git_repo, tmp_path: Path, damage: str) -> None:
-    root = git_repo(FILES)
+    root = _settled(git_repo(FILES))
     cache = tmp_path / "cache"
     _, text = _map(root, cache)
     kept = states_path(cache, root.resolve())
@@ -75,7 +84,7 @@ def test_kept_states_that_are_not_ours_are_ignored_whole(git_repo, tmp_path: Pat
 
 
 def test_off_keeps_nothing(git_repo, tmp_path: Path) -> None:
-    root = git_repo(FILES)
+    root = _settled(git_repo(FILES))
     cache = tmp_path / "cache"
     _map(root, cache, persist_snapshot=False)
     assert not states_path(cache, root.resolve()).exists()

@@ -8,6 +8,11 @@ the next graph's is made from the last one when an edit changed a few files) and
 request's answer per graph. The map builder holds one per repository; two maps
 built at once in two threads take turns on its lock.
 
+Between processes: a process's first model of each kind is made from the lexicon the last
+process kept (:mod:`hybridmap.store.lexicon`, handed in by the engine) when its files' paths and
+tags' keys (:meth:`LexicalIndex.describe`) still match: only the other files' words are counted.
+:meth:`LexicalIndex.to_keep` gives what to keep when this process counted any.
+
 BM25 is computed with numpy, not with SQLite FTS5 (:mod:`hybridmap.languages.lexical`, what
 the eval's lexical peer uses): an FTS5 ``OR`` query of a file's 64 most frequent words took
 62 ms on 237 files (256 words: 260 ms), where gathering the postings of the query's words and
@@ -21,12 +26,13 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ...languages.lexical import decode_words, name_counts, word_counts
 from ...model import FileTags
+from ...store.lexicon import KeptLexicon, KeptModel
 from ..graph.repo_graph import RepoGraph
 
 #: Okapi BM25's constants, as SQLite FTS5's ``bm25()`` has them.
@@ -81,8 +87,13 @@ class Vocabulary:
     two arrays (ids, counts), and a graph's model is their concatenation (no Python loop over
     words per graph). Grows with the distinct words only."""
 
-    def __init__(self) -> None:
-        self._ids: dict[str, int] = {}
+    def __init__(self, words: Sequence[str] = ()) -> None:
+        self._ids: dict[str, int] = {w: i for i, w in enumerate(words)}
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        """Every word seen, word id i at i."""
+        return tuple(self._ids)
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -146,6 +157,34 @@ class LexicalModel:
         frequency = np.bincount(ids, minlength=vocabulary_size)
         return cls(ids, counts, owner, starts, lengths, np.arange(n), frequency, _average(lengths))
 
+    @classmethod
+    def kept(cls, kept: KeptModel, vocabulary_size: int) -> LexicalModel:
+        """The model a process kept, one slot per kept file in its order (what :meth:`of` makes of
+        the same vectors: each slot's entries, lengths and the postings are the same values)."""
+        n = len(kept.files)
+        owner = np.repeat(np.arange(n), np.diff(kept.starts))
+        lengths = np.bincount(owner, weights=kept.counts, minlength=n) if n else np.zeros(0)
+        frequency = np.bincount(kept.ids, minlength=vocabulary_size)
+        model = cls(kept.ids, kept.counts, owner, kept.starts, lengths, np.arange(n), frequency, _average(lengths))
+        if kept.order is not None:
+            firsts = np.searchsorted(kept.ids[kept.order], np.arange(vocabulary_size + 1))
+            model._postings["base"] = (kept.order, firsts, 0)
+        return model
+
+    def compacted(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """(ids, counts, starts, postings order) of the graph's files in graph order, as
+        :meth:`kept` takes them; the order only when this model's postings already are it."""
+        slots = self.slot_of_file
+        if len(slots) == len(self.slot_lengths) and np.array_equal(slots, np.arange(len(slots))):
+            base = self._postings.get("base")
+            whole = base is not None and len(base[0]) == len(self.ids)
+            return self.ids, self.counts, self.slot_starts, base[0] if whole and base is not None else None
+        sizes = self.slot_starts[slots + 1] - self.slot_starts[slots]
+        starts = np.zeros(len(slots) + 1, np.int64)
+        np.cumsum(sizes, out=starts[1:])
+        gather = np.repeat(self.slot_starts[slots] - starts[:-1], sizes) + np.arange(starts[-1])
+        return self.ids[gather], self.counts[gather], starts, None
+
     def updated(
         self, kept: np.ndarray, fresh: Mapping[int, tuple[np.ndarray, np.ndarray]], vocabulary_size: int
     ) -> LexicalModel | None:
@@ -161,6 +200,13 @@ class LexicalModel:
         idle = n_slots - int(now.sum()) + len(fresh)
         if len(fresh) > REBUILD_SHARE * max(1, len(kept)) or idle > REBUILD_SHARE * max(1, n_slots):
             return None
+        if not fresh and not len(dropped):  # the same files (a process adopting its last one's)
+            frequency = np.zeros(vocabulary_size, np.int64)
+            frequency[: len(self.frequency)] = self.frequency
+            average = _average(self.slot_lengths[kept])
+            model = replace(self, slot_of_file=kept.copy(), frequency=frequency, average=average, _postings={})
+            model._postings.update(self._postings)
+            return model
         order = sorted(fresh)
         ids, counts, owner, starts, lengths = _entries([fresh[i] for i in order], len(self.ids), n_slots)
         slot_of_file = kept.copy()
@@ -264,6 +310,18 @@ def _postings(ids: np.ndarray, start: int, vocabulary_size: int) -> tuple[np.nda
     return order, np.searchsorted(ids[order], np.arange(vocabulary_size + 1)), start
 
 
+@dataclass(frozen=True, slots=True)
+class _Last:
+    """A kind's last model: its graph's files and their index, each file's tags, the model, and
+    how to name the files' tags (:meth:`LexicalIndex.describe`; None: not described)."""
+
+    files: Sequence[str]
+    index: Mapping[str, int]
+    tags: tuple[FileTags | None, ...]
+    model: LexicalModel
+    describe: Callable[[], Mapping[str, str]] | None
+
+
 Answer = list[tuple[int, float]]
 """Files (graph indices), best first, each with its score over the best file's."""
 
@@ -271,21 +329,44 @@ Answer = list[tuple[int, float]]
 class LexicalIndex:
     """One repository's words, vectors, models and last answers (see the module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, kept: Callable[[], KeptLexicon | None] | None = None) -> None:
+        """``kept``: reads the lexicon the last process kept (asked once, at the first model)."""
         self._vocabulary = Vocabulary()
         self._vectors: dict[tuple[bool, str], tuple[FileTags | None, tuple[np.ndarray, np.ndarray]]] = {}
         """(whole text?, path) -> (the tags it was read from, its vector)."""
         self._models: weakref.WeakKeyDictionary[RepoGraph, dict[bool, LexicalModel]] = weakref.WeakKeyDictionary()
         self._answers: weakref.WeakKeyDictionary[RepoGraph, tuple[object, Answer]] = weakref.WeakKeyDictionary()
-        self._last: dict[bool, tuple[Sequence[str], Mapping[str, int], tuple[FileTags | None, ...], LexicalModel]] = {}
-        """Per kind of model, the last one made: (its graph's files and their index, each file's
-        tags, the model), what the next graph's is made from."""
+        self._last: dict[bool, _Last] = {}
+        """Per kind of model, the last one made, what the next graph's is made from."""
+        self._keys: weakref.WeakKeyDictionary[RepoGraph, Callable[[], Mapping[str, str]]] = weakref.WeakKeyDictionary()
+        self._read_kept = kept
+        self._kept: dict[bool, KeptModel] = {}
+        """The kept lexicon's models not adopted yet (the vocabulary is its words)."""
+        self._counted = False
+        """Words were counted in this process since the last :meth:`to_keep`."""
+        self._kept_files = 0
+        """Files whose entries a model took from the kept lexicon since :meth:`take_kept_files`
+        (the most of any one model)."""
         self._lock = threading.Lock()
+
+    def take_kept_files(self) -> int:
+        """How many files' entries came from the kept lexicon since the last call."""
+        with self._lock:
+            kept, self._kept_files = self._kept_files, 0
+            return kept
+
+    def describe(self, graph: RepoGraph, keys: Callable[[], Mapping[str, str]]) -> None:
+        """How to name what each of ``graph``'s files' tags were made from (path -> key, for the
+        files whose tags are a parse of their content): a kept lexicon's entries are adopted for
+        the files whose key is the same, and what this process keeps names them so."""
+        with self._lock:
+            self._keys[graph] = keys
 
     def _vector_of(self, path: str, tags: FileTags | None, whole_text: bool) -> tuple[np.ndarray, np.ndarray]:
         held = self._vectors.get((whole_text, path))
         if held is not None and held[0] is tags:
             return held[1]
+        self._counted = True
         vector = self._vocabulary.vector(file_text_words(path, tags) if whole_text else file_words(path, tags))
         self._vectors[(whole_text, path)] = (tags, vector)
         return vector
@@ -293,15 +374,20 @@ class LexicalIndex:
     def model_for(self, graph: RepoGraph, tags: Mapping[str, FileTags], whole_text: bool = False) -> LexicalModel:
         """The graph's lexical model (of its files' names' words, or of their whole texts), made
         from ``tags`` (the graph's own) the first time: from the last graph's model when only a
-        few files' tags changed (an edit), else built afresh."""
+        few files' tags changed (an edit), from the kept lexicon when this process has none yet,
+        else built afresh."""
         with self._lock:
             models = self._models.setdefault(graph, {})
             model = models.get(whole_text)
             if model is None:
                 now = tuple(tags.get(p) for p in graph.files)
-                model = self._updated(graph, now, whole_text) or self._built(graph, now, whole_text)
+                model = (
+                    self._updated(graph, now, whole_text)
+                    or self._adopted(graph, now, whole_text)
+                    or self._built(graph, now, whole_text)
+                )
                 models[whole_text] = model
-                self._last[whole_text] = (graph.files, graph.index, now, model)
+                self._last[whole_text] = _Last(graph.files, graph.index, now, model, self._keys.get(graph))
             return model
 
     def _built(self, graph: RepoGraph, now: Sequence[FileTags | None], whole_text: bool) -> LexicalModel:
@@ -318,7 +404,7 @@ class LexicalIndex:
         last = self._last.get(whole_text)
         if last is None:
             return None
-        files, index, was, old = last
+        files, index, was, old = last.files, last.index, last.tags, last.model
         if graph.files is files:  # an edit that added and removed nothing: the same file list
             changed = [fi for fi, (a, b) in enumerate(zip(was, now, strict=True)) if a is not b]
             kept = old.slot_of_file.copy()
@@ -337,6 +423,57 @@ class LexicalIndex:
         kept[changed] = -1
         fresh = {fi: self._vector_of(graph.files[fi], now[fi], whole_text) for fi in changed}
         return old.updated(kept, fresh, len(self._vocabulary))
+
+    def _adopted(self, graph: RepoGraph, now: Sequence[FileTags | None], whole_text: bool) -> LexicalModel | None:
+        """The kept lexicon's model of this kind carried over to ``graph``: a file keeps its kept
+        entries when its path and tags' key are the same, the others' words are counted."""
+        kept = self._kept_model(whole_text)
+        describe = self._keys.get(graph)
+        if kept is None or describe is None:
+            return None
+        slot_of = {pair: slot for slot, pair in enumerate(kept.files) if pair[1]}
+        keys = describe()
+        slots = np.fromiter(
+            (slot_of.get((p, k), -1) if (k := keys.get(p)) else -1 for p in graph.files), np.int64, len(graph.files)
+        )
+        changed = np.flatnonzero(slots < 0).tolist()
+        if len(changed) > REBUILD_SHARE * len(graph.files):
+            return None
+        fresh = {fi: self._vector_of(graph.files[fi], now[fi], whole_text) for fi in changed}
+        model = LexicalModel.kept(kept, len(self._vocabulary)).updated(slots, fresh, len(self._vocabulary))
+        if model is not None:
+            self._kept_files = max(self._kept_files, len(graph.files) - len(changed))
+        return model
+
+    def _kept_model(self, whole_text: bool) -> KeptModel | None:
+        """The kept model of this kind, once: the lexicon is read at the first model of the
+        process, and only used when no word was numbered before (its ids are its words')."""
+        if self._read_kept is not None:
+            read, self._read_kept = self._read_kept, None
+            lexicon = read() if not len(self._vocabulary) else None
+            if lexicon is not None:
+                self._vocabulary = Vocabulary(lexicon.words)
+                self._kept = {m.whole_text: m for m in lexicon.models}
+        return self._kept.pop(whole_text, None)
+
+    def to_keep(self) -> KeptLexicon | None:
+        """What the next process should adopt: the last models, when this process counted words
+        for them (else what it adopted is what is kept already), and their files are named."""
+        with self._lock:
+            if not self._counted or not self._last:
+                return None
+            models = []
+            for whole_text, last in sorted(self._last.items()):
+                keys = last.describe() if last.describe is not None else {}
+                if not keys:
+                    continue
+                ids, counts, starts, order = last.model.compacted()
+                files = tuple((p, keys.get(p, "")) for p in last.files)
+                models.append(KeptModel(whole_text, files, ids, counts, starts, order))
+            if not models:
+                return None
+            self._counted = False
+            return KeptLexicon(self._vocabulary.words, tuple(models))
 
     def word_ids(self, words: Sequence[str]) -> np.ndarray:
         """The ids of ``words`` the index has seen, once each."""

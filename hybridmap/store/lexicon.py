@@ -1,0 +1,201 @@
+"""The text-similarity signal's lexical models, kept on disk for the next process.
+
+A one-shot map with a chat file (the CLI without its daemon) builds two BM25 models of every
+file's words (:mod:`hybridmap.pipeline.rank.lexical`) before it can rank: at 100,000 files a
+quarter of a warm one-shot map (docs/benchmarks.md). When a process ends having built them, each
+model is written here compacted to its graph's file order, each file named by its path and the
+key of the tags its words came from (the cache key: content, grammar, query, options); the next
+process adopts the entries of every file whose path and key are the same, and counts only the
+others' words. Its BM25 sums are bit-identical to a fresh build's (each file's entries are the
+same values in the same order; a test checks it).
+
+The file lives in the cache directory (used only when it is the user's alone: ``store.cache``),
+named by the root's path, in our own layout (a JSON header, then little-endian arrays), checked
+whole before use: another magic or format, a root that is not this one, a size that is not the
+header's, a word id out of range, a file's entries out of order or a postings order that is not
+the stable sort of the ids, and the file is ignored (the models are built, as without it). Whoever
+can write the cache directory can make a map rank with wrong words, as they can plant a wrong
+parse: the same trust, nothing executed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import struct
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+MAGIC = b"HMLX"
+FORMAT = 1
+_HEAD = struct.Struct("<4sBQ")
+"""Magic, format, the JSON header's length."""
+#: Bytes a kept lexicon may take per file the settings allow (``max_files``) before it is not
+#: read at all: the 100,000-file monorepo's two models are about 1,500 bytes per file.
+BYTES_PER_FILE = 32_768
+_IDS = np.dtype("<i4")
+_COUNTS = np.dtype("<i4")
+_STARTS = np.dtype("<i8")
+_ORDER = np.dtype("<i4")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class KeptModel:
+    """One model as kept: per file, in the saving graph's order, its path and the key of the tags
+    its words came from ("" when unknown: never matched), and its entries end to end."""
+
+    whole_text: bool
+    files: tuple[tuple[str, str], ...]
+    ids: np.ndarray
+    """Word ids (int64), file after file."""
+    counts: np.ndarray
+    """Their counts (float64, integral)."""
+    starts: np.ndarray
+    """File i's entries are ``ids[starts[i]:starts[i + 1]]`` (int64, len(files) + 1)."""
+    order: np.ndarray | None = None
+    """The entries' stable sort by word id (the model's postings), when the saver had it."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class KeptLexicon:
+    """The words (id i is ``words[i]``) and each kind of model of one root's last graph."""
+
+    words: tuple[str, ...]
+    models: tuple[KeptModel, ...]
+
+
+def lexicon_path(cache_dir: Path, root: str) -> Path:
+    """Where the lexicon of ``root`` (its path, or the joined paths of several roots) is kept."""
+    name = hashlib.sha256(root.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return cache_dir / "lexicons" / f"{name}.bin"
+
+
+def save_lexicon(path: Path, root: str, lexicon: KeptLexicon) -> None:
+    """Write ``lexicon`` for ``root`` (best effort: a failure leaves the next process to build)."""
+    try:
+        data = encode_lexicon(root, lexicon)
+    except ValueError:
+        return  # counts that are not small integers: not ours to keep
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, part = tempfile.mkstemp(prefix=".lexicon.", dir=path.parent)  # 0600
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                for chunk in data:
+                    fh.write(chunk)
+            os.replace(part, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(part)
+
+
+def load_lexicon(path: Path, root: str, max_files: int) -> KeptLexicon | None:
+    """The lexicon kept at ``path`` for ``root``; None when there is none or it is not ours."""
+    limit = max_files * BYTES_PER_FILE
+    try:
+        with open(path, "rb") as fh:
+            if os.fstat(fh.fileno()).st_size > limit:
+                return None
+            data = fh.read(limit + 1)
+    except OSError:
+        return None
+    return decode_lexicon(data, root)
+
+
+def encode_lexicon(root: str, lexicon: KeptLexicon) -> list[bytes]:
+    """The file's bytes, in pieces (the arrays are not copied into one buffer)."""
+    arrays: list[bytes] = []
+    models = []
+    for model in lexicon.models:
+        counts = model.counts
+        if len(counts) and (counts.min() < 0 or counts.max() >= 2**31 or not np.array_equal(counts, np.floor(counts))):
+            raise ValueError("counts out of range")
+        arrays += [model.ids.astype(_IDS).tobytes(), counts.astype(_COUNTS).tobytes()]
+        arrays.append(model.starts.astype(_STARTS).tobytes())
+        if model.order is not None:
+            arrays.append(model.order.astype(_ORDER).tobytes())
+        models.append(
+            {
+                "whole_text": model.whole_text,
+                "files": [list(f) for f in model.files],
+                "entries": len(model.ids),
+                "postings": model.order is not None,
+            }
+        )
+    header = json.dumps({"root": root, "words": list(lexicon.words), "models": models}, separators=(",", ":"))
+    head = header.encode("utf-8", "surrogatepass")
+    return [_HEAD.pack(MAGIC, FORMAT, len(head)), head, *arrays]
+
+
+def decode_lexicon(data: bytes, root: str) -> KeptLexicon | None:
+    """``data`` decoded and checked whole (see the module docstring), or None."""
+    try:
+        return _decoded(data, root)
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError, RecursionError, struct.error):
+        return None
+
+
+def _decoded(data: bytes, root: str) -> KeptLexicon | None:
+    magic, version, size = _HEAD.unpack_from(data)
+    if magic != MAGIC or version != FORMAT or _HEAD.size + size > len(data):
+        return None
+    header = json.loads(data[_HEAD.size : _HEAD.size + size].decode("utf-8", "surrogatepass"))
+    if type(header) is not dict or header.get("root") != root:
+        return None
+    words, models = header["words"], header["models"]
+    if type(words) is not list or not all(type(w) is str for w in words) or len(set(words)) != len(words):
+        return None
+    if type(models) is not list or len({m.get("whole_text") for m in models}) != len(models):
+        return None
+    offset = _HEAD.size + size
+    kept: list[KeptModel] = []
+    for entry in models:
+        model, offset = _model(entry, data, offset, len(words))
+        if model is None:
+            return None
+        kept.append(model)
+    if offset != len(data):
+        return None
+    return KeptLexicon(tuple(words), tuple(kept))
+
+
+def _model(entry: object, data: bytes, offset: int, vocabulary: int) -> tuple[KeptModel | None, int]:
+    if type(entry) is not dict:
+        return None, offset
+    whole_text, files, n, postings = entry["whole_text"], entry["files"], entry["entries"], entry["postings"]
+    if type(whole_text) is not bool or type(postings) is not bool or type(n) is not int or n < 0:
+        return None, offset
+    if type(files) is not list or not all(
+        type(f) is list and len(f) == 2 and type(f[0]) is str and f[0] and type(f[1]) is str for f in files
+    ):
+        return None, offset
+    if len({f[0] for f in files}) != len(files):
+        return None, offset
+    sizes: list[tuple[np.dtype, int]] = [(_IDS, n), (_COUNTS, n), (_STARTS, len(files) + 1)]
+    if postings:
+        sizes.append((_ORDER, n))
+    arrays = []
+    for dtype, count in sizes:
+        end = offset + dtype.itemsize * count
+        if end > len(data):
+            return None, offset
+        arrays.append(np.frombuffer(data, dtype, count, offset))
+        offset = end
+    ids, counts, starts = arrays[0].astype(np.int64), arrays[1].astype(np.float64), arrays[2].astype(np.int64)
+    if n and (ids.min() < 0 or ids.max() >= vocabulary or counts.min() < 1):
+        return None, offset
+    if starts[0] != 0 or starts[-1] != n or (len(starts) > 1 and np.diff(starts).min() < 0):
+        return None, offset
+    order = None
+    if postings:
+        order = arrays[3].astype(np.int64)
+        # The stable sort of the ids, and only it: (id, entry) strictly increasing along it.
+        if n and (order.min() < 0 or order.max() >= n or np.diff(ids[order] * n + order).min(initial=1) <= 0):
+            return None, offset
+    pairs = tuple((f[0], f[1]) for f in files)
+    return KeptModel(whole_text, pairs, ids, counts, starts, order), offset
