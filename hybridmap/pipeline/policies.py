@@ -154,12 +154,20 @@ class PythonModules:
         for directory in directories:
             by_name.setdefault(directory.rpartition("/")[2], set()).add(directory)
         self._by_name = by_name
+        self._answers: dict[str, bool] = {}
+        """Each module asked, answered once: a repository's files import a few hundred modules
+        hundreds of thousands of times, and a common last name (``models``) is held by thousands
+        of paths (a map after an edit at 100,000 files spent 15 % of its time here)."""
 
     def __contains__(self, dotted: object) -> bool:
         if not isinstance(dotted, str) or not dotted:
             return False
-        tail = dotted.replace(".", "/")
-        return any(held == tail or held.endswith("/" + tail) for held in self._by_name.get(tail.rpartition("/")[2], ()))
+        answer = self._answers.get(dotted)
+        if answer is None:
+            tail = dotted.replace(".", "/")
+            held = self._by_name.get(tail.rpartition("/")[2], ())
+            answer = self._answers[dotted] = any(h == tail or h.endswith("/" + tail) for h in held)
+        return answer
 
 
 #: The last file set's modules: a hybrid map merges again whenever a server answers; the file
@@ -185,7 +193,13 @@ def external_imports(resolved: Mapping[Pair, Mapping[str, str]], repo: _Repo) ->
     if not importing:
         return {}
     modules = _modules_of(frozenset(repo.tags))
-    defined = frozenset().union(*(f.names for f in repo.facts.values()))
+    outside = {name for imports in importing.values() for name, module in imports.items() if module not in modules}
+    # Which of those a repository file defines: each file's names met with the few imported ones
+    # (the union of every file's names was 60 % of this at 100,000 files, on every merge).
+    defined: set[str] = set()
+    for facts in repo.facts.values():
+        if not outside.isdisjoint(facts.names):
+            defined.update(outside.intersection(facts.names))
     out: ResolvedEdges = {}
     for path, imports in importing.items():
         for name, module in imports.items():

@@ -45,7 +45,9 @@ def _decoded_again(lexicon: KeptLexicon) -> KeptLexicon:
 @settings(max_examples=150, deadline=None)
 @given(
     docs=st.lists(st.lists(WORD, min_size=0, max_size=25), min_size=1, max_size=10),
-    edits=st.lists(st.tuples(st.sampled_from(["change", "add", "remove"]), st.integers(0, 40), st.lists(WORD)), max_size=4),
+    edits=st.lists(
+        st.tuples(st.sampled_from(["change", "add", "remove"]), st.integers(0, 40), st.lists(WORD)), max_size=4
+    ),
     query=st.lists(WORD, min_size=1, max_size=5),
 )
 def test_an_adopted_model_scores_as_a_fresh_process_would(
@@ -96,8 +98,8 @@ def test_a_model_kept_after_edits_is_compacted_to_its_graph_order() -> None:
     carried = model.updated(kept_slots, {0: vocabulary.vector(docs[0])}, len(vocabulary))
     assert carried is not None and carried.slot_of_file.tolist() == [8, *range(1, 8)]
     ids, counts, starts, order = carried.compacted()
-    assert order is None and starts.tolist()[:4] == [0, 2, 3, 5]
-    kept = KeptModel(False, tuple((f"f{i}", str(i)) for i in range(8)), ids, counts, starts)
+    assert starts.tolist()[:4] == [0, 2, 3, 5] and np.array_equal(order, np.argsort(ids, kind="stable"))
+    kept = KeptModel(False, tuple((f"f{i}", str(i)) for i in range(8)), ids, counts, starts, order)
     again = LexicalModel.kept(kept, len(vocabulary)).updated(np.arange(8), {}, len(vocabulary))
     assert again is not None
     query = vocabulary.known(["alpha", "zeta", "gamma", "eta"])
@@ -128,7 +130,8 @@ def _with_array(data: bytes, lexicon: KeptLexicon, which: int, values: list[int]
     pieces = encode_lexicon(ROOT, lexicon)
     dtype = ["<i4", "<i4", "<i8", "<i4"][which]
     pieces[2 + which] = np.array(values, dtype).tobytes()
-    assert len(pieces[2 + which]) == len([model.ids, model.counts, model.starts, model.order][which]) * np.dtype(dtype).itemsize
+    replaced = [model.ids, model.counts, model.starts, model.order][which]
+    assert replaced is not None and len(pieces[2 + which]) == len(replaced) * np.dtype(dtype).itemsize
     return b"".join(pieces)
 
 

@@ -149,6 +149,8 @@ class LexicalModel:
     _postings: dict[str, tuple[np.ndarray, np.ndarray, int]] = field(default_factory=dict, compare=False, repr=False)
     """:meth:`postings` made so far: ``base`` (carried from the model this one was made from) and
     ``tail`` (the entries after it), each (order, each word id's first place, first entry)."""
+    _norms_made: list[np.ndarray] = field(default_factory=list, compare=False, repr=False)
+    """:meth:`_norms`, once made."""
 
     @classmethod
     def of(cls, vectors: Sequence[tuple[np.ndarray, np.ndarray]], vocabulary_size: int) -> LexicalModel:
@@ -171,19 +173,23 @@ class LexicalModel:
             model._postings["base"] = (kept.order, firsts, 0)
         return model
 
-    def compacted(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    def compacted(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(ids, counts, starts, postings order) of the graph's files in graph order, as
-        :meth:`kept` takes them; the order only when this model's postings already are it."""
+        :meth:`kept` takes them. The order is this model's own postings when they are it, else
+        sorted here: at the end of a process, not at the next one's first request."""
         slots = self.slot_of_file
         if len(slots) == len(self.slot_lengths) and np.array_equal(slots, np.arange(len(slots))):
+            ids, counts, starts = self.ids, self.counts, self.slot_starts
             base = self._postings.get("base")
-            whole = base is not None and len(base[0]) == len(self.ids)
-            return self.ids, self.counts, self.slot_starts, base[0] if whole and base is not None else None
-        sizes = self.slot_starts[slots + 1] - self.slot_starts[slots]
-        starts = np.zeros(len(slots) + 1, np.int64)
-        np.cumsum(sizes, out=starts[1:])
-        gather = np.repeat(self.slot_starts[slots] - starts[:-1], sizes) + np.arange(starts[-1])
-        return self.ids[gather], self.counts[gather], starts, None
+            if base is not None and len(base[0]) == len(ids):
+                return ids, counts, starts, base[0]
+        else:
+            sizes = self.slot_starts[slots + 1] - self.slot_starts[slots]
+            starts = np.zeros(len(slots) + 1, np.int64)
+            np.cumsum(sizes, out=starts[1:])
+            gather = np.repeat(self.slot_starts[slots] - starts[:-1], sizes) + np.arange(starts[-1])
+            ids, counts = self.ids[gather], self.counts[gather]
+        return ids, counts, starts, np.argsort(ids, kind="stable")
 
     def updated(
         self, kept: np.ndarray, fresh: Mapping[int, tuple[np.ndarray, np.ndarray]], vocabulary_size: int
@@ -204,9 +210,15 @@ class LexicalModel:
             frequency = np.zeros(vocabulary_size, np.int64)
             frequency[: len(self.frequency)] = self.frequency
             average = _average(self.slot_lengths[kept])
-            model = replace(self, slot_of_file=kept.copy(), frequency=frequency, average=average, _postings={})
-            model._postings.update(self._postings)
-            return model
+            # The entries and their postings are this model's; the norms follow the average.
+            return replace(
+                self,
+                slot_of_file=kept.copy(),
+                frequency=frequency,
+                average=average,
+                _postings=dict(self._postings),
+                _norms_made=[],
+            )
         order = sorted(fresh)
         ids, counts, owner, starts, lengths = _entries([fresh[i] for i in order], len(self.ids), n_slots)
         slot_of_file = kept.copy()
@@ -252,6 +264,12 @@ class LexicalModel:
             runs.append(tail)
         return runs
 
+    def _norms(self) -> np.ndarray:
+        """Each slot's BM25 length norm, K1 * (1 - B + B * |d| / avgdl): made once per model."""
+        if not self._norms_made:
+            self._norms_made.append(K1 * (1 - B + B * self.slot_lengths / self.average))
+        return self._norms_made[0]
+
     def scores(self, query: np.ndarray, n: int) -> np.ndarray:
         """Each file's BM25 score for the word ids ``query`` (each counted once)."""
         if not len(query) or not len(self.ids):
@@ -273,10 +291,15 @@ class LexicalModel:
             hit = np.flatnonzero(mask)
         else:
             hit = np.sort(np.concatenate(runs)) if runs else np.zeros(0, np.intp)
-        ids, tf, slots = self.ids[hit], self.counts[hit], self.owner[hit]
-        held = self.frequency[ids].astype(np.float64)
-        idf = np.maximum(np.log((n - held + 0.5) / (held + 0.5)), MIN_IDF)
-        norm = K1 * (1 - B + B * self.slot_lengths[slots] / self.average)
+        # Each word's idf and each slot's length norm computed once, then gathered per entry:
+        # the same values as computing them per entry (the same expressions on the same inputs).
+        words = np.array(known, np.int64)
+        held = self.frequency[words].astype(np.float64)
+        idf_of = np.zeros(len(self.frequency))
+        idf_of[words] = np.maximum(np.log((n - held + 0.5) / (held + 0.5)), MIN_IDF)
+        tf, slots = self.counts[hit], self.owner[hit]
+        idf = idf_of[self.ids[hit]]
+        norm = self._norms()[slots]
         weights = idf * tf * (K1 + 1) / (tf + norm)
         per_slot = np.bincount(slots, weights=weights, minlength=len(self.slot_lengths))
         per_file: np.ndarray = np.take(per_slot, self.slot_of_file)
