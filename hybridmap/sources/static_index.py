@@ -86,6 +86,20 @@ def _deadline_diagnostic(deferred: list[str], queued: int, settings: Settings) -
     )
 
 
+def _patched(
+    tags: Mapping[str, FileTags], keys: Mapping[str, str], now: Mapping[str, _Entry | None]
+) -> tuple[dict[str, FileTags], dict[str, str]]:
+    """``tags`` and ``keys`` with each path of ``now`` set to its entry's, or removed."""
+    new_tags, new_keys = dict(tags), dict(keys)
+    for rel, entry in now.items():
+        if entry is None or entry.tags is None:
+            new_tags.pop(rel, None)
+            new_keys.pop(rel, None)
+        else:
+            new_tags[rel], new_keys[rel] = entry.tags, entry.key
+    return new_tags, new_keys
+
+
 def _entry(rel: str, language: str, outcome: ParseOutcome, sha: str, key: str) -> _Entry:
     problems = tuple(Diagnostic(rel, kind, message) for kind, message in outcome.problems)
     return _Entry(language, outcome.tags, problems, sha, key)
@@ -168,6 +182,8 @@ class TreeSitterSource(PassiveSource):
         self._cache.set_many(unsaved)
         t_store = time.perf_counter()
         deferred = self._settle(entries, pending, outcomes)
+        # What may differ from the last view: the files looked up again, and those now gone.
+        changed = [*lookups, *(self._entries.keys() - entries.keys())]
         self._entries = entries
         self.deferred = tuple(deferred)
         stats = {
@@ -184,7 +200,7 @@ class TreeSitterSource(PassiveSource):
         diagnostics: list[Diagnostic] = []
         if deferred:
             diagnostics.append(_deadline_diagnostic(deferred, len(to_parse), self._settings))
-        self._view = self._make_view(diagnostics, stats)
+        self._view = self._make_view(diagnostics, stats, changed)
         return self._view
 
     def _settle(
@@ -265,19 +281,37 @@ class TreeSitterSource(PassiveSource):
             stats=stats,
         )
 
-    def _make_view(self, diagnostics: list[Diagnostic], stats: dict[str, float]) -> SourceView:
-        tags: dict[str, FileTags] = {}
-        for rel, entry in self._entries.items():
-            if entry.tags is not None:
-                tags[rel] = entry.tags
-            diagnostics.extend(entry.diagnostics)
-        old, keys = self._view.tags, self._view.keys
-        if len(tags) != len(old) or any(old.get(p) is not t for p, t in tags.items()):
-            self._version += 1
-            old = tags
-            keys = {rel: entry.key for rel, entry in self._entries.items() if entry.tags is not None}
-        # Unchanged: the same mapping, so whoever memoizes on it (merge, graph) sees no change.
-        return SourceView(self.name, old, diagnostics=tuple(diagnostics), stats=stats, version=self._version, keys=keys)
+    def _make_view(
+        self, diagnostics: list[Diagnostic], stats: dict[str, float], changed: list[str] | None = None
+    ) -> SourceView:
+        """The view of :attr:`_entries`: the last view's own mappings when no file's tags moved
+        (whoever memoizes on them, the merge and the graph, sees no change), else new ones. With
+        ``changed`` (every path whose entry may differ from the last view's), the new mappings
+        are the last ones with those paths set: at 100,000 files, a few paths instead of a pass
+        over every entry on each edit."""
+        entries = self._entries
+        for entry in entries.values():
+            if entry.diagnostics:
+                diagnostics.extend(entry.diagnostics)
+        last = self._view
+        old = last.tags
+        tags: Mapping[str, FileTags] = old
+        keys: Mapping[str, str] = last.keys
+        if changed is None:
+            fresh = {rel: entry.tags for rel, entry in entries.items() if entry.tags is not None}
+            moved = len(fresh) != len(old) or any(old.get(p) is not t for p, t in fresh.items())
+            if moved:
+                tags = fresh
+                keys = {rel: entry.key for rel, entry in entries.items() if entry.tags is not None}
+        else:
+            now = {rel: entries.get(rel) for rel in changed}
+            moved = any(old.get(rel) is not (e.tags if e is not None else None) for rel, e in now.items())
+            if moved:
+                tags, keys = _patched(old, last.keys, now)
+        self._version += moved
+        return SourceView(
+            self.name, tags, diagnostics=tuple(diagnostics), stats=stats, version=self._version, keys=keys
+        )
 
     def _reread(self, snapshot: Snapshot, rel: str) -> bytes | None:
         result = read_source(snapshot.root, rel, self._settings)

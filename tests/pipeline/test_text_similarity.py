@@ -342,3 +342,36 @@ def test_words_not_as_the_parse_writes_them_are_counted_again() -> None:
         planted = dataclasses.replace(tags, name_words=bad, words=bad)
         assert list(file_words("pay/retry.py", planted).items()) == list(counted.items()), bad
         assert file_text_words("pay/retry.py", planted) == counted, bad
+
+
+def test_models_made_from_one_model_keep_their_own_entries() -> None:
+    """An edit's model writes its new entries into spare room after the last model's: two models
+    made from the same one (or one made from an older model of a chain) must not see each other's."""
+    vocabulary = Vocabulary()
+    files = [Counter({"alpha": i + 1, "beta": 2, f"w{i}": 1}) for i in range(12)]
+    first = LexicalModel.of([vocabulary.vector(f) for f in files], len(vocabulary))
+    edits = {"x": Counter({"gamma": 3, "delta": 1}), "y": Counter({"zeta": 2}), "z": Counter({"eta": 4, "alpha": 1})}
+    kept = np.array(first.slot_of_file)
+    kept[0] = -1
+    made = {}
+    for name in ("x", "y"):  # both from `first`
+        made[name] = first.updated(kept, {0: vocabulary.vector(edits[name])}, len(vocabulary))
+    assert made["x"] is not None
+    kept_x = np.array(made["x"].slot_of_file)
+    kept_x[5] = -1
+    made["z"] = made["x"].updated(kept_x, {5: vocabulary.vector(edits["z"])}, len(vocabulary))  # a chain
+    again = made["x"].updated(kept_x, {5: vocabulary.vector(edits["y"])}, len(vocabulary))  # from x again
+    expected = {
+        "x": {0: edits["x"]},
+        "y": {0: edits["y"]},
+        "z": {0: edits["x"], 5: edits["z"]},
+        "again": {0: edits["x"], 5: edits["y"]},
+    }
+    query = vocabulary.known(["alpha", "gamma", "zeta", "eta", "beta"])
+    for name, model in {**made, "again": again}.items():
+        assert model is not None
+        now = [expected[name].get(i, f) for i, f in enumerate(files)]
+        built = LexicalModel.of([vocabulary.vector(f) for f in now], len(vocabulary))
+        assert model.scores(query, len(now)).tobytes() == built.scores(query, len(now)).tobytes(), name
+        for fi in range(len(now)):
+            assert np.array_equal(model.words_of(fi), built.words_of(fi)), (name, fi)

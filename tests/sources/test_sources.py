@@ -105,6 +105,42 @@ def test_base_source_parses_only_what_changed(
     cache.close()
 
 
+def test_a_view_patched_after_changes_is_the_view_built_afresh(
+    git_repo: GitRepoFactory, registry: LanguageRegistry
+) -> None:
+    """The base view after edits, additions, deletions, a rename and an unreadable file is set
+    path by path from the last one: the same tags and keys as a new source indexing the same
+    snapshot, and a new version only when some file's tags moved."""
+    from hybridmap.store.cache import Cache
+
+    root = git_repo(FILES)
+    settings = Settings(stat_racy_seconds=0.0)
+    cache = Cache(None, 2**20)
+    base = TreeSitterSource(registry, cache, settings)
+    workspace = Workspace(root, settings, registry)
+    steps = [
+        lambda: (root / "store/memory.py").write_text("def fetch(key):\n    return key\n"),
+        lambda: (root / "store/extra.py").write_text("def extra():\n    pass\n"),
+        lambda: (root / "store/disk.py").unlink(),
+        lambda: (root / "store/extra.py").rename(root / "store/renamed.py"),
+        lambda: (root / "app.py").write_bytes(b"\xff\xfe\x00garbage\x00" * 10),
+        lambda: None,
+        lambda: (root / "store/disk.py").write_text("def load(path):\n    return path\n"),
+    ]
+    last = base.index(*workspace.refresh())
+    for step in steps:
+        step()
+        snapshot, changes = workspace.refresh()
+        view = base.index(snapshot, changes)
+        fresh = TreeSitterSource(registry, cache, settings).index(snapshot, changes)
+        assert dict(view.tags) == dict(fresh.tags) and dict(view.keys) == dict(fresh.keys)
+        assert set(view.keys) == set(view.tags)
+        moved = set(view.tags) != set(last.tags) or any(view.tags[p] is not last.tags[p] for p in view.tags)
+        assert (view.version == last.version + 1) is moved and (view.tags is last.tags) is not moved
+        last = view
+    cache.close()
+
+
 # --- merging several views --------------------------------------------------------------------
 
 
