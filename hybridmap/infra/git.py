@@ -310,7 +310,12 @@ def locate(root: Path, timeout: float = 60.0) -> Location | Refusal:
                 "to use (safe.bareRepository=explicit)"
             )
         return Refusal(f"git rev-parse failed (exit {result.returncode})")
-    lines = result.text().splitlines()
+    return _located(root, result.text().splitlines())
+
+
+def _located(root: Path, lines: list[str]) -> Location | Refusal:
+    """:func:`locate`'s checks of what ``rev-parse --is-bare-repository --absolute-git-dir
+    --show-toplevel`` printed (its first three lines)."""
     if len(lines) < 3 or lines[0] != "false":
         return Refusal("the directory is a bare repository or has no work tree")
     try:
@@ -511,11 +516,22 @@ def head_commit(root: Path, timeout: float = 60.0) -> str | None:
     """The full sha of ``root``'s HEAD; None without a repository git may be asked about, or
     without a commit."""
     root = root.resolve()
-    if isinstance(locate(root, timeout), Refusal):
+    # One git process for both questions (a map's refresh asks this every time): where the
+    # repository is, then HEAD, whose answer counts only when the location passes locate's checks.
+    try:
+        result = run_git(
+            root,
+            *("rev-parse", "--is-bare-repository", "--absolute-git-dir", "--show-toplevel"),
+            *("--verify", "--quiet", "HEAD^{commit}"),
+            timeout=timeout,
+        )
+    except GitUnavailable:
         return None
-    result = run_git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", timeout=timeout)
-    sha = result.stdout.decode("ascii", "replace").strip()
-    return sha if result.ok and FULL_SHA.fullmatch(sha) else None
+    lines = result.text().splitlines()
+    if not result.ok or len(lines) != 4 or isinstance(_located(root, lines[:3]), Refusal):
+        return None  # no repository we may ask about, or no commit yet
+    sha = lines[3].strip()
+    return sha if FULL_SHA.fullmatch(sha) else None
 
 
 def is_shallow(root: Path, timeout: float = 60.0) -> bool:

@@ -271,3 +271,25 @@ def test_history_for_ranking_runs_no_repository_command_and_stays_in_the_root(tm
     git(root, "config", "core.worktree", str(outside))
     refused = log_name_only(root, 10)
     assert refused.commits == () and "core.worktree" in refused.problem
+
+
+def test_head_is_read_only_from_a_repository_the_root_may_ask(tmp_path: Path) -> None:
+    """HEAD comes with the location in one git process (a refresh asks for it on every map); it
+    counts only when the location passes the same checks: another repository's HEAD, named by a
+    planted .git file or core.worktree, is never the root's."""
+    from hybridmap.infra.git import head_commit
+
+    other = repository(tmp_path, "other", {"confidential_design.py": "def confidential():\n    pass\n"})
+    other_head = git(other, "rev-parse", "HEAD").strip()
+    assert head_commit(other) == other_head  # the control: its own root
+    planted = tmp_path / "repo"
+    write_files(planted, GIT_SOURCE)
+    (planted / ".git").write_text(f"gitdir: {other / '.git'}\n")
+    assert head_commit(planted) is None
+    moved = repository(tmp_path, "moved")
+    git(moved, "config", "core.worktree", str(other))
+    assert head_commit(moved) is None
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    git(empty, "init", "-q")
+    assert head_commit(empty) is None  # no commit yet
