@@ -221,7 +221,7 @@ class FileTags:
     imports: tuple[tuple[str, str], ...] = ()
     """(local name, module) of each name a ``from module import name [as local]`` brings in
     (Python; relative imports left out): where the file's uses of that name point
-    (:func:`hybridmap.pipeline.policies.external_imports`)."""
+    (:mod:`hybridmap.pipeline.python_imports`)."""
     words: str = ""
     """Every word of the file's text and how often it occurs (:func:`hybridmap.languages.lexical.word_counts`:
     comments, strings and code alike), one ``word<TAB>count`` per line; empty unless the parse was

@@ -429,7 +429,7 @@ class Settings:
     name_match_imports: bool = setting(True, _BOOL)
     """A Python file's use of a name it imports from a module outside the repository (``from
     typing import Any``) is never name-matched to a repository definition of that name (a
-    function ``Any`` somewhere): ``hybridmap.pipeline.policies.external_imports``. A module is inside the
+    function ``Any`` somewhere): ``hybridmap.pipeline.python_imports``. A module is inside the
     repository when some Python file's or package's dotted path ends with its name."""
     prototype_yields_to_definition: bool = setting(False, _BOOL)
     """A use a server resolved to a C/C++ *prototype* in a header links to the definitions the

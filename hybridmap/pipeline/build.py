@@ -133,7 +133,7 @@ class MapBuilder:
         self._merge_memo: MergeMemo = {}
         self._lexical = LexicalIndex(kept_lexicon)
         self._messages: tuple[object, MessageIndex] | None = None
-        self._policy_memo: PolicyMemo = {}
+        self._policy_memo = PolicyMemo()
         self._static_merged: tuple[object, Merged] | None = None
         self.last_layout: Layout | None = None
         """The layout of the last map built with a stable layout (None after any other map)."""

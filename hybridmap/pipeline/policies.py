@@ -38,14 +38,14 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 import re
-import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..languages.paths import is_c_family, is_c_header, is_c_source
 from ..model import REFERENCE_KIND_CODES, FileTags, Pair, Provenance, ResolvedEdges, Symbol
 from ..settings import Settings
 from .merge import Merged
+from .python_imports import ImportsOutside
 
 HEADER_DEFINITION = "header-definition"
 """A use resolved to a header prototype, extended to the function's defining file."""
@@ -107,7 +107,15 @@ class FileFacts:
 
 
 #: path -> (the tags the facts were read from, the facts).
-PolicyMemo = dict[str, tuple[FileTags, FileFacts]]
+FactsMemo = dict[str, tuple[FileTags, FileFacts]]
+
+
+@dataclass
+class PolicyMemo:
+    """What the policies keep between merges of one repository (its owner: the map builder)."""
+
+    facts: FactsMemo = field(default_factory=dict)
+    imports_outside: ImportsOutside = field(default_factory=ImportsOutside)
 
 
 def apply_policies(merged: Merged, settings: Settings, memo: PolicyMemo | None = None) -> Merged:
@@ -116,7 +124,7 @@ def apply_policies(merged: Merged, settings: Settings, memo: PolicyMemo | None =
     ``memo`` keeps per-file facts between calls; it is left holding exactly the current files."""
     if not merged.resolved and not settings.name_match_linkage and not settings.name_match_imports:
         return merged  # nothing resolved to derive from, nothing to restrict: no facts to read
-    facts = file_facts(merged.tags, memo)
+    facts = file_facts(merged.tags, memo.facts if memo is not None else None)
     if not any(f.functions or f.local_names or f.imports for f in facts.values()):
         return merged  # no C/C++ or Go definitions, no Python imports: nothing to derive or restrict
     repo = _Repo(merged.tags, facts)
@@ -124,91 +132,20 @@ def apply_policies(merged: Merged, settings: Settings, memo: PolicyMemo | None =
     if settings.name_match_linkage:
         resolved.update(restrict_name_matches(resolved, repo, settings.max_definers_per_ident))
     if settings.name_match_imports:
-        resolved.update(external_imports(resolved, repo))
+        outside = memo.imports_outside if memo is not None else ImportsOutside()
+        resolved.update(external_imports(resolved, repo, outside))
     return dataclasses.replace(merged, resolved=resolved)
 
 
-class PythonModules:
-    """Which dotted names an absolute import could give a repository module or package by: any
-    suffix, whole names at the dots, of a Python file's module path (``src/pkg/sub/mod.py``:
-    ``mod``, ``sub.mod``, ``pkg.sub.mod``, ``src.pkg.sub.mod``) or of a directory holding one,
-    at any depth (namespace packages: ``pkg``, ``pkg.sub``, ``src.pkg``...).
-
-    Asked per imported module, from the module paths kept by their last name: every suffix of
-    every path built up front was 2 % of a one-shot map at 100,000 files (py-spy), for the few
-    hundred modules a repository's files import from."""
-
-    def __init__(self, paths: Iterable[str]) -> None:
-        by_name: dict[str, set[str]] = {}
-        directories: set[str] = set()
-        for path in paths:
-            if not path.endswith((".py", ".pyi")):
-                continue
-            module = path.rpartition(".")[0]
-            directory, _, name = module.rpartition("/")
-            if name != "__init__":
-                by_name.setdefault(name, set()).add(module)
-            while directory and directory not in directories:  # each directory above it, once
-                directories.add(directory)
-                directory = directory.rpartition("/")[0]
-        for directory in directories:
-            by_name.setdefault(directory.rpartition("/")[2], set()).add(directory)
-        self._by_name = by_name
-        self._answers: dict[str, bool] = {}
-        """Each module asked, answered once: a repository's files import a few hundred modules
-        hundreds of thousands of times, and a common last name (``models``) is held by thousands
-        of paths (a map after an edit at 100,000 files spent 15 % of its time here)."""
-
-    def __contains__(self, dotted: object) -> bool:
-        if not isinstance(dotted, str) or not dotted:
-            return False
-        answer = self._answers.get(dotted)
-        if answer is None:
-            tail = dotted.replace(".", "/")
-            held = self._by_name.get(tail.rpartition("/")[2], ())
-            answer = self._answers[dotted] = any(h == tail or h.endswith("/" + tail) for h in held)
-        return answer
-
-
-#: The last file set's modules: a hybrid map merges again whenever a server answers; the file
-#: set changes far less often.
-_LAST_MODULES: list[tuple[frozenset[str], PythonModules]] = []
-_MODULES_LOCK = threading.Lock()
-
-
-def _modules_of(paths: frozenset[str]) -> PythonModules:
-    with _MODULES_LOCK:
-        if _LAST_MODULES and _LAST_MODULES[0][0] == paths:
-            return _LAST_MODULES[0][1]
-        modules = PythonModules(paths)
-        _LAST_MODULES[:] = [(paths, modules)]
-        return modules
-
-
-def external_imports(resolved: Mapping[Pair, Mapping[str, str]], repo: _Repo) -> ResolvedEdges:
+def external_imports(resolved: Mapping[Pair, Mapping[str, str]], repo: _Repo, outside: ImportsOutside) -> ResolvedEdges:
     """Python uses of a name the file imports from a module that is not in the repository
     (``from typing import Any``): no name-matched edge to a repository file that happens to
-    define ``Any``. Handed to the graph as resolved to nothing; pairs a source resolved stay."""
-    importing = {path: f.imports for path, f in repo.facts.items() if f.imports}
-    if not importing:
-        return {}
-    modules = _modules_of(frozenset(repo.tags))
-    outside = {name for imports in importing.values() for name, module in imports.items() if module not in modules}
-    # Which of those a repository file defines: each file's names met with the few imported ones
-    # (the union of every file's names was 60 % of this at 100,000 files, on every merge).
-    defined: set[str] = set()
-    for facts in repo.facts.values():
-        if not outside.isdisjoint(facts.names):
-            defined.update(outside.intersection(facts.names))
-    out: ResolvedEdges = {}
-    for path, imports in importing.items():
-        for name, module in imports.items():
-            if name in defined and module not in modules and (path, name) not in resolved:
-                out[(path, name)] = {}
-    return out
+    define ``Any`` (:mod:`hybridmap.pipeline.python_imports`). Handed to the graph as resolved to
+    nothing; pairs a source resolved stay."""
+    return {pair: {} for pair in outside.pairs(frozenset(repo.tags), repo.facts) if pair not in resolved}
 
 
-def file_facts(tags: Mapping[str, FileTags], memo: PolicyMemo | None = None) -> dict[str, FileFacts]:
+def file_facts(tags: Mapping[str, FileTags], memo: FactsMemo | None = None) -> dict[str, FileFacts]:
     """Each file's :class:`FileFacts`, reusing ``memo`` entries whose tags are the same object."""
     out: dict[str, FileFacts] = {}
     for path, file_tags in tags.items():

@@ -17,8 +17,8 @@ from hybridmap.pipeline.merge import Merged
 from hybridmap.pipeline.policies import (
     HEADER_DEFINITION,
     OWN_HEADER,
+    FactsMemo,
     FileFacts,
-    PolicyMemo,
     apply_policies,
     file_facts,
     read_facts,
@@ -236,7 +236,7 @@ def test_nothing_to_do_without_c_or_go(registry: LanguageRegistry) -> None:
 
 def test_facts_are_memoized_by_tags_identity(registry: LanguageRegistry) -> None:
     tags = tags_of(registry, LEXER)
-    memo: PolicyMemo = {}
+    memo: FactsMemo = {}
     first = file_facts(tags, memo)
     again = file_facts(tags, memo)
     assert all(again[p] is first[p] for p in tags)
@@ -354,7 +354,7 @@ def test_a_name_imported_from_outside_is_not_matched_to_a_repository_definition(
 
 
 def test_python_modules_are_every_suffix_of_a_module_path() -> None:
-    from hybridmap.pipeline.policies import PythonModules
+    from hybridmap.pipeline.python_imports import PythonModules
 
     modules = PythonModules(["src/pkg/sub/mod.py", "src/pkg/__init__.py", "tools/run.sh", "ns/part/x.pyi"])
     wanted = {"mod", "sub.mod", "pkg.sub.mod", "src.pkg.sub.mod", "pkg", "src.pkg", "pkg.sub", "x", "ns.part.x"}
@@ -389,6 +389,6 @@ _part = st.sampled_from(("a", "b", "pkg", "__init__", "mod", "x_y"))
     st.lists(_part, min_size=1, max_size=4).map(".".join),
 )
 def test_python_modules_answer_as_every_suffix_would(paths: list[str], asked: str) -> None:
-    from hybridmap.pipeline.policies import PythonModules
+    from hybridmap.pipeline.python_imports import PythonModules
 
     assert (asked in PythonModules(paths)) == (asked in _every_suffix(paths))
