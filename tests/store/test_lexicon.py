@@ -235,3 +235,22 @@ def test_a_planted_lexicon_changes_no_map(git_repo, tmp_path: Path, damage: str)
         kept.write_bytes(b"")
     stats, again = _chat_map(root, cache)
     assert stats["lexicon_files_kept"] == 0 and again == text
+
+
+def test_a_process_that_made_one_kind_of_model_keeps_the_other(git_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A map with only a message makes only the whole-text model; after an edit it counts words and
+    keeps its models: the names' model kept by the process before goes on, so the next chat map
+    adopts both."""
+    root = git_repo(FILES)
+    cache = tmp_path / "cache"
+    _chat_map(root, cache)  # both kinds kept
+    (root / "core/money.py").write_text("def round_cents(value, places):\n    return round(value, places)\n")
+    with RepoMap(root, overrides={"cache_dir": str(cache)}, start_servers=False) as repo:
+        result = repo.map(mode="static", message="where is the invoice tax computed", tokens=2000)
+    assert result.stats["lexicon_files_kept"] == len(FILES) - 1
+    lexicon = load_lexicon(lexicon_path(cache, str(root.resolve())), str(root.resolve()), 1000)
+    assert lexicon is not None and sorted(m.whole_text for m in lexicon.models) == [False, True]
+    stats, text = _chat_map(root, cache)
+    assert stats["lexicon_files_kept"] >= len(FILES) - 1
+    _, control = _chat_map(root, tmp_path / "fresh", persist_lexicon=False)
+    assert text == control

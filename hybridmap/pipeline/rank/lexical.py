@@ -531,11 +531,13 @@ class LexicalIndex:
 
     def to_keep(self) -> KeptLexicon | None:
         """What the next process should adopt: the last models, when this process counted words
-        for them (else what it adopted is what is kept already), and their files are named."""
+        for them (else what it adopted is what is kept already), and their files are named; a
+        kept model of a kind this process never made goes on as it was (its ids are still the
+        vocabulary's: words are only ever added)."""
         with self._lock:
             if not self._counted or not self._last:
                 return None
-            models = []
+            models = [kept for whole_text, kept in sorted(self._kept.items()) if whole_text not in self._last]
             for whole_text, last in sorted(self._last.items()):
                 keys = last.describe() if last.describe is not None else {}
                 if not keys:
