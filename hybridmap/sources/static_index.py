@@ -281,33 +281,18 @@ class TreeSitterSource(PassiveSource):
             stats=stats,
         )
 
-    def _make_view(
-        self, diagnostics: list[Diagnostic], stats: dict[str, float], changed: list[str] | None = None
-    ) -> SourceView:
+    def _make_view(self, diagnostics: list[Diagnostic], stats: dict[str, float], changed: list[str]) -> SourceView:
         """The view of :attr:`_entries`: the last view's own mappings when no file's tags moved
-        (whoever memoizes on them, the merge and the graph, sees no change), else new ones. With
-        ``changed`` (every path whose entry may differ from the last view's), the new mappings
-        are the last ones with those paths set: at 100,000 files, a few paths instead of a pass
-        over every entry on each edit."""
-        entries = self._entries
-        for entry in entries.values():
+        (whoever memoizes on them, the merge and the graph, sees no change), else the last ones
+        with the ``changed`` paths (every path whose entry may differ from the last view's) set:
+        at 100,000 files, a few paths instead of a pass over every entry on each edit."""
+        for entry in self._entries.values():
             if entry.diagnostics:
                 diagnostics.extend(entry.diagnostics)
         last = self._view
-        old = last.tags
-        tags: Mapping[str, FileTags] = old
-        keys: Mapping[str, str] = last.keys
-        if changed is None:
-            fresh = {rel: entry.tags for rel, entry in entries.items() if entry.tags is not None}
-            moved = len(fresh) != len(old) or any(old.get(p) is not t for p, t in fresh.items())
-            if moved:
-                tags = fresh
-                keys = {rel: entry.key for rel, entry in entries.items() if entry.tags is not None}
-        else:
-            now = {rel: entries.get(rel) for rel in changed}
-            moved = any(old.get(rel) is not (e.tags if e is not None else None) for rel, e in now.items())
-            if moved:
-                tags, keys = _patched(old, last.keys, now)
+        now = {rel: self._entries.get(rel) for rel in changed}
+        moved = any(last.tags.get(rel) is not (e.tags if e is not None else None) for rel, e in now.items())
+        tags, keys = _patched(last.tags, last.keys, now) if moved else (last.tags, last.keys)
         self._version += moved
         return SourceView(
             self.name, tags, diagnostics=tuple(diagnostics), stats=stats, version=self._version, keys=keys
