@@ -20,16 +20,16 @@ parse: the same trust, nothing executed.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import struct
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from ..infra.replace import replace_file
 
 MAGIC = b"HMLX"
 FORMAT = 1
@@ -81,17 +81,7 @@ def save_lexicon(path: Path, root: str, lexicon: KeptLexicon) -> None:
         data = encode_lexicon(root, lexicon)
     except ValueError:
         return  # counts that are not small integers: not ours to keep
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd, part = tempfile.mkstemp(prefix=".lexicon.", dir=path.parent)  # 0600
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                for chunk in data:
-                    fh.write(chunk)
-            os.replace(part, path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(part)
+    replace_file(path, data)
 
 
 def load_lexicon(path: Path, root: str, max_files: int) -> KeptLexicon | None:

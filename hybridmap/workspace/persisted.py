@@ -16,14 +16,12 @@ same trust, nothing executed.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..infra.replace import replace_file
 from .state import FileState
 
 FORMAT = 1
@@ -79,13 +77,4 @@ def save_states(path: Path, root: Path, files: Mapping[str, FileState]) -> None:
         if state.sha256 and len(state.signature) == 4 and not state.diagnostics
     ]
     document = json.dumps({"format": FORMAT, "root": str(root), "files": rows}, separators=(",", ":"))
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd, part = tempfile.mkstemp(prefix=".states.", dir=path.parent)  # 0600
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as fh:
-                fh.write(document)
-            os.replace(part, path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(part)
+    replace_file(path, [document.encode("utf-8", "surrogatepass")])

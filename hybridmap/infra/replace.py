@@ -1,0 +1,30 @@
+"""A file the next process reads, replaced whole: never seen half written, never readable by others.
+
+What a process keeps for the next (the files' states, the lexical models) is written to a private
+temporary file beside its place (``mkstemp``: 0600, in a directory made 0700), then renamed over
+it: a reader meets the old file or the new one. Best effort: a disk that refuses leaves the old
+file, or none, and nothing behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+
+def replace_file(path: Path, chunks: Iterable[bytes]) -> None:
+    """``path``'s content made ``chunks``, written in order (see the module docstring)."""
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, part = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # 0600
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                for chunk in chunks:
+                    fh.write(chunk)
+            os.replace(part, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(part)
