@@ -142,7 +142,7 @@ def external_imports(resolved: Mapping[Pair, Mapping[str, str]], repo: _Repo, ou
     (``from typing import Any``): no name-matched edge to a repository file that happens to
     define ``Any`` (:mod:`hybridmap.pipeline.python_imports`). Handed to the graph as resolved to
     nothing; pairs a source resolved stay."""
-    return {pair: {} for pair in outside.pairs(frozenset(repo.tags), repo.facts) if pair not in resolved}
+    return {pair: {} for pair in outside.pairs(repo.facts) if pair not in resolved}
 
 
 def file_facts(tags: Mapping[str, FileTags], memo: FactsMemo | None = None) -> dict[str, FileFacts]:

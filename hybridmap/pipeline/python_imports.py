@@ -92,14 +92,14 @@ class ImportsOutside:
         self._definers: dict[str, int] = {}
         """Per such name, how many files define it."""
 
-    def pairs(self, paths: frozenset[str], facts: Mapping[str, ImportFacts]) -> list[tuple[str, str]]:
-        """The pairs for files ``paths`` (every listed file: which modules are the repository's)
-        with these ``facts``, in the order of ``facts`` and of each file's imports."""
+    def pairs(self, facts: Mapping[str, ImportFacts]) -> list[tuple[str, str]]:
+        """The pairs for the files of ``facts`` (every file of the map, by path: which modules are
+        the repository's), in the order of ``facts`` and of each file's imports."""
+        paths = frozenset(facts)
         if paths != self._paths:  # files added or removed: which modules are ours may change
             self._reset(paths)
-        known = self._facts
+        known = self._facts  # the same paths: only facts replaced since the last call differ
         changed = [p for p, f in facts.items() if known.get(p) is not f]
-        changed += [p for p in known if p not in facts]
         if changed:
             self._update(changed, facts)
         out: list[tuple[str, str]] = []

@@ -49,18 +49,18 @@ def test_pairs_kept_up_to_date_are_the_pairs_read_afresh(
     object kept for the rest, as the builder's memo does)."""
     outside = ImportsOutside()
     for files, edits in steps:
-        assert outside.pairs(frozenset(files), files) == _read_afresh(files)
+        assert outside.pairs(files) == _read_afresh(files)
         for path, facts in edits:
             if path in files:
                 files = {**files, path: facts}
-                assert outside.pairs(frozenset(files), files) == _read_afresh(files)
+                assert outside.pairs(files) == _read_afresh(files)
 
 
 def test_an_edit_that_defines_the_imported_name_brings_the_pair_and_takes_it_away() -> None:
     files = {"app.py": Facts({"Any": "typing"}), "lib/types.py": Facts()}
     outside = ImportsOutside()
-    assert outside.pairs(frozenset(files), files) == []
+    assert outside.pairs(files) == []
     files["lib/types.py"] = Facts(names=frozenset({"Any"}))
-    assert outside.pairs(frozenset(files), files) == [("app.py", "Any")]
+    assert outside.pairs(files) == [("app.py", "Any")]
     files["lib/types.py"] = Facts()
-    assert outside.pairs(frozenset(files), files) == []
+    assert outside.pairs(files) == []
