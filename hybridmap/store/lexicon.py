@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..infra.replace import replace_file
+from ..infra.replace import read_bounded, replace_file
 
 MAGIC = b"HMLX"
 FORMAT = 1
@@ -86,15 +85,8 @@ def save_lexicon(path: Path, root: str, lexicon: KeptLexicon) -> None:
 
 def load_lexicon(path: Path, root: str, max_files: int) -> KeptLexicon | None:
     """The lexicon kept at ``path`` for ``root``; None when there is none or it is not ours."""
-    limit = max_files * BYTES_PER_FILE
-    try:
-        with open(path, "rb") as fh:
-            if os.fstat(fh.fileno()).st_size > limit:
-                return None
-            data = fh.read(limit + 1)
-    except OSError:
-        return None
-    return decode_lexicon(data, root)
+    data = read_bounded(path, max_files * BYTES_PER_FILE)
+    return decode_lexicon(data, root) if data is not None else None
 
 
 def encode_lexicon(root: str, lexicon: KeptLexicon) -> list[bytes]:

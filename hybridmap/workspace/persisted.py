@@ -21,7 +21,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..infra.replace import replace_file
+from ..infra.replace import read_bounded, replace_file
 from .state import FileState
 
 FORMAT = 1
@@ -38,12 +38,8 @@ def states_path(cache_dir: Path, root: Path) -> Path:
 
 def load_states(path: Path, root: Path, max_files: int) -> dict[str, FileState]:
     """The states kept at ``path`` for ``root``; empty when there are none or they are not ours."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(max_files * BYTES_PER_FILE + 1)
-    except OSError:
-        return {}
-    if len(data) > max_files * BYTES_PER_FILE:
+    data = read_bounded(path, max_files * BYTES_PER_FILE)
+    if data is None:
         return {}
     try:
         document = json.loads(data)
