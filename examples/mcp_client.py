@@ -3,7 +3,8 @@
     python examples/mcp_client.py ROOT [--wait SECONDS]
 
 Starts ``python -m hybridmap mcp ROOT`` (``hybridmap mcp ROOT`` once installed), lists the tools,
-asks for a map, searches a symbol and asks who uses it. Needs ``pip install 'hybridmap[mcp]'``.
+asks for a map, searches a symbol and asks who uses it. Needs the MCP SDK beside hybridmap
+(``pip install '/path/to/hybridmap[mcp]'`` from a checkout, or ``pip install 'mcp>=2.3,<3'``).
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ install does) is ``scripts/check-wheel``, run by ``.ci/run``; these are the fast
 from __future__ import annotations
 
 import importlib.resources
+import re
 import subprocess
 import sys
 import tomllib
@@ -98,3 +99,26 @@ def test_the_built_wheel_carries_the_language_data(tmp_path: Path) -> None:
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     # Nothing from outside the package (tests, fixtures, benchmarks) rides along.
     assert all(n.startswith(("hybridmap/", "hybridmap-")) for n in names)
+
+
+#: An install command naming hybridmap as an index package: it is not on PyPI, so ``pip install
+#: 'hybridmap[mcp]'`` fails. A checkout's path (``'/path/to/hybridmap[mcp]'``) is how it installs.
+_UNPUBLISHED = re.compile(r"""(?:pip|pipx|uv tool|uv pip) install\s+['"]?hybridmap\b|--with\s+['"]?hybridmap\b""")
+
+
+def test_no_doc_or_message_names_an_install_that_fails() -> None:
+    """hybridmap is installed from a checkout until it is published; docs, examples and error
+    messages said ``pip install 'hybridmap[mcp]'`` and ``uv tool install hybridmap``."""
+    texts = [PROJECT / "README.md", *(PROJECT / "docs").rglob("*.md"), *(PROJECT / "examples").rglob("*.py")]
+    texts += (PROJECT / "hybridmap").rglob("*.py")
+    found = [
+        f"{path.relative_to(PROJECT)}:{number}: {line.strip()}"
+        for path in texts
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if _UNPUBLISHED.search(line)
+    ]
+    assert not found, "\n".join(found)
+    assert _UNPUBLISHED.search("pip install 'hybridmap[mcp]'") and _UNPUBLISHED.search(
+        "uv tool install hybridmap --with ty"
+    )
+    assert not _UNPUBLISHED.search("pip install '/path/to/hybridmap[mcp]'")

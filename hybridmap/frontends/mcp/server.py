@@ -100,7 +100,7 @@ Wait = Annotated[
     Field(
         ge=0,
         le=120,
-        description="Seconds to wait for language servers (0: use the ready ones).",
+        description="Seconds to wait for language servers (0: the ready ones).",
     ),
 ]
 
@@ -362,9 +362,7 @@ def _register_lookup_tools(server: MCPServer[Any], state: State) -> None:
                 description="Only this kind: function, method, class, interface, struct, enum, constant...",
             ),
         ] = None,
-        path: Annotated[
-            str | None, Field(max_length=4096, description=("Only under this file or directory, relative to the root."))
-        ] = None,
+        path: Annotated[str | None, Field(max_length=4096, description="Only under this file or directory.")] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="Most matches returned.")] = 20,
         server_wait: Wait = 0.0,
     ) -> Annotated[CallToolResult, SymbolSearchJson]:

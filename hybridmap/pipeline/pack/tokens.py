@@ -5,7 +5,7 @@ r"""Choosing the token counter a budget is counted in: by name, by file, or as a
   offline one). Other tiktoken names (``o200k_base``...) are refused: tiktoken fetches them from
   the network, and nothing here may download;
 - the path of a HuggingFace ``tokenizer.json`` (Llama, Mistral, Qwen, Gemma...), counted with
-  the ``tokenizers`` package when it is installed (``pip install hybridmap[tokenizers]``);
+  the ``tokenizers`` package when it is installed (``pip install 'tokenizers>=0.19'``);
 - in the API, any ``Callable[[str], int]`` (``AsyncRepoMap(root, token_counter=...)``), e.g. a
   vendor's own counter. It must be deterministic and count a text exactly.
 
@@ -184,7 +184,7 @@ class HuggingFaceCounter(FunctionCounter):
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise ConfigError(
-                f"tokenizer '{path}' needs the 'tokenizers' package (pip install 'hybridmap[tokenizers]')"
+                f"tokenizer '{path}' needs the 'tokenizers' package (pip install 'tokenizers>=0.19')"
             ) from exc
         try:
             tokenizer: Any = Tokenizer.from_file(str(path))
