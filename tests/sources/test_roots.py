@@ -238,6 +238,29 @@ def test_a_missing_server_takes_no_place_within_the_bound(tmp_path: Path) -> Non
     assert "lsp_max_servers" not in pool.reports.root_reports("go")[""].detail
 
 
+def test_a_missing_server_leaves_the_only_place_to_an_installed_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same through a map with real processes: the user's Python config names a server that
+    is not installed, rust-analyzer is, and lsp_max_servers is 1. Python has more files, yet Rust's
+    server starts and resolves (on e3cb94e Rust stayed disabled, "lsp_max_servers = 1")."""
+    require("rust-analyzer")
+    root = tmp_path / "repo"
+    shutil.copytree(TESTS / "fixtures" / "lsp" / "rust", root)
+    write_files(root, {f"m{i}.py": f"def f{i}():\n    pass\n" for i in range(8)})
+    configs = tmp_path / "xdg" / "hybridmap" / "lsp_configs"
+    configs.mkdir(parents=True)
+    text = (BUILTIN_CONFIG_DIR / "python.toml").read_text()
+    text = re.sub(r"language-servers = \[[^\]]*\]", 'language-servers = ["absent"]', text)
+    (configs / "python.toml").write_text(text + '\n[language-server.absent]\ncommand = "no-such-language-server"\n')
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    overrides = {"cache_dir": str(tmp_path / "cache"), "lsp_max_servers": 1}
+    with RepoMap(root, overrides=overrides) as repo:
+        result = repo.map(mode="hybrid", server_wait=90, tokens=1000)
+    assert result.servers["python"].state is ServerState.MISSING, result.servers["python"]
+    assert result.servers["rust"].state is ServerState.READY, result.servers["rust"]
+
+
 def test_a_language_report_summarises_its_roots() -> None:
     report = summarise(
         {

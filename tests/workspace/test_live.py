@@ -414,6 +414,15 @@ def test_cli_session_options(tmp_path: Path) -> None:
     assert "edited in this session" in next(f for f in document["files"] if f["path"] == "gamma.py")["why"]
     refused = run_cli(*base, "--read", "../outside.py")
     assert refused.returncode != 0 and "outside the root" in refused.stderr
+    # Without --chat too, a long conversation's budget wins over the no-chat multiplier (8,192 on
+    # e3cb94e), and the help says the rule the budget follows.
+    no_chat = run_cli(*base, "--conversation-tokens", "120000")
+    assert no_chat.returncode == 0, no_chat.stderr
+    assert json.loads(no_chat.stdout)["budget"] == 1_500
+    assert json.loads(run_cli(*base).stdout)["budget"] == 8_192
+    said = " ".join(run_cli("map", "--help").stdout.split())
+    assert "times 8 up to 8192 when no --chat file is given" in said
+    assert "without --tokens it sets the budget" in said and "with or without --chat" in said
 
 
 def test_cli_watch_reprints_on_save_and_stops_on_ctrl_c(tmp_path: Path) -> None:
@@ -459,6 +468,14 @@ def test_cli_watch_reprints_on_save_and_stops_on_ctrl_c(tmp_path: Path) -> None:
         (root / "pkg" / "moved.py").unlink()
         fifth = json.loads(proc.stdout.readline())
         assert fifth["changes"]["gone"] == ["pkg/moved.py"] and "pkg/moved.py" not in fifth["text"]
+        # An edit of a file the first map read, then a file in directories made after the watch.
+        write_files(root, {"pkg/base.py": "def base_renamed():\n    pass\n"})
+        sixth = json.loads(proc.stdout.readline())
+        assert sixth["changes"]["changed"] == ["pkg/base.py"] and "base_renamed" in sixth["text"]
+        assert "base_entry" not in sixth["text"]
+        write_files(root, {"later/deep/made.py": "def made_later():\n    pass\n"})
+        seventh = json.loads(proc.stdout.readline())
+        assert seventh["changes"]["new"] == ["later/deep/made.py"] and "made_later" in seventh["text"]
         proc.send_signal(signal.SIGINT)
         deadline = time.monotonic() + 30
         while proc.poll() is None and time.monotonic() < deadline:
