@@ -12,12 +12,13 @@ distinct snapshot is written back and mapped by a fresh object, and the two maps
 
 from __future__ import annotations
 
+import asyncio
 import re
 import threading
 import time
 from pathlib import Path
 
-from hybridmap import RepoMap
+from hybridmap import AsyncRepoMap, RepoMap
 
 from ..helpers import require
 
@@ -161,3 +162,73 @@ def test_two_repositories_mapped_in_two_threads_at_once(git_repo, tmp_path: Path
         thread.join(timeout=300)
     assert not errors, errors[:3]
     assert not foreign, foreign[:5]
+
+
+async def test_maps_and_lookups_from_tasks_on_one_loop_while_the_server_resolves(git_repo, tmp_path: Path) -> None:
+    """The same churn as an agent host makes it: several tasks on one event loop map and look
+    up at once (a host serving several tool calls) while a thread rewrites files and the
+    server resolves. Nothing raises, no map mixes two generations of a file, and each static
+    snapshot seen is what a fresh object maps from the same files."""
+    require("ty")
+    files = {f"pkg/mod{i}.py": module(i, 0) for i in range(MODULES)}
+    files["pkg/__init__.py"] = ""
+    root = git_repo(files)
+    mixed: list[str] = []
+    snapshots: dict[tuple[str, tuple[int, ...]], list[tuple[str, list[tuple[str, int]]]]] = {}
+    done = threading.Event()
+
+    def editor() -> None:
+        generation = 0
+        while not done.is_set():
+            generation += 1
+            for i in range(EDITED):
+                (root / f"pkg/mod{i}.py").write_text(module(i, generation))
+            time.sleep(0.05)
+
+    async with AsyncRepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+        await repo.map(mode="hybrid", server_wait=10, tokens=512)
+
+        async def mapper(seed: int) -> int:
+            for n in range(MAPS_PER_THREAD):
+                chat = f"pkg/mod{(seed * 7 + n) % MODULES}.py"
+                mode = "static" if n % 2 else "hybrid"
+                result = await repo.map(mode=mode, chat_files=[chat], tokens=2048, server_wait=0.2 if n % 5 == 0 else 0)
+                seen: dict[str, int] = {}
+                for shown in result.files:
+                    generations = {int(m) for s in shown.symbols for m in GENERATION.findall(s.name)}
+                    if len(generations) > 1:
+                        mixed.append(f"{shown.path}: {[s.name for s in shown.symbols]}")
+                    if len(generations) == 1:
+                        seen[shown.path] = generations.pop()
+                edited = tuple(seen.get(f"pkg/mod{i}.py", -1) for i in range(EDITED))
+                if mode == "static" and -1 not in edited:
+                    snapshots.setdefault((chat, edited), listing(result))
+            return MAPS_PER_THREAD
+
+        async def looker() -> int:
+            looked = 0
+            while not done.is_set():
+                await repo.search_symbols("load", limit=10)
+                await repo.find_files("mod1", limit=5)
+                looked += 1
+            return looked
+
+        writing = threading.Thread(target=editor)
+        writing.start()
+        try:
+            looking = asyncio.ensure_future(looker())
+            counts = await asyncio.wait_for(asyncio.gather(*(mapper(s) for s in range(3))), 300)
+        finally:
+            done.set()
+            writing.join(timeout=60)
+        assert await asyncio.wait_for(looking, 60) > 0
+        assert sum(counts) == 3 * MAPS_PER_THREAD
+
+    assert not mixed, mixed[:5]
+    assert len(snapshots) >= REPLAYED, f"only {len(snapshots)} distinct static snapshots were seen"
+    for (chat, generations), during in sorted(snapshots.items())[:: max(1, len(snapshots) // REPLAYED)]:
+        for i, generation in enumerate(generations):
+            (root / f"pkg/mod{i}.py").write_text(module(i, generation))
+        async with AsyncRepoMap(root, overrides={"cache_dir": str(tmp_path / "fresh")}) as replay:
+            again = await replay.map(mode="static", chat_files=[chat], tokens=2048)
+        assert during == listing(again), (chat, generations)
