@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from pathlib import Path
@@ -14,7 +15,7 @@ from hybridmap.pipeline.graph.repo_graph import build_graph
 from hybridmap.settings import Settings
 from hybridmap.sources.treesitter import extract_tags
 
-from ..helpers import TESTS
+from ..helpers import TESTS, run_cli
 
 FIXTURES = TESTS / "fixtures" / "languages"
 LANGUAGES = sorted(p.stem for p in BUILTIN_CONFIG_DIR.glob("*.toml"))
@@ -343,3 +344,20 @@ def test_a_partial_user_config_merges_over_the_built_in_one(tmp_path: Path) -> N
     assert list(servers) == ["pylsp", "ty"]
     assert servers["ty"].command == "ty" and servers["ty"].args == ("server", "--verbose")
     assert servers["pylsp"].command == "pylsp"
+
+
+def test_a_partial_user_config_keeps_python_mapped_through_the_cli(tmp_path: Path) -> None:
+    """The same through the command a user runs, the config in their XDG directory (on 93cd2d1:
+    "no files in a supported language")."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "app.py").write_text("def handle_request(x):\n    return x\n")
+    configs = tmp_path / "xdg" / "hybridmap" / "lsp_configs"
+    configs.mkdir(parents=True)
+    (configs / "python.toml").write_text('[language]\nlanguage-servers = ["pylsp"]\n')
+    proc = run_cli(
+        *("map", str(root), "--mode", "static", "--format", "json", "--cache-dir", str(tmp_path / "c")),
+        env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "handle_request" in json.loads(proc.stdout)["text"]
