@@ -18,6 +18,12 @@ a Python loop per symbol. Text is UTF-8 with ``surrogatepass``; the resolution i
 Anything else (other magic, version or kind, bad JSON, a field of the wrong type or count, a
 reference kind out of range) raises :class:`CodecError`. Records written before a symbol's
 ``doc`` column existed (12 columns) still decode, with ``doc`` empty.
+
+The strings many records repeat are interned as they are decoded (``sys.intern``: one object per
+distinct value, dropped when the last record holding it is): reference names, symbol names,
+kinds, provenances, imports. JSON gives each occurrence its own object; in the 100,000-file
+monorepo's warm map 4.7 M reference names are 281 k distinct (271 -> 18 MB), 889 k kinds and
+provenances 10 (98 -> 0 MB). Signatures and docs are mostly distinct and are left as they come.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import itertools
 import json
 import re
 import struct
+from sys import intern
 from typing import Any, TypeGuard, cast
 
 from ..infra.git import FULL_SHA, Commit, CommitLog
@@ -212,7 +219,7 @@ def _decode_tags(body: bytes) -> tuple[FileTags, tuple[tuple[str, str], ...]]:
     fields = _loads(body[start + n_positions + n_kinds :])
     _check(type(fields) is list and len(fields) in (5, 6, 7, 8, 9), "tags fields")
     symbols, names, line_count, complete, problems = fields[:5]
-    imports = _problems(fields[5]) if len(fields) >= 6 else ()  # the same shape: pairs of str
+    imports = _interned_pairs(fields[5]) if len(fields) >= 6 else ()  # the same shape: pairs of str
     words = fields[6] if len(fields) >= 7 else ""
     _check(type(words) is str, "file words")
     cells = _cells(fields[7]) if len(fields) >= 8 else ()
@@ -223,7 +230,16 @@ def _decode_tags(body: bytes) -> tuple[FileTags, tuple[tuple[str, str], ...]]:
     _check(not kinds or max(kinds) < len(REFERENCE_KIND_CODES), "reference kind")
     _check(type(line_count) is int and type(complete) is bool, "file fields")
     tags = FileTags(
-        _symbols(symbols), tuple(names), positions, kinds, line_count, complete, imports, words, cells, name_words
+        _symbols(symbols),
+        tuple(map(intern, names)),
+        positions,
+        kinds,
+        line_count,
+        complete,
+        imports,
+        words,
+        cells,
+        name_words,
     )
     return tags, _problems(problems)
 
@@ -257,14 +273,14 @@ def _symbols(decoded: object) -> tuple[Symbol, ...]:
     return tuple(
         map(
             Symbol,
-            c[0],
-            c[1],
+            map(intern, c[0]),
+            map(intern, c[1]),
             map(Span, c[2], c[3], c[4], c[5]),
             c[6],
             c[7],
             c[8],
             c[9],
-            c[10],
+            map(intern, c[10]),
             c[11],
             c[12],
         )
@@ -284,6 +300,11 @@ def _provenance(value: str) -> str:
 def _problems(items: Any) -> tuple[tuple[str, str], ...]:
     _check(type(items) is list and all(type(p) is list and len(p) == 2 and _all_str(p) for p in items), "problems")
     return _pairs(items)
+
+
+def _interned_pairs(items: Any) -> tuple[tuple[str, str], ...]:
+    _problems(items)
+    return tuple((intern(first), intern(second)) for first, second in cast("list[list[str]]", items))
 
 
 def _pairs(items: object) -> tuple[tuple[str, str], ...]:
