@@ -51,13 +51,14 @@ class KeptModel:
     whole_text: bool
     files: tuple[tuple[str, str], ...]
     ids: np.ndarray
-    """Word ids (int64), file after file."""
+    """Word ids (int32), file after file."""
     counts: np.ndarray
-    """Their counts (float64, integral)."""
+    """Their counts (int32)."""
     starts: np.ndarray
     """File i's entries are ``ids[starts[i]:starts[i + 1]]`` (int64, len(files) + 1)."""
     order: np.ndarray | None = None
-    """The entries' stable sort by word id (the model's postings), when the saver had it."""
+    """The entries' stable sort by word id (the model's postings), when the saver had it (int32).
+    Read from a file, the int32 arrays are views of its bytes (read-only): nothing is copied."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -168,16 +169,18 @@ def _model(entry: object, data: bytes, offset: int, vocabulary: int) -> tuple[Ke
             return None, offset
         arrays.append(np.frombuffer(data, dtype, count, offset))
         offset = end
-    ids, counts, starts = arrays[0].astype(np.int64), arrays[1].astype(np.float64), arrays[2].astype(np.int64)
+    ids, counts, starts = arrays[0], arrays[1], arrays[2].astype(np.int64)
     if n and (ids.min() < 0 or ids.max() >= vocabulary or counts.min() < 1):
         return None, offset
     if starts[0] != 0 or starts[-1] != n or (len(starts) > 1 and np.diff(starts).min() < 0):
         return None, offset
     order = None
     if postings:
-        order = arrays[3].astype(np.int64)
+        order = arrays[3]
         # The stable sort of the ids, and only it: (id, entry) strictly increasing along it.
-        if n and (order.min() < 0 or order.max() >= n or np.diff(ids[order] * n + order).min(initial=1) <= 0):
+        if n and (
+            order.min() < 0 or order.max() >= n or np.diff(ids[order].astype(np.int64) * n + order).min(initial=1) <= 0
+        ):
             return None, offset
     pairs = tuple((f[0], f[1]) for f in files)
     return KeptModel(whole_text, pairs, ids, counts, starts, order), offset
