@@ -26,8 +26,8 @@ class ImportFacts(Protocol):
         """Name as the file uses it -> the module a ``from module import`` brings it from."""
 
     @property
-    def names(self) -> frozenset[str]:
-        """Every name the file defines."""
+    def names(self) -> tuple[str, ...]:
+        """Every name the file defines, once each."""
 
 
 class PythonModules:
@@ -116,7 +116,9 @@ class ImportsOutside:
                 importers[name].discard(path)
                 if not importers[name]:
                     del importers[name], definers[name]
-            for name in old.names.intersection(definers) if old is not None else ():
+            for name in old.names if old is not None else ():
+                if name not in definers:
+                    continue
                 definers[name] -= 1
         new_names: set[str] = set()
         for path in changed:  # and what it counts now
@@ -124,8 +126,9 @@ class ImportsOutside:
             if now is None:
                 continue
             known[path] = now
-            for name in now.names.intersection(definers):
-                definers[name] += 1
+            for name in now.names:
+                if name in definers:
+                    definers[name] += 1
             outside = tuple(name for name, module in now.imports.items() if module not in self._modules)
             if outside:
                 self._outside[path] = outside

@@ -19,10 +19,10 @@ PATH = st.sampled_from(["pkg/util.py", "pkg/__init__.py", "app.py", "lib/run.py"
 @dataclass(frozen=True)
 class Facts:
     imports: Mapping[str, str] = field(default_factory=dict)
-    names: frozenset[str] = frozenset()
+    names: tuple[str, ...] = ()
 
 
-FACTS = st.builds(Facts, st.dictionaries(NAME, MODULE, max_size=4), st.frozensets(NAME, max_size=3))
+FACTS = st.builds(Facts, st.dictionaries(NAME, MODULE, max_size=4), st.frozensets(NAME, max_size=3).map(tuple))
 FILES = st.dictionaries(PATH, FACTS, min_size=1, max_size=6)
 Edits = list[tuple[str, Facts]]
 
@@ -60,7 +60,7 @@ def test_an_edit_that_defines_the_imported_name_brings_the_pair_and_takes_it_awa
     files = {"app.py": Facts({"Any": "typing"}), "lib/types.py": Facts()}
     outside = ImportsOutside()
     assert outside.pairs(files) == []
-    files["lib/types.py"] = Facts(names=frozenset({"Any"}))
+    files["lib/types.py"] = Facts(names=("Any",))
     assert outside.pairs(files) == [("app.py", "Any")]
     files["lib/types.py"] = Facts()
     assert outside.pairs(files) == []
