@@ -25,6 +25,7 @@ import json
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from sys import intern
 
 import numpy as np
 
@@ -182,5 +183,6 @@ def _model(entry: object, data: bytes, offset: int, vocabulary: int) -> tuple[Ke
             order.min() < 0 or order.max() >= n or np.diff(ids[order].astype(np.int64) * n + order).min(initial=1) <= 0
         ):
             return None, offset
-    pairs = tuple((f[0], f[1]) for f in files)
+    # Both models name the same files: interned, their paths and keys are held once.
+    pairs = tuple((intern(f[0]), intern(f[1])) for f in files)
     return KeptModel(whole_text, pairs, ids, counts, starts, order), offset
