@@ -11,6 +11,7 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from sys import intern
 from typing import Any, Literal, NamedTuple, NotRequired, cast
 
 from typing_extensions import TypedDict  # what pydantic reads MCP output schemas from (Python < 3.12)
@@ -170,18 +171,24 @@ class Symbol:
 
 def _symbol_from_tuple(t: tuple[Any, ...]) -> Symbol:
     # Tuples written before ``detail`` (11 fields) or ``doc`` (12) existed: still valid, empty.
+    # Names, kinds and provenances interned, as the cache's codec does (a parse worker's records
+    # come by pickle, which shares a string only within one frame).
     return Symbol(
-        t[0],
-        t[1],
+        intern(t[0]),
+        intern(t[1]),
         Span(t[2], t[3], t[4], t[5]),
         t[6],
         t[7],
         t[8],
         t[9],
-        str(t[10]),
+        intern(str(t[10])),
         t[11] if len(t) > 11 else "",
         t[12] if len(t) > 12 else "",
     )
+
+
+def _file_tags_from_fields(symbols: tuple[Symbol, ...], ref_names: tuple[str, ...], *rest: Any) -> FileTags:
+    return FileTags(symbols, tuple(map(intern, ref_names)), *rest)
 
 
 class Reference(NamedTuple):
@@ -239,6 +246,21 @@ class FileTags:
     file a pass over every file's names (at 100,000 files, most of the first such map's cost).
     Empty for a server's outline, and when a merge added symbols: then they are counted from
     the symbols when needed."""
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # From a parse worker: its reference names interned, as :func:`_symbol_from_tuple` does.
+        return _file_tags_from_fields, (
+            self.symbols,
+            self.ref_names,
+            self.ref_positions,
+            self.ref_kinds,
+            self.line_count,
+            self.complete,
+            self.imports,
+            self.words,
+            self.cells,
+            self.name_words,
+        )
 
     @classmethod
     def build(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 from hybridmap.model import FileTags, ParseOutcome, Span, Symbol
 from hybridmap.store import codec
 
@@ -26,3 +28,13 @@ def test_decoded_records_equal_the_encoded_ones_and_share_repeated_strings() -> 
     assert first.symbols[0].kind is second.symbols[2].kind
     assert first.symbols[0].provenance is second.symbols[1].provenance
     assert first.imports[0][1] is second.imports[0][1]
+
+
+def test_records_from_a_parse_worker_share_repeated_strings_too() -> None:
+    # A cold map's records come from the parse workers by pickle, which shares a string only
+    # within one frame: two files' records unpickled apart hold one object per name.
+
+    first, second = (pickle.loads(pickle.dumps(_tags(g))) for g in (1, 2))  # noqa: S301 (our own bytes)
+    assert first == _tags(1) and second == _tags(2)
+    assert first.ref_names[0] is second.ref_names[0] and first.symbols[0].name is second.symbols[0].name
+    assert first.symbols[0].kind is second.symbols[1].kind
