@@ -73,14 +73,7 @@ def test_maps_lookups_and_edits_from_threads_while_the_server_resolves(git_repo,
                 mode = "static" if n % 2 else "hybrid"
                 wait = 0.2 if n % 5 == 0 else 0.0
                 result = repo.map(mode=mode, chat_files=[chat], tokens=2048, server_wait=wait)
-                seen: dict[str, int] = {}
-                for shown in result.files:
-                    generations = {int(m) for s in shown.symbols for m in GENERATION.findall(s.name)}
-                    if len(generations) > 1:
-                        mixed.append(f"{shown.path}: {[s.name for s in shown.symbols]}")
-                    if len(generations) == 1:
-                        seen[shown.path] = generations.pop()
-                edited = tuple(seen.get(f"pkg/mod{i}.py", -1) for i in range(EDITED))
+                edited = edited_generations(result, mixed)
                 with lock:
                     maps += 1
                     if mode == "static" and -1 not in edited:
@@ -92,12 +85,7 @@ def test_maps_lookups_and_edits_from_threads_while_the_server_resolves(git_repo,
                 repo.find_files("mod1", limit=5)
 
         def editor() -> None:
-            generation = 0
-            while not done.is_set():
-                generation += 1
-                for i in range(EDITED):
-                    (root / f"pkg/mod{i}.py").write_text(module(i, generation))
-                time.sleep(0.05)
+            rewrite_until(root, done)
 
         mappers = [threading.Thread(target=guarded(lambda s=s: mapper(s))) for s in range(3)]
         others = [threading.Thread(target=guarded(looker)), threading.Thread(target=guarded(editor))]
@@ -131,6 +119,29 @@ def test_maps_lookups_and_edits_from_threads_while_the_server_resolves(git_repo,
         with RepoMap(root, overrides={"cache_dir": str(tmp_path / "fresh")}) as replay:
             again = replay.map(mode="static", chat_files=[chat], tokens=2048)
         assert during == listing(again), (chat, generations)
+
+
+def rewrite_until(root: Path, done: threading.Event) -> None:
+    """Rewrite the edited modules, a new generation every 50 ms, until ``done``."""
+    generation = 0
+    while not done.is_set():
+        generation += 1
+        for i in range(EDITED):
+            (root / f"pkg/mod{i}.py").write_text(module(i, generation))
+        time.sleep(0.05)
+
+
+def edited_generations(result, mixed: list[str]) -> tuple[int, ...]:  # type: ignore[no-untyped-def]
+    """The generation each edited file shows in ``result`` (-1: not shown); a file showing names
+    of two generations is added to ``mixed``."""
+    seen: dict[str, int] = {}
+    for shown in result.files:
+        generations = {int(m) for s in shown.symbols for m in GENERATION.findall(s.name)}
+        if len(generations) > 1:
+            mixed.append(f"{shown.path}: {[s.name for s in shown.symbols]}")
+        if len(generations) == 1:
+            seen[shown.path] = generations.pop()
+    return tuple(seen.get(f"pkg/mod{i}.py", -1) for i in range(EDITED))
 
 
 def listing(result) -> list[tuple[str, list[tuple[str, int]]]]:  # type: ignore[no-untyped-def]
@@ -177,14 +188,6 @@ async def test_maps_and_lookups_from_tasks_on_one_loop_while_the_server_resolves
     snapshots: dict[tuple[str, tuple[int, ...]], list[tuple[str, list[tuple[str, int]]]]] = {}
     done = threading.Event()
 
-    def editor() -> None:
-        generation = 0
-        while not done.is_set():
-            generation += 1
-            for i in range(EDITED):
-                (root / f"pkg/mod{i}.py").write_text(module(i, generation))
-            time.sleep(0.05)
-
     async with AsyncRepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
         await repo.map(mode="hybrid", server_wait=10, tokens=512)
 
@@ -193,14 +196,7 @@ async def test_maps_and_lookups_from_tasks_on_one_loop_while_the_server_resolves
                 chat = f"pkg/mod{(seed * 7 + n) % MODULES}.py"
                 mode = "static" if n % 2 else "hybrid"
                 result = await repo.map(mode=mode, chat_files=[chat], tokens=2048, server_wait=0.2 if n % 5 == 0 else 0)
-                seen: dict[str, int] = {}
-                for shown in result.files:
-                    generations = {int(m) for s in shown.symbols for m in GENERATION.findall(s.name)}
-                    if len(generations) > 1:
-                        mixed.append(f"{shown.path}: {[s.name for s in shown.symbols]}")
-                    if len(generations) == 1:
-                        seen[shown.path] = generations.pop()
-                edited = tuple(seen.get(f"pkg/mod{i}.py", -1) for i in range(EDITED))
+                edited = edited_generations(result, mixed)
                 if mode == "static" and -1 not in edited:
                     snapshots.setdefault((chat, edited), listing(result))
             return MAPS_PER_THREAD
@@ -213,7 +209,7 @@ async def test_maps_and_lookups_from_tasks_on_one_loop_while_the_server_resolves
                 looked += 1
             return looked
 
-        writing = threading.Thread(target=editor)
+        writing = threading.Thread(target=rewrite_until, args=(root, done))
         writing.start()
         try:
             looking = asyncio.ensure_future(looker())

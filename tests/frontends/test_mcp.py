@@ -410,6 +410,18 @@ def _ruby_repo(tmp_path: Path) -> Path:
     return root
 
 
+def _quick_watch_server(root: Path, tmp_path: Path) -> StdioServerParameters:
+    """``hybridmap mcp ROOT`` with a 100 ms watch debounce (a user config under ``tmp_path``)."""
+    config = tmp_path / "xdg" / "hybridmap" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("watch_debounce_ms = 100\n")
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "hybridmap", "mcp", str(root), "--cache-dir", str(tmp_path / "cache")],
+        env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg")},
+    )
+
+
 async def _map_until(session: ClientSession, check: Callable[[dict[str, Any]], bool], what: str) -> dict[str, Any]:
     with anyio.fail_after(30):
         while True:
@@ -442,14 +454,7 @@ def test_subscribers_alone_are_told_once_per_change_and_every_change_is_mapped(t
         return len(heard) - before
 
     async def main() -> None:
-        config = tmp_path / "xdg" / "hybridmap" / "config.toml"
-        config.parent.mkdir(parents=True)
-        config.write_text("watch_debounce_ms = 100\n")
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "hybridmap", "mcp", str(root), "--cache-dir", str(tmp_path / "cache")],
-            env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg")},
-        )
+        params = _quick_watch_server(root, tmp_path)
         with open(tmp_path / "server.log", "a") as errlog:  # noqa: ASYNC230
             async with (
                 stdio_client(params, errlog=errlog) as (read, write),
@@ -531,14 +536,7 @@ def test_with_a_real_server_each_change_is_told_once(tmp_path: Path) -> None:
             last = (len(heard), told())
 
     async def main() -> None:
-        config = tmp_path / "xdg" / "hybridmap" / "config.toml"
-        config.parent.mkdir(parents=True)
-        config.write_text("watch_debounce_ms = 100\n")
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "hybridmap", "mcp", str(root), "--cache-dir", str(tmp_path / "cache")],
-            env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg")},
-        )
+        params = _quick_watch_server(root, tmp_path)
         with open(log, "a") as errlog:  # noqa: ASYNC230
             async with (
                 stdio_client(params, errlog=errlog) as (read, write),
