@@ -374,7 +374,15 @@ def _definers(names: list[str], per_file: np.ndarray) -> dict[str, tuple[int, ..
     first[1:] = (ids[1:] != ids[:-1]) | (owner[1:] != owner[:-1])
     ids, held = ids[first], owner[first].tolist()
     bounds = np.searchsorted(ids, np.arange(len(numbers) + 1)).tolist()
-    return {name: tuple(held[bounds[i] : bounds[i + 1]]) for name, i in numbers.items()}
+    # Most names have one definer: each file's one-tuple is made once and shared by its names,
+    # and every tuple holds the same int objects (at 100,000 files 838 k (name, file) entries
+    # were 60 MB of tuples and ints).
+    alone = [(i,) for i in range(len(per_file))]
+    out: dict[str, tuple[int, ...]] = {}
+    for name, i in numbers.items():
+        lo, hi = bounds[i], bounds[i + 1]
+        out[name] = alone[held[lo]] if hi - lo == 1 else tuple([alone[f][0] for f in held[lo:hi]])
+    return out
 
 
 def _symbol_columns(names: list[str], per_file: np.ndarray, ident_ids: Mapping[str, int]) -> SymbolColumns:
