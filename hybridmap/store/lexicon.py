@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,7 @@ from sys import intern
 
 import numpy as np
 
-from ..infra.replace import read_bounded, replace_file
+from ..infra.replace import replace_file
 
 MAGIC = b"HMLX"
 FORMAT = 1
@@ -87,8 +88,34 @@ def save_lexicon(path: Path, root: str, lexicon: KeptLexicon) -> None:
 
 def load_lexicon(path: Path, root: str, max_files: int) -> KeptLexicon | None:
     """The lexicon kept at ``path`` for ``root``; None when there is none or it is not ours."""
-    data = read_bounded(path, max_files * BYTES_PER_FILE)
-    return decode_lexicon(data, root) if data is not None else None
+    parts = _read_parts(path, max_files * BYTES_PER_FILE)
+    if parts is None:
+        return None
+    try:
+        return _decoded(*parts, root)
+    except _DECODE_ERRORS:
+        return None
+
+
+def _read_parts(path: Path, bound: int) -> tuple[bytes, bytes] | None:
+    """The file's head (the fixed header, then the JSON of words and files) and its arrays, read
+    apart: a kept model's arrays are views of the second, so the first (40 MB of JSON at 100,000
+    files) is freed once decoded instead of being held with them. None when it cannot be read,
+    holds more than ``bound`` bytes or changed size while read."""
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > bound or size < _HEAD.size:
+                return None
+            first = fh.read(_HEAD.size)
+            json_size = _HEAD.unpack(first)[2]
+            if _HEAD.size + json_size > size:
+                return None
+            head = first + fh.read(json_size)
+            body = fh.read(size - len(head) + 1)  # one byte more: a file grown since the stat is seen
+    except (OSError, struct.error):
+        return None
+    return (head, body) if len(head) + len(body) == size else None
 
 
 def encode_lexicon(root: str, lexicon: KeptLexicon) -> list[bytes]:
@@ -119,16 +146,22 @@ def encode_lexicon(root: str, lexicon: KeptLexicon) -> list[bytes]:
 def decode_lexicon(data: bytes, root: str) -> KeptLexicon | None:
     """``data`` decoded and checked whole (see the module docstring), or None."""
     try:
-        return _decoded(data, root)
-    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError, RecursionError, struct.error):
+        split = _HEAD.size + _HEAD.unpack_from(data)[2]
+        return _decoded(data[:split], data[split:], root)
+    except _DECODE_ERRORS:
         return None
 
 
-def _decoded(data: bytes, root: str) -> KeptLexicon | None:
-    magic, version, size = _HEAD.unpack_from(data)
-    if magic != MAGIC or version != FORMAT or _HEAD.size + size > len(data):
+#: What a malformed file raises while decoded; each makes it ignored whole.
+_DECODE_ERRORS = (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError, RecursionError, struct.error)
+
+
+def _decoded(head: bytes, body: bytes, root: str) -> KeptLexicon | None:
+    """``head``: the fixed header and the JSON; ``body``: the arrays, each model's in turn."""
+    magic, version, size = _HEAD.unpack_from(head)
+    if magic != MAGIC or version != FORMAT or _HEAD.size + size != len(head):
         return None
-    header = json.loads(data[_HEAD.size : _HEAD.size + size].decode("utf-8", "surrogatepass"))
+    header = json.loads(head[_HEAD.size :].decode("utf-8", "surrogatepass"))
     if type(header) is not dict or header.get("root") != root:
         return None
     words, models = header["words"], header["models"]
@@ -136,14 +169,14 @@ def _decoded(data: bytes, root: str) -> KeptLexicon | None:
         return None
     if type(models) is not list or len({m.get("whole_text") for m in models}) != len(models):
         return None
-    offset = _HEAD.size + size
+    offset = 0
     kept: list[KeptModel] = []
     for entry in models:
-        model, offset = _model(entry, data, offset, len(words))
+        model, offset = _model(entry, body, offset, len(words))
         if model is None:
             return None
         kept.append(model)
-    if offset != len(data):
+    if offset != len(body):
         return None
     return KeptLexicon(tuple(words), tuple(kept))
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from hybridmap import RepoMap
 from hybridmap.pipeline.rank.lexical import LexicalModel, Vocabulary
+from hybridmap.store import lexicon as lexicon_module
 from hybridmap.store.lexicon import (
     KeptLexicon,
     KeptModel,
@@ -185,6 +186,27 @@ def test_a_lexicon_larger_than_the_settings_allow_is_not_read(tmp_path: Path) ->
     assert load_lexicon(path, ROOT, max_files=1) is not None
     path.write_bytes(data + b"\x00" * 40_000)
     assert load_lexicon(path, ROOT, max_files=1) is None  # not read: 32 KiB per file at most
+
+
+def test_a_loaded_lexicon_holds_its_arrays_not_its_json(tmp_path: Path) -> None:
+    """The models' arrays are views of the bytes after the JSON, read apart: the JSON of words and
+    files (40 MB at 100,000 files) is not held with them. Damaged or cut files read from disk are
+    ignored as their bytes are."""
+    lexicon, data = _valid()
+    path = tmp_path / "kept.bin"
+    path.write_bytes(data)
+    loaded = load_lexicon(path, ROOT, max_files=10)
+    assert loaded is not None and loaded.words == lexicon.words
+    head = lexicon_module._HEAD.size + lexicon_module._HEAD.unpack_from(data)[2]  # the JSON's end
+    for model in loaded.models:
+        assert model.ids.base is not None and len(model.ids.base) == len(data) - head
+    for at in range(0, len(data), 7):
+        damaged = bytearray(data)
+        damaged[at] ^= 0xFF
+        for candidate in (bytes(damaged), data[:at]):
+            path.write_bytes(candidate)
+            loaded_again = load_lexicon(path, ROOT, max_files=10)
+            assert (loaded_again is None) == (decode_lexicon(candidate, ROOT) is None), at
 
 
 FILES = {
