@@ -298,13 +298,18 @@ def _provenance(value: str) -> str:
 
 
 def _problems(items: Any) -> tuple[tuple[str, str], ...]:
-    _check(type(items) is list and all(type(p) is list and len(p) == 2 and _all_str(p) for p in items), "problems")
+    _check_pairs(items)
     return _pairs(items)
 
 
 def _interned_pairs(items: Any) -> tuple[tuple[str, str], ...]:
-    _problems(items)
+    """:func:`_problems`' shape, each str interned (imports: a few module names, many times)."""
+    _check_pairs(items)
     return tuple((intern(first), intern(second)) for first, second in cast("list[list[str]]", items))
+
+
+def _check_pairs(items: Any) -> None:
+    _check(type(items) is list and all(type(p) is list and len(p) == 2 and _all_str(p) for p in items), "problems")
 
 
 def _pairs(items: object) -> tuple[tuple[str, str], ...]:
