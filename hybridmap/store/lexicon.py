@@ -22,15 +22,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
 from sys import intern
+from typing import BinaryIO
 
 import numpy as np
 
-from ..infra.replace import replace_file
+from ..infra.replace import read_within, replace_file
 
 MAGIC = b"HMLX"
 FORMAT = 1
@@ -102,19 +102,21 @@ def _read_parts(path: Path, bound: int) -> tuple[bytes, bytes] | None:
     apart: a kept model's arrays are views of the second, so the first (40 MB of JSON at 100,000
     files) is freed once decoded instead of being held with them. None when it cannot be read,
     holds more than ``bound`` bytes or changed size while read."""
-    try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if size > bound or size < _HEAD.size:
-                return None
-            first = fh.read(_HEAD.size)
-            json_size = _HEAD.unpack(first)[2]
-            if _HEAD.size + json_size > size:
-                return None
-            head = first + fh.read(json_size)
-            body = fh.read(size - len(head) + 1)  # one byte more: a file grown since the stat is seen
-    except (OSError, struct.error):
+    return read_within(path, bound, _parts)
+
+
+def _parts(fh: BinaryIO, size: int) -> tuple[bytes, bytes] | None:
+    if size < _HEAD.size:
         return None
+    first = fh.read(_HEAD.size)
+    try:
+        json_size = _HEAD.unpack(first)[2]
+    except struct.error:  # shorter than its stat said
+        return None
+    if _HEAD.size + json_size > size:
+        return None
+    head = first + fh.read(json_size)
+    body = fh.read(size - len(head) + 1)  # one byte more: a file grown since the stat is seen
     return (head, body) if len(head) + len(body) == size else None
 
 
