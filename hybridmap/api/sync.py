@@ -30,6 +30,7 @@ from ..pipeline.render.summaries import Summarizer
 from ..settings import Settings
 from ..sources.static_index import Progress
 from ..workspace.live import LiveEvent
+from ..workspace.state import Notice
 from .loop_thread import LoopThread
 from .repo import AsyncRepoMap
 
@@ -49,6 +50,7 @@ class RepoMap:
         environ: Mapping[str, str] | None = None,
         token_counter: Callable[[str], int] | None = None,
         summarizer: Summarizer | None = None,
+        notice: Notice | None = None,
     ) -> None:
         """See :class:`~hybridmap.api.repo.AsyncRepoMap`."""
         self._thread = LoopThread("hybridmap-loop")
@@ -63,6 +65,7 @@ class RepoMap:
                 environ=environ,
                 token_counter=token_counter,
                 summarizer=summarizer,
+                notice=notice,
             )
         )
 

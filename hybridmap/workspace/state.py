@@ -39,6 +39,10 @@ from .walk import (
 )
 
 Progress = Callable[[str, int, int], None]
+Notice = Callable[[Diagnostic], None]
+"""Told each of a listing's diagnostics as soon as the listing ends, before any file is read
+(from the thread that lists; the map's ``diagnostics`` have them too): a root that is not a
+project (``not_a_project``) may take a minute more to map, and a host's log should say so now."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,10 +113,13 @@ class ChangeSet:
 class Workspace:
     """Lists and reads one repository root; the only place that decides what changed."""
 
-    def __init__(self, root: Path, settings: Settings, registry: LanguageRegistry) -> None:
+    def __init__(
+        self, root: Path, settings: Settings, registry: LanguageRegistry, notice: Notice | None = None
+    ) -> None:
         self.root = root
         self._settings = settings
         self._registry = registry
+        self._notice = notice
         self._snapshot = Snapshot(root, {})
         #: First bytes of a file, for the few names only a shebang decides (``bin/php``).
         self._head = head_reader(root)
@@ -141,6 +148,9 @@ class Workspace:
         listing = list_files(self.root, self._settings, self._is_source)
         t_list = time.perf_counter()
         total = len(listing.paths)
+        if self._notice is not None:
+            for note in listing.diagnostics:
+                self._notice(note)
         if progress is not None:
             progress("listing", total, total)
         visit = _Visit(self, self._snapshot.files, self._settings.stat_racy_seconds)

@@ -45,6 +45,7 @@ from ...features.dead_code import DeadCodeJson
 from ...features.file_search import FileSearchJson
 from ...features.search import SymbolSearchJson
 from ...infra.sanitize import json_dumps, safe_line
+from ...model import Diagnostic
 from ...workspace.live import LiveEvent
 from ..exits import EXIT_INTERRUPTED, fail
 from . import tools
@@ -521,15 +522,28 @@ async def _warm(state: State) -> None:
     except Exception as exc:  # noqa: BLE001 (a tool call will report the same failure to the client)
         log.warning("warm-up map failed: %s", safe_line(str(exc)))
         return
-    for note in result.diagnostics:
-        if note.kind == "not_a_project":  # the host's MCP log: the one place its user may look
-            log.warning("%s", safe_line(note.message))
     log.info(
         "warm: %d files indexed in %.2f s; servers: %s",
         int(result.stats.get("files_listed", 0)),
         time.perf_counter() - started,
         ", ".join(f"{k} {v.state}" for k, v in result.servers.items()) or "none",
     )
+
+
+class _LogOnce:
+    """Says in the host's MCP log (the one place its user may look) what the first listing
+    found that a user must act on, as soon as it is found: a root that is not a project maps for
+    a minute. Once per session; called from the thread that lists."""
+
+    KINDS = frozenset({"not_a_project"})
+
+    def __init__(self) -> None:
+        self._said: set[str] = set()
+
+    def __call__(self, note: Diagnostic) -> None:
+        if note.kind in self.KINDS and note.kind not in self._said:
+            self._said.add(note.kind)
+            log.warning("%s", safe_line(note.message))
 
 
 #: What stops the server besides the end of stdin: a host stopping it (SIGTERM), its terminal
@@ -552,7 +566,7 @@ async def _serve(
     for signum in STOP_SIGNALS:
         loop.add_signal_handler(signum, on_signal, signum)
     try:
-        repo = AsyncRepoMap(root, overrides=overrides)
+        repo = AsyncRepoMap(root, overrides=overrides, notice=_LogOnce())
         async with repo:  # closing stops every language server, whatever ended the session
             state = State(repo, bus=InMemorySubscriptionBus())
             if more_roots:  # repo_map maps every root; the lookups answer for ROOT
