@@ -164,6 +164,24 @@ def test_a_kept_lexicon_that_is_not_exactly_ours_is_ignored(damage: str) -> None
     assert decode_lexicon(data, ROOT) is None
 
 
+@settings(max_examples=100, deadline=None)
+@given(ids=st.lists(st.integers(0, 5), min_size=1, max_size=40), data=st.data(), chunk=st.integers(1, 7))
+def test_the_order_is_checked_step_by_step_as_whole(ids: list[int], data: st.DataObject, chunk: int) -> None:
+    """The postings order is checked in steps of ``ORDER_CHECK_CHUNK`` entries (its temporaries
+    were 100 MB of the 100k one-shot map's peak): any step size accepts exactly the stable sort
+    of the ids, whatever permutation is offered, across the steps' borders too."""
+    array = np.array(ids, np.int32)
+    stable = np.argsort(array, kind="stable").astype(np.int32)
+    offered = np.array(data.draw(st.permutations(stable.tolist())), np.int32)
+    saved = lexicon_module.ORDER_CHECK_CHUNK
+    try:
+        lexicon_module.ORDER_CHECK_CHUNK = chunk
+        assert lexicon_module._stably_sorted(array, stable, len(ids))
+        assert lexicon_module._stably_sorted(array, offered, len(ids)) == np.array_equal(offered, stable)
+    finally:
+        lexicon_module.ORDER_CHECK_CHUNK = saved
+
+
 @settings(max_examples=300, deadline=None)
 @given(at=st.integers(0, 10_000), value=st.integers(0, 255), cut=st.integers(0, 10_000))
 def test_damaged_bytes_never_raise(at: int, value: int, cut: int) -> None:
