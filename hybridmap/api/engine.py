@@ -34,11 +34,11 @@ from ..settings import Settings
 from ..sources.base import SourceRequest, SourceView, SymbolSource
 from ..sources.lsp.source import LspSource, running_servers
 from ..sources.registry import SourceContext, build_sources
-from ..sources.static_index import Progress, TreeSitterSource
+from ..sources.static_index import TreeSitterSource
 from ..store.cache import Cache
 from ..store.shared import open_shared_store
 from ..workspace.diff import read_change
-from ..workspace.state import ChangeSet, Notice, Snapshot, Workspace
+from ..workspace.state import ChangeSet, Notice, Progress, Snapshot, Workspace
 from .kept import KeptForNextProcess
 
 

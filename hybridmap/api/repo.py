@@ -39,9 +39,8 @@ from ..pipeline.inputs.session import Session, SessionFiles
 from ..pipeline.render.summaries import Summarizer
 from ..pipeline.request import relative_to_root, validate_request
 from ..settings import Settings, load_settings_noting
-from ..sources.static_index import Progress
 from ..workspace.live import LiveEvent
-from ..workspace.state import Notice, Snapshot
+from ..workspace.state import Notice, Progress, Snapshot
 from ..workspace.walk import resolve_root
 from .engine import EngineOptions, MapEngine
 from .live_state import LiveState

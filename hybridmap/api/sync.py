@@ -28,9 +28,8 @@ from ..pipeline.graph.repo_graph import RepoGraph
 from ..pipeline.inputs.session import SessionFiles
 from ..pipeline.render.summaries import Summarizer
 from ..settings import Settings
-from ..sources.static_index import Progress
 from ..workspace.live import LiveEvent
-from ..workspace.state import Notice
+from ..workspace.state import Notice, Progress
 from .loop_thread import LoopThread
 from .repo import AsyncRepoMap
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,12 +21,10 @@ from ..languages.registry import LanguageRegistry
 from ..model import Diagnostic, FileStatus, FileTags, ParseOutcome, Symbol
 from ..settings import Settings
 from ..store.cache import Cache, tags_key
-from ..workspace.state import ChangeSet, Snapshot
+from ..workspace.state import ChangeSet, Progress, Snapshot
 from ..workspace.walk import read_source
 from .base import PassiveSource, SourceRequest, SourceView
 from .treesitter import NO_DEADLINE, ParseOptions, default_workers, parse_many
-
-Progress = Callable[[str, int, int], None]
 
 #: Paths named in a ``parse_deadline`` diagnostic; the rest are counted.
 DEFERRED_NAMES_SHOWN = 20
