@@ -85,9 +85,10 @@ _SETTINGS: dict[str, Any] = {
     # page cache instead cost the same CPU (100,000 entries in batches of 512: 0.82-0.88 s both).
     "sqlite_mmap_size": 0,
     # SQLite's page cache: diskcache's 2**13 pages are 32 MB held once a warm map has read every
-    # entry, 30 MB of the 100,000-file one-shot map's peak RSS. 2**10 pages (4 MB): writing and
-    # reading 100,000 entries cost the same (benchmarks/bench_cache_codec.py's corpus; the
-    # figures in docs/benchmarks.md, "Peak memory of a one-shot map at 100,000 files").
+    # entry, 30 MB of the 100,000-file one-shot map's peak RSS. At 2**10 pages (4 MB), writing
+    # 100,000 entries costs ~15 % more (~0.4 % of a cold map of them) and reading them the same
+    # (benchmarks/bench_cache_pages.py; docs/benchmarks.md, "Peak memory of a one-shot map at
+    # 100,000 files").
     "sqlite_cache_size": 2**10,
 }
 #: Keys per query when reading or writing many entries (:func:`_read_batch`, :func:`_write`);
