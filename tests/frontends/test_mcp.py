@@ -248,15 +248,9 @@ def test_initialize_is_answered_before_the_first_map(tmp_path: Path) -> None:
         module.parent.mkdir(parents=True, exist_ok=True)
         module.write_text(f"def entry_{i}(x):\n    return helper_{i % 7}(x)\n\n\ndef helper_{i}(y):\n    return y\n")
     log = tmp_path / "server.log"
-    config = tmp_path / "xdg" / "hybridmap" / "config.toml"
-    config.parent.mkdir(parents=True)
-    config.write_text("not_a_project_files = 1000\n")
 
     async def main() -> float:
-        args = ["-m", "hybridmap", "mcp", str(root), "--cache-dir", str(tmp_path / "cache")]
-        params = StdioServerParameters(
-            command=sys.executable, args=args, env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
-        )
+        params = _configured_server(root, tmp_path, "not_a_project_files = 1000\n")
         with open(log, "a") as errlog:  # noqa: ASYNC230 (the child's stderr, once)
             started = time.monotonic()
             async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
@@ -423,10 +417,15 @@ def _ruby_repo(tmp_path: Path) -> Path:
 
 
 def _quick_watch_server(root: Path, tmp_path: Path) -> StdioServerParameters:
-    """``hybridmap mcp ROOT`` with a 100 ms watch debounce (a user config under ``tmp_path``)."""
+    """``hybridmap mcp ROOT`` with a 100 ms watch debounce."""
+    return _configured_server(root, tmp_path, "watch_debounce_ms = 100\n")
+
+
+def _configured_server(root: Path, tmp_path: Path, config_toml: str) -> StdioServerParameters:
+    """``hybridmap mcp ROOT`` with ``config_toml`` as the user's config (under ``tmp_path``)."""
     config = tmp_path / "xdg" / "hybridmap" / "config.toml"
     config.parent.mkdir(parents=True)
-    config.write_text("watch_debounce_ms = 100\n")
+    config.write_text(config_toml)
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "hybridmap", "mcp", str(root), "--cache-dir", str(tmp_path / "cache")],
