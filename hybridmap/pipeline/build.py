@@ -122,7 +122,7 @@ class MapBuilder:
         """Where summaries come from (the default: docstrings and hovers)."""
         self._conventions = conventions or {}
         """Language -> its visibility convention (``+`` marks)."""
-        self._dependents: tuple[RepoGraph | None, dict[str, Dependents]] = (None, {})
+        self._dependents: tuple[RepoGraph | None, Mapping[str, Dependents]] = (None, {})
         self._graph: RepoGraph | None = None
         self._graph_key: object = None
         self._graphs = GraphUpdater(settings)  # patches the last graph after an edit
@@ -280,7 +280,7 @@ class MapBuilder:
         summaries.flush()
         return packed, summaries.diagnostics, {**summaries.stats, "summaries_shown": float(len(packed.summaries))}
 
-    def _dependents_of(self, graph: RepoGraph) -> dict[str, Dependents]:
+    def _dependents_of(self, graph: RepoGraph) -> Mapping[str, Dependents]:
         if self._dependents[0] is not graph:
             self._dependents = (graph, dependents(graph))
         return self._dependents[1]

@@ -38,12 +38,13 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..languages.paths import is_c_family, is_c_header, is_c_source
 from ..model import REFERENCE_KIND_CODES, FileTags, Pair, Provenance, ResolvedEdges, Symbol
 from ..settings import Settings
+from ..sources.changes import changed_paths
 from .merge import Merged
 from .python_imports import ImportsOutside
 
@@ -108,15 +109,24 @@ class FileFacts:
     """Python: name as the file uses it -> the module a ``from module import`` brings it from."""
 
 
-#: path -> (the tags the facts were read from, the facts).
-FactsMemo = dict[str, tuple[FileTags, FileFacts]]
+@dataclass
+class FactsMemo:
+    """The facts of the tags last read: what :func:`file_facts` reuses."""
+
+    tags: Mapping[str, FileTags] | None = None
+    facts: dict[str, FileFacts] = field(default_factory=dict)
+    """Per path of :attr:`tags`, in their order."""
+    changed: Sequence[str] | None = None
+    """The paths whose tags moved at the last call (None: not known, every file may have)."""
+    before: Mapping[str, FileFacts] | None = None
+    """The facts :attr:`changed` is relative to (the call before's)."""
 
 
 @dataclass
 class PolicyMemo:
     """What the policies keep between merges of one repository (its owner: the map builder)."""
 
-    facts: FactsMemo = field(default_factory=dict)
+    facts: FactsMemo = field(default_factory=FactsMemo)
     imports_outside: ImportsOutside = field(default_factory=ImportsOutside)
 
 
@@ -135,32 +145,53 @@ def apply_policies(merged: Merged, settings: Settings, memo: PolicyMemo | None =
         resolved.update(restrict_name_matches(resolved, repo, settings.max_definers_per_ident))
     if settings.name_match_imports:
         outside = memo.imports_outside if memo is not None else ImportsOutside()
-        resolved.update(external_imports(resolved, repo, outside))
+        hint = (memo.facts.before, memo.facts.changed) if memo is not None else None
+        resolved.update(external_imports(resolved, repo, outside, hint))
     return dataclasses.replace(merged, resolved=resolved)
 
 
-def external_imports(resolved: Mapping[Pair, Mapping[str, str]], repo: _Repo, outside: ImportsOutside) -> ResolvedEdges:
+def external_imports(
+    resolved: Mapping[Pair, Mapping[str, str]],
+    repo: _Repo,
+    outside: ImportsOutside,
+    hint: tuple[Mapping[str, FileFacts] | None, Sequence[str] | None] | None = None,
+) -> ResolvedEdges:
     """Python uses of a name the file imports from a module that is not in the repository
     (``from typing import Any``): no name-matched edge to a repository file that happens to
     define ``Any`` (:mod:`hybridmap.pipeline.python_imports`). Handed to the graph as resolved to
-    nothing; pairs a source resolved stay."""
-    return {pair: {} for pair in outside.pairs(repo.facts) if pair not in resolved}
+    nothing; pairs a source resolved stay. ``hint``: the facts before and the paths changed
+    since (:attr:`FactsMemo.changed`)."""
+    since, changed = hint if hint is not None else (None, None)
+    return {pair: {} for pair in outside.pairs(repo.facts, changed, since) if pair not in resolved}
 
 
 def file_facts(tags: Mapping[str, FileTags], memo: FactsMemo | None = None) -> dict[str, FileFacts]:
-    """Each file's :class:`FileFacts`, reusing ``memo`` entries whose tags are the same object."""
-    out: dict[str, FileFacts] = {}
-    for path, file_tags in tags.items():
-        previous = memo.get(path) if memo is not None else None
-        if previous is not None and previous[0] is file_tags:
-            out[path] = previous[1]
-            continue
-        out[path] = facts = read_facts(path, file_tags)
-        if memo is not None:
-            memo[path] = (file_tags, facts)
-    if memo is not None:
-        for path in [p for p in memo if p not in tags]:
-            del memo[path]
+    """Each file's :class:`FileFacts`, in ``tags``' order, reusing those ``memo`` read from the same
+    tags object. After an edit only the changed paths are looked at (:func:`changed_paths`), the
+    last facts copied (a pass over every file was 115 ms of an edit's map at 100,000 files)."""
+    if memo is None:
+        return {path: read_facts(path, file_tags) for path, file_tags in tags.items()}
+    last, known = memo.tags, memo.facts
+    if last is tags:
+        memo.changed, memo.before = (), known
+        return known
+    changed = changed_paths(last, tags) if last is not None else None
+    if changed is not None and all(path in known or path not in tags for path in changed):
+        # Edits and removals: the order stays that of ``tags`` (a patch keeps a path's place).
+        out = dict(known)
+        for path in changed:
+            file_tags = tags.get(path)
+            if file_tags is None:
+                out.pop(path, None)
+            else:
+                out[path] = read_facts(path, file_tags)
+    else:
+        before = last or {}
+        out = {
+            path: known[path] if before.get(path) is file_tags else read_facts(path, file_tags)
+            for path, file_tags in tags.items()
+        }
+    memo.tags, memo.facts, memo.changed, memo.before = tags, out, changed, known
     return out
 
 

@@ -85,31 +85,51 @@ class ImportsOutside:
         self._modules = PythonModules(paths or ())
         self._facts: dict[str, ImportFacts] = {}
         """Per file, the facts last read."""
+        self._seen: Mapping[str, ImportFacts] | None = None
+        """The mapping last passed in (what a ``since`` hint must be)."""
         self._outside: dict[str, tuple[str, ...]] = {}
         """Per importing file, the names it imports from outside, in its import order."""
         self._importers: dict[str, set[str]] = {}
         """Per name imported from outside, the files importing it so."""
         self._definers: dict[str, int] = {}
         """Per such name, how many files define it."""
+        self._pairs: list[tuple[str, str]] | None = None
+        """The last answer, while no file's outside names or a name's having definers moved."""
 
-    def pairs(self, facts: Mapping[str, ImportFacts]) -> list[tuple[str, str]]:
+    def pairs(
+        self,
+        facts: Mapping[str, ImportFacts],
+        changed: Iterable[str] | None = None,
+        since: Mapping[str, ImportFacts] | None = None,
+    ) -> list[tuple[str, str]]:
         """The pairs for the files of ``facts`` (every file of the map, by path: which modules are
-        the repository's), in the order of ``facts`` and of each file's imports."""
-        paths = frozenset(facts)
-        if paths != self._paths:  # files added or removed: which modules are ours may change
-            self._reset(paths)
-        known = self._facts  # the same paths: only facts replaced since the last call differ
-        changed = [p for p, f in facts.items() if known.get(p) is not f]
+        the repository's), in the order of ``facts`` and of each file's imports. ``changed``: the
+        paths whose facts may differ from ``since``'s; used when ``since`` is the mapping this
+        was last asked about (an edit's map then looks at those paths alone, not every file)."""
+        last = self._facts
+        if changed is not None and since is not None and since is self._seen and self._paths is not None:
+            changed = [p for p in changed if last.get(p) is not facts.get(p)]
+            if any((p in facts) != (p in self._paths) for p in changed):
+                self._reset(frozenset(facts))  # files added or removed: which modules are ours may change
+                changed = list(facts)
+        else:
+            paths = frozenset(facts)
+            if paths != self._paths:  # files added or removed: which modules are ours may change
+                self._reset(paths)
+            last = self._facts
+            changed = [p for p, f in facts.items() if last.get(p) is not f]
         if changed:
             self._update(changed, facts)
-        out: list[tuple[str, str]] = []
-        definers = self._definers
-        for path in facts:
-            out.extend((path, name) for name in self._outside.get(path, ()) if definers[name])
-        return out
+        self._seen = facts
+        if self._pairs is None:
+            definers = self._definers
+            self._pairs = [(path, name) for path in facts for name in self._outside.get(path, ()) if definers[name]]
+        return list(self._pairs)
 
     def _update(self, changed: list[str], facts: Mapping[str, ImportFacts]) -> None:
         known, importers, definers = self._facts, self._importers, self._definers
+        outside_before = {path: self._outside.get(path, ()) for path in changed}
+        counts_before: dict[str, int] = {}
         for path in changed:  # what each changed file counted before, taken back
             old = known.pop(path, None)
             for name in self._outside.pop(path, ()):
@@ -119,6 +139,7 @@ class ImportsOutside:
             for name in old.names if old is not None else ():
                 if name not in definers:
                     continue
+                counts_before.setdefault(name, definers[name])
                 definers[name] -= 1
         new_names: set[str] = set()
         for path in changed:  # and what it counts now
@@ -128,6 +149,7 @@ class ImportsOutside:
             known[path] = now
             for name in now.names:
                 if name in definers:
+                    counts_before.setdefault(name, definers[name])
                     definers[name] += 1
             outside = tuple(name for name, module in now.imports.items() if module not in self._modules)
             if outside:
@@ -143,3 +165,10 @@ class ImportsOutside:
                 for name in new_names.intersection(file_facts.names):
                     counts[name] += 1
             definers.update(counts)
+        moved = (
+            new_names
+            or any(self._outside.get(path, ()) != names for path, names in outside_before.items())
+            or any((count > 0) != (definers.get(name, 0) > 0) for name, count in counts_before.items())
+        )
+        if moved:
+            self._pairs = None

@@ -24,6 +24,7 @@ from ..store.cache import Cache, tags_key
 from ..workspace.state import ChangeSet, Progress, Snapshot
 from ..workspace.walk import read_source
 from .base import PassiveSource, SourceRequest, SourceView
+from .changes import PatchedTags
 from .treesitter import NO_DEADLINE, ParseOptions, default_workers, parse_many
 
 #: Paths named in a ``parse_deadline`` diagnostic; the rest are counted.
@@ -87,7 +88,8 @@ def _deadline_diagnostic(deferred: list[str], queued: int, settings: Settings) -
 def _patched(
     tags: Mapping[str, FileTags], keys: Mapping[str, str], now: Mapping[str, _Entry | None]
 ) -> tuple[dict[str, FileTags], dict[str, str]]:
-    """``tags`` and ``keys`` with each path of ``now`` set to its entry's, or removed."""
+    """``tags`` and ``keys`` with each path of ``now`` set to its entry's, or removed; the tags
+    say which paths they were patched at (:func:`~hybridmap.sources.changes.changed_paths`)."""
     new_tags, new_keys = dict(tags), dict(keys)
     for rel, entry in now.items():
         if entry is None or entry.tags is None:
@@ -95,7 +97,7 @@ def _patched(
             new_keys.pop(rel, None)
         else:
             new_tags[rel], new_keys[rel] = entry.tags, entry.key
-    return new_tags, new_keys
+    return PatchedTags(tags, new_tags, now), new_keys
 
 
 def _entry(rel: str, language: str, outcome: ParseOutcome, sha: str, key: str) -> _Entry:

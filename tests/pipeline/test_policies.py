@@ -24,6 +24,7 @@ from hybridmap.pipeline.policies import (
     read_facts,
 )
 from hybridmap.settings import Settings
+from hybridmap.sources.changes import PatchedTags
 from hybridmap.sources.lsp.session import find_command
 from hybridmap.sources.treesitter import extract_tags
 
@@ -236,14 +237,31 @@ def test_nothing_to_do_without_c_or_go(registry: LanguageRegistry) -> None:
 
 def test_facts_are_memoized_by_tags_identity(registry: LanguageRegistry) -> None:
     tags = tags_of(registry, LEXER)
-    memo: FactsMemo = {}
+    memo = FactsMemo()
     first = file_facts(tags, memo)
     again = file_facts(tags, memo)
     assert all(again[p] is first[p] for p in tags)
     fewer = {p: t for p, t in tags.items() if p != "other.c"}
     file_facts(fewer, memo)
-    assert set(memo) == set(fewer)
+    assert set(memo.facts) == set(fewer)
     assert isinstance(first["lexer.c"], FileFacts)
+
+
+def test_facts_after_a_patch_are_read_for_the_patched_paths_alone(registry: LanguageRegistry) -> None:
+    """Tags patched at some paths (the base source's PatchedTags after an edit): the facts equal
+    a fresh read, in the tags' order, and every other file's facts are the objects kept."""
+    tags = tags_of(registry, LEXER)
+    memo = FactsMemo()
+    first = file_facts(tags, memo)
+    edited = tags_of(registry, {"lexer.c": LEXER["lexer.c"] + "\nstatic int extra(void) { return 1; }\n"})
+    removed = next(p for p in tags if p != "lexer.c")
+    patched = PatchedTags(tags, {p: edited.get(p, t) for p, t in tags.items() if p != removed}, ["lexer.c", removed])
+    second = file_facts(patched, memo)
+    assert memo.changed == sorted(["lexer.c", removed])
+    assert list(second) == list(patched)
+    assert second == file_facts(patched)
+    assert all(second[p] is first[p] for p in patched if p != "lexer.c")
+    assert "extra" in second["lexer.c"].names
 
 
 # --- real servers -------------------------------------------------------------------------

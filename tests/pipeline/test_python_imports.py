@@ -56,6 +56,41 @@ def test_pairs_kept_up_to_date_are_the_pairs_read_afresh(
                 assert outside.pairs(files) == _read_afresh(files)
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    FILES,
+    st.lists(st.lists(st.tuples(PATH, st.one_of(st.none(), FACTS)), max_size=3), max_size=6),
+    st.lists(st.booleans(), min_size=6, max_size=6),
+)
+def test_pairs_from_the_changed_paths_alone_are_the_pairs_read_afresh(
+    files: dict[str, Facts], batches: list[list[tuple[str, Facts | None]]], told: list[bool]
+) -> None:
+    """Told which paths changed since the mapping it saw last (as the policies' memo tells it),
+    only those are looked at: the answer is still the one read afresh, whether a batch edits,
+    adds or removes files (None), and whether or not the caller gives the hint."""
+    outside = ImportsOutside()
+    assert outside.pairs(files) == _read_afresh(files)
+    for batch, tell in zip(batches, told, strict=False):
+        before, files = files, dict(files)
+        for path, facts in batch:
+            if facts is None:
+                files.pop(path, None)
+            else:
+                files[path] = facts
+        changed = [path for path, _ in batch]
+        got = outside.pairs(files, changed, before) if tell else outside.pairs(files)
+        assert got == _read_afresh(files)
+
+
+def test_a_hint_about_another_mapping_is_not_trusted() -> None:
+    """A hint relative to a mapping this was not last asked about is ignored: it scans."""
+    files = {"app.py": Facts({"Any": "typing"}), "lib/types.py": Facts()}
+    outside = ImportsOutside()
+    assert outside.pairs(files) == []
+    edited = {**files, "lib/types.py": Facts(names=("Any",))}
+    assert outside.pairs(edited, [], dict(files)) == [("app.py", "Any")]
+
+
 def test_an_edit_that_defines_the_imported_name_brings_the_pair_and_takes_it_away() -> None:
     files = {"app.py": Facts({"Any": "typing"}), "lib/types.py": Facts()}
     outside = ImportsOutside()

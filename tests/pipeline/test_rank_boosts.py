@@ -309,9 +309,48 @@ def test_the_private_mask_after_an_edit_equals_a_fresh_one() -> None:
     # An edit: pkg2's file now defines a third, private name first; the others are the same objects.
     edited = {**tags, "pkg2/f2.go": _tags(["helper", "Public2", "private2"], ["Public3"])}
     incremental = mask(edited)
-    private_definitions._LAST_FLAGS.clear()  # nothing remembered: every file read again
+    private_definitions._LAST.clear()  # nothing remembered: every file read again
     assert incremental == mask(edited)
     assert incremental.count(True) == 6
+
+
+def test_the_private_mask_spliced_after_patches_equals_a_fresh_one() -> None:
+    """Graphs of the same file list (the graph updater keeps it) and tags patched at a few paths
+    (the base source's): each file whose tags moved has its run of flags replaced, whether its
+    symbols grew or shrank; the mask equals one read afresh."""
+    from hybridmap.languages.visibility import Visibility
+    from hybridmap.pipeline.graph.update import GraphUpdater
+    from hybridmap.pipeline.rank.context import RankContext
+    from hybridmap.pipeline.rank.signals import private_definitions
+    from hybridmap.sources.changes import PatchedTags
+
+    tags: dict[str, FileTags] = {
+        f"pkg{i}/f{i}.go": _tags([f"Public{i}", f"private{i}"], [f"Public{(i + 1) % 60}"]) for i in range(60)
+    }
+    visibility = Visibility({"go": "capitalized"}, dict.fromkeys(tags, "go"))
+    updater = GraphUpdater(Settings())
+
+    def mask(current: dict[str, FileTags]) -> list[bool]:
+        graph = updater.update(current)
+        ctx = RankContext(graph, current, Settings(), (), (), (), visibility=visibility)
+        return private_definitions.private_mask(ctx).tolist()
+
+    mask(tags)
+    edits = [
+        {"pkg2/f2.go": _tags(["helper", "Public2", "private2", "other"], ["Public3"])},
+        {"pkg0/f0.go": _tags(["Public0"], []), "pkg4/f4.go": _tags(["a", "B", "c"], ["Public0"])},
+        {"pkg2/f2.go": _tags(["Public2"], [])},
+    ]
+    for edit in edits:
+        files_before = updater.graph.files if updater.graph is not None else None
+        tags = PatchedTags(tags, {**tags, **edit}, edit)
+        spliced = mask(tags)
+        assert updater.graph is not None and updater.graph.files is files_before  # the splice's case
+        private_definitions._LAST.clear()
+        fresh_graph = build_graph(tags, Settings())
+        ctx = RankContext(fresh_graph, tags, Settings(), (), (), (), visibility=visibility)
+        assert spliced == private_definitions.private_mask(ctx).tolist()
+        mask(tags)  # remembered again for the next edit
 
 
 _NAMES = ("compute_total", "ComputeTotal", "focus_next", "FocusChain", "tab_focus", "get", "HTTPServer", "x", "parse2")

@@ -38,6 +38,7 @@ import numpy as np
 
 from ...model import FileTags, Pair
 from ...settings import Settings
+from ...sources.changes import changed_paths
 from .repo_graph import EdgeColumns, EdgeRows, RefCounts, RepoGraph, SymbolColumns, build_graph_counted, make_graph
 
 Resolved = Mapping[Pair, Mapping[str, str]]
@@ -79,15 +80,6 @@ class _NewRows:
     pos: np.ndarray
     insert_at: np.ndarray
     """Index among the kept rows before which each new row goes (``np.insert``'s)."""
-
-
-def changed_paths(old: Mapping[str, FileTags], new: Mapping[str, FileTags]) -> list[str]:
-    """Paths whose tags are not the same object in both (sources keep unchanged tags' objects)."""
-    out = [path for path, tags in new.items() if old.get(path) is not tags]
-    added = sum(1 for path in out if path not in old)
-    if len(new) - added != len(old):  # some old path is not in new
-        out.extend(path for path in old if path not in new)
-    return out
 
 
 def changed_pairs(old: Resolved, new: Resolved) -> set[Pair]:

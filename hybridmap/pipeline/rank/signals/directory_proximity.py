@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ....languages.paths import boost_scale
-from ..context import FileFactor, Mass, PerGraph, RankContext, Signal
+from ...graph.repo_graph import RepoGraph
+from ..context import FileFactor, Mass, PerFileList, RankContext, Signal
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +64,14 @@ class DirectoryTree:
         return seen
 
 
-#: One directory tree per graph: a request reads it, never changes it.
-directory_tree: PerGraph[DirectoryTree] = PerGraph(lambda graph: DirectoryTree.of(tuple(graph.files)))
+#: The directory tree of the last file list: a request reads it, never changes it, and an edit
+#: (a new graph of the same files) does not build it again (150 ms of an edit's map at 100,000 files).
+_tree_of_files: PerFileList[DirectoryTree] = PerFileList(DirectoryTree.of)
+
+
+def directory_tree(graph: RepoGraph) -> DirectoryTree:
+    """The directories of ``graph``'s files."""
+    return _tree_of_files(tuple(graph.files))
 
 
 @dataclass(frozen=True)
