@@ -32,6 +32,22 @@ class PatchedTags(dict[str, FileTags]):
 
     def __init__(self, base: Mapping[str, FileTags], items: Mapping[str, FileTags], paths: Iterable[str]) -> None:
         super().__init__(items)
+        self._link(base, paths)
+
+    @classmethod
+    def patch(cls, base: Mapping[str, FileTags], changes: Mapping[str, FileTags | None]) -> PatchedTags:
+        """``base`` with each path of ``changes`` set to its tags, or removed (None): one copy."""
+        out = cls.__new__(cls)
+        dict.update(out, base)
+        for path, tags in changes.items():
+            if tags is None:
+                out.pop(path, None)
+            else:
+                out[path] = tags
+        out._link(base, changes)
+        return out
+
+    def _link(self, base: Mapping[str, FileTags], paths: Iterable[str]) -> None:
         self.base: Mapping[str, FileTags] | None = base
         self.paths = tuple(paths)
         # Keep the chain at MAX_STEPS patches: the oldest mapping is let go.

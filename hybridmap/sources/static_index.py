@@ -90,14 +90,14 @@ def _patched(
 ) -> tuple[dict[str, FileTags], dict[str, str]]:
     """``tags`` and ``keys`` with each path of ``now`` set to its entry's, or removed; the tags
     say which paths they were patched at (:func:`~hybridmap.sources.changes.changed_paths`)."""
-    new_tags, new_keys = dict(tags), dict(keys)
+    new_keys = dict(keys)
     for rel, entry in now.items():
         if entry is None or entry.tags is None:
-            new_tags.pop(rel, None)
             new_keys.pop(rel, None)
         else:
-            new_tags[rel], new_keys[rel] = entry.tags, entry.key
-    return PatchedTags(tags, new_tags, now), new_keys
+            new_keys[rel] = entry.key
+    changes = {rel: entry.tags if entry is not None else None for rel, entry in now.items()}
+    return PatchedTags.patch(tags, changes), new_keys
 
 
 def _entry(rel: str, language: str, outcome: ParseOutcome, sha: str, key: str) -> _Entry:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import stat
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -173,9 +173,15 @@ class Workspace:
         t0 = time.perf_counter()
         if any(self._directory_now_or_before(rel) for rel in named):
             return None
-        listed_now = list_named(self.root, self._settings, named)
+        # A listed file that is still there stays listed: git is asked only about the rest (new
+        # paths, and paths gone, which its index may still hold). What else could unlist a file
+        # (an ignore file, .gitmodules, a directory) made this a whole listing above. Asking git
+        # about every named path was 65 ms of an edit's map at 100,000 files (a fork, the index read).
+        ask = [rel for rel in named if rel not in self._listed or not _present(os.path.join(self.root, rel))]
+        listed_now = list_named(self.root, self._settings, ask)
         if listed_now is None:
             return None
+        listed_now |= set(named).difference(ask)
         listed = (self._listed - set(named)) | listed_now
         if len(listed) > self._settings.max_files:
             return None
@@ -197,13 +203,19 @@ class Workspace:
         diagnostics = (*(d for d in previous.diagnostics if d.path not in named), *visit.gone)
         stats = {"list": t_list - t0, "read": time.perf_counter() - t_list, "files_listed": float(len(listed))}
         stats["files_named"] = float(len(named))  # a refresh of named paths (a watch's batch)
-        return self._commit(visit, special, diagnostics, stats)
+        return self._commit(visit, special, diagnostics, stats, among=sorted(named))
 
     def _commit(
-        self, visit: _Visit, special: tuple[str, ...], diagnostics: tuple[Diagnostic, ...], stats: dict[str, float]
+        self,
+        visit: _Visit,
+        special: tuple[str, ...],
+        diagnostics: tuple[Diagnostic, ...],
+        stats: dict[str, float],
+        among: Sequence[str] | None = None,
     ) -> tuple[Snapshot, ChangeSet]:
-        """The new snapshot of a visit, and what changed since the last."""
-        changes = _changes(visit.previous, visit.files, visit.contents)
+        """The new snapshot of a visit, and what changed since the last (``among``: the only
+        paths that can have, when the visit kept every other file)."""
+        changes = _changes(visit.previous, visit.files, visit.contents, among)
         stats.update(files_read=float(visit.read_count), files_reused=float(visit.reused))
         generation = self._snapshot.generation + (0 if changes.empty else 1)
         self._snapshot = Snapshot(self.root, visit.files, special, diagnostics, stats, generation)
@@ -353,6 +365,15 @@ def _stat_signature(path: str) -> tuple[int, int, int, int] | None:
     return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
 
 
+def _present(path: str) -> bool:
+    """Something is at ``path`` (a file, a link, anything ``lstat`` sees)."""
+    try:
+        os.lstat(path)
+    except OSError:
+        return False
+    return True
+
+
 def _missing(path: Path) -> bool:
     """Not there at all (not: there but unreadable, or a dangling link: those are said)."""
     try:
@@ -365,13 +386,19 @@ def _missing(path: Path) -> bool:
 
 
 def _changes(
-    previous: Mapping[str, FileState], files: Mapping[str, FileState], contents: Mapping[str, bytes]
+    previous: Mapping[str, FileState],
+    files: Mapping[str, FileState],
+    contents: Mapping[str, bytes],
+    among: Sequence[str] | None = None,
 ) -> ChangeSet:
-    added = tuple(p for p in files if p not in previous)
+    """What differs, in ``files``' order (``among``: only these paths can differ, looked at in
+    their order; three passes over every file were 50 ms of an edit's map at 100,000 files)."""
+    present = list(files) if among is None else [p for p in among if p in files]
+    added = tuple(p for p in present if p not in previous)
     changed = tuple(
         p
-        for p, state in files.items()
-        if p in previous and (previous[p].sha256 != state.sha256 or previous[p].language != state.language)
+        for p in present
+        if p in previous and (previous[p].sha256 != files[p].sha256 or previous[p].language != files[p].language)
     )
-    removed = tuple(p for p in previous if p not in files)
+    removed = tuple(p for p in (previous if among is None else among) if p in previous and p not in files)
     return ChangeSet(added, changed, removed, contents)

@@ -161,3 +161,21 @@ def test_hostile_names_are_literal_paths_to_git(git_repo) -> None:
     assert set(changes.added) == set(hostile)  # each name is itself, and only itself
     assert _view(snapshot) == _view(_fresh(root, settings, registry))
     assert not (root / "owned.py").exists() and not (root / "pkg" / "owned.py").exists()
+
+
+def test_an_edit_of_a_listed_file_does_not_ask_git(git_repo) -> None:
+    """A listed file that is still there stays listed: only new paths and paths gone are asked
+    of git (at 100,000 files each question is a fork and a read of the whole index). With git
+    unable to answer, an edit is still read path by path; a new file needs the whole listing."""
+    root = git_repo(START)
+    settings = Settings(cache_dir=str(root.parent / "cache"))
+    workspace = Workspace(root, settings, LanguageRegistry.load())
+    workspace.refresh()
+    (root / ".git").rename(root.parent / "git-elsewhere")  # git now fails for this root
+    (root / "pkg" / "core.py").write_text("def core():\n    return 4\n")
+    done = workspace.refresh_paths({"pkg/core.py"})
+    assert done is not None and done[1].changed == ("pkg/core.py",)
+    write_files(root, {"pkg/fresh.py": "def fresh():\n    pass\n"})
+    assert workspace.refresh_paths({"pkg/fresh.py"}) is None
+    (root / "pkg" / "util.py").unlink()
+    assert workspace.refresh_paths({"pkg/util.py"}) is None  # gone: git's index may still list it
