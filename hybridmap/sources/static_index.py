@@ -16,6 +16,7 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..infra.patched import Patched
 from ..languages.notebooks import is_notebook
 from ..languages.registry import LanguageRegistry
 from ..model import Diagnostic, FileStatus, FileTags, ParseOutcome, Symbol
@@ -24,7 +25,6 @@ from ..store.cache import Cache, tags_key
 from ..workspace.state import ChangeSet, Progress, Snapshot
 from ..workspace.walk import read_source
 from .base import PassiveSource, SourceRequest, SourceView
-from .changes import PatchedTags
 from .treesitter import NO_DEADLINE, ParseOptions, default_workers, parse_many
 
 #: Paths named in a ``parse_deadline`` diagnostic; the rest are counted.
@@ -89,7 +89,7 @@ def _patched(
     tags: Mapping[str, FileTags], keys: Mapping[str, str], now: Mapping[str, _Entry | None]
 ) -> tuple[dict[str, FileTags], dict[str, str]]:
     """``tags`` and ``keys`` with each path of ``now`` set to its entry's, or removed; the tags
-    say which paths they were patched at (:func:`~hybridmap.sources.changes.changed_paths`)."""
+    say which paths they were patched at (:func:`~hybridmap.infra.patched.changed_keys`)."""
     new_keys = dict(keys)
     for rel, entry in now.items():
         if entry is None or entry.tags is None:
@@ -97,7 +97,7 @@ def _patched(
         else:
             new_keys[rel] = entry.key
     changes = {rel: entry.tags if entry is not None else None for rel, entry in now.items()}
-    return PatchedTags.patch(tags, changes), new_keys
+    return Patched.patch(tags, changes), new_keys
 
 
 def _entry(rel: str, language: str, outcome: ParseOutcome, sha: str, key: str) -> _Entry:

@@ -314,8 +314,9 @@ class Watcher:
                 ready, pending = frozenset(pending), set()  # the debounce ran out, or a sync marker came
                 await self._on_batch(ready)
                 self._marks_seen(marked, ok=True)
-                if self._directories() != watched:
-                    return  # new directories: watch again with them
+                # Files that came or went set _listing_moved (listing_moved): the directories are
+                # compared at the top then, not after every batch (at 100,000 files, listing every
+                # file's directories took 31 ms of each edit).
             reader.result()  # re-raise what stopped it
         finally:
             # Markers not seen by this watch never will be (the next one starts after them).

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from ..infra.patched import Patched
 from ..languages.notebooks import NotebookError, is_notebook
 from ..languages.registry import LanguageRegistry
 from ..model import Diagnostic, FileStatus
@@ -218,7 +219,12 @@ class Workspace:
         changes = _changes(visit.previous, visit.files, visit.contents, among)
         stats.update(files_read=float(visit.read_count), files_reused=float(visit.reused))
         generation = self._snapshot.generation + (0 if changes.empty else 1)
-        self._snapshot = Snapshot(self.root, visit.files, special, diagnostics, stats, generation)
+        previous, self._snapshot = (
+            self._snapshot,
+            Snapshot(self.root, visit.files, special, diagnostics, stats, generation),
+        )
+        if among is not None:
+            _carry_views(previous, self._snapshot, among)
         return self._snapshot, changes
 
     def _directory_now_or_before(self, rel: str) -> bool:
@@ -363,6 +369,25 @@ def _stat_signature(path: str) -> tuple[int, int, int, int] | None:
     except OSError:
         return None
     return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+
+
+def _carry_views(previous: Snapshot, snapshot: Snapshot, among: Sequence[str]) -> None:
+    """Give ``snapshot`` the previous one's per-path views (made so far) patched at ``among``, the
+    only paths that can differ: a :class:`~hybridmap.infra.patched.Patched` each, so whoever kept
+    the last one asks :func:`~hybridmap.infra.patched.changed_keys` instead of comparing every
+    path (at 100,000 files, building ``shas`` anew and comparing it with the last map's was
+    ~50 ms of an edit's map)."""
+    files = snapshot.files
+    shas = previous.__dict__.get("shas")
+    if shas is not None:
+        snapshot.__dict__["shas"] = Patched.patch(
+            shas, {p: s.sha256 or None if (s := files.get(p)) else None for p in among}
+        )
+    languages = previous.__dict__.get("languages")
+    if languages is not None:
+        snapshot.__dict__["languages"] = Patched.patch(
+            languages, {p: s.language if (s := files.get(p)) else None for p in among}
+        )
 
 
 def _present(path: str) -> bool:

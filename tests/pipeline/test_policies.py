@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hybridmap import RepoMap, ServerState
+from hybridmap.infra.patched import Patched
 from hybridmap.languages.registry import LanguageRegistry
 from hybridmap.model import FileTags, Span, Symbol
 from hybridmap.pipeline.merge import Merged
@@ -24,7 +25,6 @@ from hybridmap.pipeline.policies import (
     read_facts,
 )
 from hybridmap.settings import Settings
-from hybridmap.sources.changes import PatchedTags
 from hybridmap.sources.lsp.session import find_command
 from hybridmap.sources.treesitter import extract_tags
 
@@ -248,14 +248,14 @@ def test_facts_are_memoized_by_tags_identity(registry: LanguageRegistry) -> None
 
 
 def test_facts_after_a_patch_are_read_for_the_patched_paths_alone(registry: LanguageRegistry) -> None:
-    """Tags patched at some paths (the base source's PatchedTags after an edit): the facts equal
+    """Tags patched at some paths (the base source's Patched after an edit): the facts equal
     a fresh read, in the tags' order, and every other file's facts are the objects kept."""
     tags = tags_of(registry, LEXER)
     memo = FactsMemo()
     first = file_facts(tags, memo)
     edited = tags_of(registry, {"lexer.c": LEXER["lexer.c"] + "\nstatic int extra(void) { return 1; }\n"})
     removed = next(p for p in tags if p != "lexer.c")
-    patched = PatchedTags(tags, {p: edited.get(p, t) for p, t in tags.items() if p != removed}, ["lexer.c", removed])
+    patched = Patched(tags, {p: edited.get(p, t) for p, t in tags.items() if p != removed}, ["lexer.c", removed])
     second = file_facts(patched, memo)
     assert memo.changed == sorted(["lexer.c", removed])
     assert list(second) == list(patched)

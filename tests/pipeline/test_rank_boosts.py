@@ -318,11 +318,11 @@ def test_the_private_mask_spliced_after_patches_equals_a_fresh_one() -> None:
     """Graphs of the same file list (the graph updater keeps it) and tags patched at a few paths
     (the base source's): each file whose tags moved has its run of flags replaced, whether its
     symbols grew or shrank; the mask equals one read afresh."""
+    from hybridmap.infra.patched import Patched
     from hybridmap.languages.visibility import Visibility
     from hybridmap.pipeline.graph.update import GraphUpdater
     from hybridmap.pipeline.rank.context import RankContext
     from hybridmap.pipeline.rank.signals import private_definitions
-    from hybridmap.sources.changes import PatchedTags
 
     tags: dict[str, FileTags] = {
         f"pkg{i}/f{i}.go": _tags([f"Public{i}", f"private{i}"], [f"Public{(i + 1) % 60}"]) for i in range(60)
@@ -343,7 +343,7 @@ def test_the_private_mask_spliced_after_patches_equals_a_fresh_one() -> None:
     ]
     for edit in edits:
         files_before = updater.graph.files if updater.graph is not None else None
-        tags = PatchedTags(tags, {**tags, **edit}, edit)
+        tags = Patched(tags, {**tags, **edit}, edit)
         spliced = mask(tags)
         assert updater.graph is not None and updater.graph.files is files_before  # the splice's case
         private_definitions._LAST.clear()

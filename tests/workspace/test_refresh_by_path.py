@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from hybridmap.languages.registry import LanguageRegistry
+from hybridmap.pipeline.inputs.session import Session
 from hybridmap.settings import Settings
 from hybridmap.workspace.state import Snapshot, Workspace
 
@@ -80,7 +81,7 @@ def test_path_by_path_equals_a_whole_listing_after_any_edit(git_repo, seed: int)
     settings = Settings(cache_dir=str(root.parent / "cache"))
     registry = LanguageRegistry.load()
     workspace = Workspace(root, settings, registry)
-    workspace.refresh()
+    workspace_shas = workspace.refresh()[0].shas
     rng = random.Random(seed)
     by_path = whole = 0
     for _ in range(25):
@@ -88,14 +89,21 @@ def test_path_by_path_equals_a_whole_listing_after_any_edit(git_repo, seed: int)
         done = workspace.refresh_paths(named)
         if done is None:  # a new directory: only a whole listing can say
             assert any((root / rel).parent != root and not _was_listed_dir(workspace, rel) for rel in named), named
-            workspace.refresh()
+            workspace_shas = workspace.refresh()[0].shas
             whole += 1
             continue
         by_path += 1
+        before = workspace_shas
         snapshot, changes = done
+        fresh = _fresh(root, settings, registry)
         assert snapshot.stats["files_named"] == len(named)
-        assert _view(snapshot) == _view(_fresh(root, settings, registry)), named
+        assert _view(snapshot) == _view(fresh), named
         assert changes.touched <= named
+        # The per-path views carried from the last snapshot (patched at the named paths) are
+        # those made afresh, and what moved between two of them reads the same either way.
+        assert dict(snapshot.shas) == fresh.shas and dict(snapshot.languages) == fresh.languages
+        assert Session.compare(before, snapshot.shas) == Session.compare(dict(before), dict(snapshot.shas))
+        workspace_shas = snapshot.shas
     assert by_path >= 10  # most edits are answered path by path
 
 

@@ -36,9 +36,9 @@ from typing import Any
 
 import numpy as np
 
+from ...infra.patched import changed_keys
 from ...model import FileTags, Pair
 from ...settings import Settings
-from ...sources.changes import changed_paths
 from .repo_graph import EdgeColumns, EdgeRows, RefCounts, RepoGraph, SymbolColumns, build_graph_counted, make_graph
 
 Resolved = Mapping[Pair, Mapping[str, str]]
@@ -121,7 +121,7 @@ class GraphUpdater:
         pairs = resolved or _NO_PAIRS
         if self._graph is None:
             return self._rebuild(tags, pairs)
-        changed = changed_paths(self._tags, tags)
+        changed = changed_keys(self._tags, tags)
         pair_changes = changed_pairs(self._resolved, pairs)
         if not changed and not pair_changes:
             self._tags, self._resolved, self.last_mode = tags, pairs, "unchanged"

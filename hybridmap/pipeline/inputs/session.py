@@ -15,6 +15,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from ...infra.patched import changed_keys
 from ...model import MapChanges
 
 
@@ -105,7 +106,9 @@ class Session:
         """Files new, gone and changed (by content hash) from ``before`` to ``after``."""
         if before is after:
             return MapChanges(first=False)
-        new = tuple(sorted(p for p in after if p not in before))
-        gone = tuple(sorted(p for p in before if p not in after))
-        changed = tuple(sorted(p for p, sha in after.items() if p in before and before[p] != sha))
+        # The paths whose hash object moved (a snapshot patched by path says which), then compared.
+        moved = changed_keys(before, after)
+        new = tuple(sorted(p for p in moved if p not in before))
+        gone = tuple(sorted(p for p in moved if p not in after))
+        changed = tuple(sorted(p for p in moved if p in before and p in after and before[p] != after[p]))
         return MapChanges(False, new, gone, changed)

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ...infra.patched import changed_keys
 from ...languages.lexical import decode_words, name_counts, word_counts
 from ...model import FileTags
-from ...sources.changes import changed_paths
 from ...store.lexicon import KeptLexicon, KeptModel
 from ..graph.repo_graph import RepoGraph
 
@@ -478,14 +478,14 @@ class LexicalIndex:
     def _updated(self, graph: RepoGraph, tags: Mapping[str, FileTags], whole_text: bool) -> LexicalModel | None:
         """The last graph's model carried over to ``graph`` (``tags``: its files' tags): a file
         keeps its slot when its tags are the same object (the sources keep an unchanged file's),
-        the others' vectors are new. The same file list: only the paths :func:`changed_paths`
+        the others' vectors are new. The same file list: only the paths :func:`changed_keys`
         names are looked at (a pass over every file was ~60 ms of an edit's map at 100,000)."""
         last = self._last.get(whole_text)
         if last is None:
             return None
         files, index, was, old = last.files, last.index, last.tags, last.model
         if graph.files is files:  # an edit that added and removed nothing: the same file list
-            changed = sorted(index[p] for p in changed_paths(was, tags) if p in index)
+            changed = sorted(index[p] for p in changed_keys(was, tags) if p in index)
             kept = old.slot_of_file.copy()
         else:
             slots = [

@@ -17,9 +17,9 @@ from typing import ClassVar
 
 import numpy as np
 
+from ....infra.patched import changed_keys
 from ....languages.visibility import Visibility
 from ....model import FileTags
-from ....sources.changes import changed_paths
 from ...graph.repo_graph import RepoGraph
 from ..context import RankContext, Signal
 from .directory_proximity import directory_tree
@@ -105,9 +105,9 @@ def _read(
 
 
 def _spliced(last: _Flags, tags: Mapping[str, FileTags], visibility: Visibility, index: Mapping[str, int]) -> _Flags:
-    """The last flags with the files whose tags moved (:func:`changed_paths`) read again: the
+    """The last flags with the files whose tags moved (:func:`changed_keys`) read again: the
     same file list, so each such file's run of the flat flags is replaced in place."""
-    changed = sorted(index[p] for p in changed_paths(last.tags, tags) if p in index)
+    changed = sorted(index[p] for p in changed_keys(last.tags, tags) if p in index)
     if not changed:
         return replace(last, tags=tags)
     files, per_file = last.files, dict(last.per_file)

@@ -1,4 +1,4 @@
-"""Which paths' tags moved (sources/changes.py): read from the patches between two mappings, the
+"""Which keys moved (infra/patched.py): read from the patches between two mappings, the
 answer is the scan's, however many patches lie between them and whatever they set back."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hybridmap.infra.patched import MAX_STEPS, Patched, changed_keys, scanned
 from hybridmap.model import FileTags
-from hybridmap.sources.changes import MAX_STEPS, PatchedTags, changed_paths, scanned
 
 PATHS = [f"p{i}.py" for i in range(8)]
 #: A few tags objects: a patch may set a path to the very object it had (no change).
@@ -15,14 +15,14 @@ OBJECTS = [FileTags(()) for _ in range(3)]
 PATCH = st.dictionaries(st.sampled_from(PATHS), st.one_of(st.none(), st.sampled_from(OBJECTS)), max_size=4)
 
 
-def _patched(base: dict[str, FileTags], patch: dict[str, FileTags | None]) -> PatchedTags:
+def _patched(base: dict[str, FileTags], patch: dict[str, FileTags | None]) -> Patched[FileTags]:
     items = dict(base)
     for path, tags in patch.items():
         if tags is None:
             items.pop(path, None)
         else:
             items[path] = tags
-    return PatchedTags(base, items, patch)
+    return Patched(base, items, patch)
 
 
 @settings(max_examples=300, deadline=None)
@@ -39,7 +39,7 @@ def test_the_patches_between_two_mappings_name_what_a_scan_finds(
         chain.append(_patched(chain[-1], patch))
     old = chain[held % len(chain)]
     new = chain[-1]
-    assert sorted(changed_paths(old, new)) == sorted(scanned(old, new))
+    assert sorted(changed_keys(old, new)) == sorted(scanned(old, new))
     assert set(scanned(old, new)) == {p for p in set(old) | set(new) if old.get(p) is not new.get(p)}
 
 
@@ -48,10 +48,10 @@ def test_only_max_steps_patches_are_followed_and_older_mappings_are_let_go() -> 
     for i in range(MAX_STEPS + 2):
         chain.append(_patched(chain[-1], {PATHS[i % len(PATHS)]: OBJECTS[1 + i % 2]}))
     newest = chain[-1]
-    assert isinstance(newest, PatchedTags)
+    assert isinstance(newest, Patched)
     depth, step = 0, newest
-    while isinstance(step, PatchedTags) and step.base is not None:
+    while isinstance(step, Patched) and step.base is not None:
         depth, step = depth + 1, step.base
     assert depth == MAX_STEPS  # the chain is cut: older mappings are not kept alive by it
     # A caller holding a mapping older than the chain still gets the right answer, by a scan.
-    assert sorted(changed_paths(chain[0], newest)) == sorted(scanned(chain[0], newest))
+    assert sorted(changed_keys(chain[0], newest)) == sorted(scanned(chain[0], newest))
