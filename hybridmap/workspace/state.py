@@ -216,12 +216,13 @@ class Workspace:
     ) -> tuple[Snapshot, ChangeSet]:
         """The new snapshot of a visit, and what changed since the last (``among``: the only
         paths that can have, when the visit kept every other file)."""
-        changes = _changes(visit.previous, visit.files, visit.contents, among)
+        files = visit.result()
+        changes = _changes(visit.previous, files, visit.contents, among)
         stats.update(files_read=float(visit.read_count), files_reused=float(visit.reused))
         generation = self._snapshot.generation + (0 if changes.empty else 1)
         previous, self._snapshot = (
             self._snapshot,
-            Snapshot(self.root, visit.files, special, diagnostics, stats, generation),
+            Snapshot(self.root, files, special, diagnostics, stats, generation),
         )
         if among is not None:
             _carry_views(previous, self._snapshot, among)
@@ -295,7 +296,10 @@ class _Visit:
     ) -> None:
         self.workspace = workspace
         self.previous = previous
-        self.files: dict[str, FileState] = dict(previous) if keep_unvisited else {}
+        self._keep = keep_unvisited
+        self.files: dict[str, FileState] = {}
+        """The visited paths' states (with ``keep_unvisited``: only those; :meth:`result` adds the rest)."""
+        self._forgotten: set[str] = set()
         self.contents: dict[str, bytes] = {}
         self.special: list[str] = []
         self.gone: list[Diagnostic] = []
@@ -307,6 +311,17 @@ class _Visit:
 
     def forget(self, rel: str) -> None:
         self.files.pop(rel, None)
+        self._forgotten.add(rel)
+
+    def result(self) -> Mapping[str, FileState]:
+        """Every file's state: the visited paths', and with ``keep_unvisited`` the previous states
+        of the rest, as a :class:`~hybridmap.infra.patched.Patched` of the previous mapping (one
+        copy; later stages ask it what moved instead of comparing every path)."""
+        if not self._keep:
+            return self.files
+        changes: dict[str, FileState | None] = dict.fromkeys(self._forgotten - self.files.keys())
+        changes.update(self.files)
+        return Patched.patch(self.previous, changes)
 
     def path(self, rel: str) -> bool:
         """Visit one listed path; whether it was read."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -138,6 +138,43 @@ def test_a_view_patched_after_changes_is_the_view_built_afresh(
         moved = set(view.tags) != set(last.tags) or any(view.tags[p] is not last.tags[p] for p in view.tags)
         assert (view.version == last.version + 1) is moved and (view.tags is last.tags) is not moved
         last = view
+    cache.close()
+
+
+def test_an_index_after_a_by_path_refresh_is_the_index_built_afresh(
+    git_repo: GitRepoFactory, registry: LanguageRegistry
+) -> None:
+    """A watch's batches, read path by path: each index looks only at the paths the snapshot's
+    patches name (and what it left unsettled) and keeps every other entry; its tags, keys and
+    diagnostics are a new source's over the same snapshot, at every step."""
+    from hybridmap.store.cache import Cache
+
+    root = git_repo(FILES)
+    settings = Settings(stat_racy_seconds=0.0)
+    cache = Cache(None, 2**20)
+    base = TreeSitterSource(registry, cache, settings)
+    workspace = Workspace(root, settings, registry)
+    steps: list[tuple[set[str], Callable[[], object]]] = [
+        ({"store/memory.py"}, lambda: (root / "store/memory.py").write_text("def fetch(key):\n    return key\n")),
+        ({"store/extra.py"}, lambda: (root / "store/extra.py").write_text("def extra():\n    pass\n")),
+        ({"store/disk.py"}, lambda: (root / "store/disk.py").unlink()),
+        ({"store/extra.py", "store/renamed.py"}, lambda: (root / "store/extra.py").rename(root / "store/renamed.py")),
+        ({"app.py"}, lambda: (root / "app.py").write_bytes(b"\xff\xfe\x00garbage\x00" * 10)),
+        ({"app.py"}, lambda: (root / "app.py").write_text("def app():\n    fetch(1)\n")),
+        ({"store/disk.py"}, lambda: (root / "store/disk.py").write_text("def load(path):\n    return path\n")),
+    ]
+    base.index(*workspace.refresh())
+    by_path = 0
+    for named, step in steps:
+        step()
+        done = workspace.refresh_paths(named)
+        by_path += done is not None
+        snapshot, changes = done if done is not None else workspace.refresh()
+        view = base.index(snapshot, changes)
+        fresh = TreeSitterSource(registry, cache, settings).index(snapshot, changes)
+        assert dict(view.tags) == dict(fresh.tags) and dict(view.keys) == dict(fresh.keys)
+        assert sorted(map(str, view.diagnostics)) == sorted(map(str, fresh.diagnostics))
+    assert by_path == len(steps)
     cache.close()
 
 
