@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
@@ -64,13 +64,24 @@ class RepoGraph:
     """... its index within the file's symbols."""
     symbol_ident: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     """... its ident id in :attr:`idents`, or -1 when nobody references the name."""
-    symbol_names: tuple[str, ...] = ()
+    symbol_name: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    """... its name's number in :attr:`names` (a number per symbol, not a string: a graph patched
+    after an edit carries them as an array slice, where a tuple of 1.5 M names cost an edit's map
+    at 100,000 files ~50 ms of reference counting; a request's names are compared as numbers)."""
+    names: NameTable = field(default_factory=lambda: NameTable())
+    """The symbol names' numbering, shared with the graphs patched from this one."""
     provenances: tuple[str, ...] = BASE_PROVENANCES
     """Provenance names; ``edge_provenance`` indexes this."""
 
     def provenance(self, row: int) -> str:
         """The provenance of edge ``row``."""
         return self.provenances[int(self.edge_provenance[row])]
+
+    @cached_property
+    def symbol_names(self) -> tuple[str, ...]:
+        """Every symbol's name, in :attr:`symbol_name`'s order (tests and inspection; a request
+        reads :attr:`symbol_name` with :meth:`NameTable.numbers`)."""
+        return tuple(map(self.names.names.__getitem__, self.symbol_name.tolist()))
 
     @cached_property
     def index(self) -> dict[str, int]:
@@ -279,15 +290,43 @@ class EdgeColumns:
         return (self.src, self.dst, self.ident, self.count, self.weight, self.provenance)
 
 
+class NameTable:
+    """Symbol names numbered in the order first met. Only ever added to, so the numbers a graph
+    holds stay valid while a graph patched from it numbers new names; one per rebuilt graph,
+    shared by the graphs patched from it (the builder makes one graph at a time)."""
+
+    __slots__ = ("_numbers", "names")
+
+    def __init__(self, numbers: dict[str, int] | None = None) -> None:
+        self._numbers: dict[str, int] = numbers if numbers is not None else {}
+        self.names: list[str] = list(self._numbers)
+
+    def number(self, name: str) -> int:
+        """``name``'s number, given it now when new."""
+        found = self._numbers.get(name)
+        if found is None:
+            found = self._numbers[name] = len(self.names)
+            self.names.append(name)
+        return found
+
+    def numbers(self, names: Iterable[str]) -> np.ndarray:
+        """The numbers of those of ``names`` already numbered (a name no graph holds matches no
+        symbol), for ``np.isin`` against :attr:`RepoGraph.symbol_name`."""
+        got = self._numbers.get
+        return np.array(sorted({n for n in map(got, names) if n is not None}), np.int64)
+
+
 @dataclass(frozen=True, slots=True)
 class SymbolColumns:
     """For every symbol of every file (files in order, symbols in file order): its file, its
-    index in the file, its ident id (-1 when no edge uses the name), its name."""
+    index in the file, its ident id (-1 when no edge uses the name), its name's number in
+    ``names``."""
 
     file: np.ndarray
     local: np.ndarray
     ident: np.ndarray
-    names: tuple[str, ...]
+    name: np.ndarray
+    names: NameTable
 
 
 def build_graph(
@@ -311,7 +350,8 @@ def build_graph_counted(
     files = tuple(sorted(tags))
     index = {path: i for i, path in enumerate(files)}
     names, per_file = _symbol_names(files, tags)
-    definers = _definers(names, per_file)
+    table, numbers = _numbered(names)
+    definers = _definers(numbers, per_file, table)
     refs: dict[str, RefCounts] = {path: Counter(tags[path].ref_names) for path in files}
     if not resolved:  # every use name-matched: the whole pass at once
         idents, rows, pos = name_matched_rows([refs[path] for path in files], definers, settings)
@@ -324,7 +364,7 @@ def build_graph_counted(
                 edges.add(si, name, count, resolved.get((path, name)), at)
         idents, columns = edges.canonical()
         pos, provenances = np.asarray(edges.pos, dtype=np.int32), edges.provenances()
-    symbols = _symbol_columns(names, per_file, {name: i for i, name in enumerate(idents)})
+    symbols = _symbol_columns(names, numbers, per_file, {name: i for i, name in enumerate(idents)}, table)
     return make_graph(files, idents, columns, definers, symbols, provenances), refs, pos
 
 
@@ -349,7 +389,8 @@ def make_graph(
         symbol_file=symbols.file,
         symbol_local=symbols.local,
         symbol_ident=symbols.ident,
-        symbol_names=symbols.names,
+        symbol_name=symbols.name,
+        names=symbols.names,
         provenances=provenances,
     )
 
@@ -362,37 +403,47 @@ def _symbol_names(files: tuple[str, ...], tags: Mapping[str, FileTags]) -> tuple
     return [sym.name for path in files for sym in tags[path].symbols], per_file
 
 
-def _definers(names: list[str], per_file: np.ndarray) -> dict[str, tuple[int, ...]]:
-    """identifier -> sorted indices of the files defining it (``names``, ``per_file``: from
-    :func:`_symbol_names`), the identifiers in the order first met."""
+def _numbered(names: list[str]) -> tuple[NameTable, np.ndarray]:
+    """The names' table (in the order first met) and each name's number."""
     numbers = {name: i for i, name in enumerate(dict.fromkeys(names))}
-    ids = np.fromiter(map(numbers.__getitem__, names), np.int64, len(names))
+    return NameTable(numbers), np.fromiter(map(numbers.__getitem__, names), np.int32, len(names))
+
+
+def _definers(numbers: np.ndarray, per_file: np.ndarray, table: NameTable) -> dict[str, tuple[int, ...]]:
+    """identifier -> sorted indices of the files defining it (``numbers``: each symbol's name's
+    number in ``table``, ``per_file``: from :func:`_symbol_names`), the identifiers in the order
+    first met."""
+    ids = numbers.astype(np.int64)
     owner = np.repeat(np.arange(len(per_file), dtype=np.int64), per_file)
     order = np.lexsort((owner, ids))
     ids, owner = ids[order], owner[order]
     first = np.ones(len(ids), bool)  # one entry per (identifier, file)
     first[1:] = (ids[1:] != ids[:-1]) | (owner[1:] != owner[:-1])
     ids, held = ids[first], owner[first].tolist()
-    bounds = np.searchsorted(ids, np.arange(len(numbers) + 1)).tolist()
+    bounds = np.searchsorted(ids, np.arange(len(table.names) + 1)).tolist()
     # Most names have one definer: each file's one-tuple is made once and shared by its names,
     # and every tuple holds the same int objects (at 100,000 files 838 k (name, file) entries
     # were 60 MB of tuples and ints).
     alone = [(i,) for i in range(len(per_file))]
     out: dict[str, tuple[int, ...]] = {}
-    for name, i in numbers.items():
+    for i, name in enumerate(table.names):
         lo, hi = bounds[i], bounds[i + 1]
         out[name] = alone[held[lo]] if hi - lo == 1 else tuple([alone[f][0] for f in held[lo:hi]])
     return out
 
 
-def _symbol_columns(names: list[str], per_file: np.ndarray, ident_ids: Mapping[str, int]) -> SymbolColumns:
-    """The symbol columns (``names``, ``per_file``: from :func:`_symbol_names`)."""
+def _symbol_columns(
+    names: list[str], numbers: np.ndarray, per_file: np.ndarray, ident_ids: Mapping[str, int], table: NameTable
+) -> SymbolColumns:
+    """The symbol columns (``names``, ``per_file``: from :func:`_symbol_names`; ``numbers``: the
+    names' in ``table``)."""
     firsts = np.cumsum(per_file) - per_file
     return SymbolColumns(
         np.repeat(np.arange(len(per_file), dtype=np.int32), per_file),
         (np.arange(len(names), dtype=np.int64) - np.repeat(firsts, per_file)).astype(np.int32),
         np.fromiter(map(ident_ids.get, names, repeat(-1)), np.int64, len(names)),
-        tuple(names),
+        numbers,
+        table,
     )
 
 

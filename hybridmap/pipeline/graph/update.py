@@ -28,7 +28,6 @@ is one pass and also catches what a change set would not (a merge that refined a
 from __future__ import annotations
 
 import bisect
-import itertools
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -691,7 +690,8 @@ def _symbols(
     """The symbol columns: unchanged files' runs carried (indices mapped), changed files' re-read."""
     index = old.ident_index if ident_remap is None else {name: i for i, name in enumerate(idents)}
     ident_map = None if ident_remap is None else np.append(ident_remap, -1)  # -1 (no identifier) stays
-    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, tuple[str, ...]]] = []
+    table = old.names  # numbers only added to: the old graph's stay valid
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
 
     def carry(a: int, b: int) -> None:
         if a < b:
@@ -699,7 +699,7 @@ def _symbols(
             if files.remap is not None:
                 fi = files.remap[fi].astype(np.int32)
             parts.append(
-                (fi, old.symbol_local[a:b], ids if ident_map is None else ident_map[ids], old.symbol_names[a:b])
+                (fi, old.symbol_local[a:b], ids if ident_map is None else ident_map[ids], old.symbol_name[a:b])
             )
 
     cursor = 0
@@ -712,21 +712,18 @@ def _symbols(
             own = tuple(sym.name for sym in tags[path].symbols)
             ids = np.fromiter((index.get(n, -1) for n in own), dtype=np.int64, count=len(own))
             fi = np.full(len(own), files.index[path], dtype=np.int32)
-            parts.append((fi, np.arange(len(own), dtype=np.int32), ids, own))
+            numbers = np.fromiter(map(table.number, own), dtype=np.int32, count=len(own))
+            parts.append((fi, np.arange(len(own), dtype=np.int32), ids, numbers))
     carry(cursor, len(old.symbol_file))
     if not parts:
-        return SymbolColumns(np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int64), ())
-    names: tuple[str, ...] = ()
-    if len(parts) <= 8:  # tuple concatenation copies pointers; chaining iterates in Python
-        for part in parts:
-            names += part[3]
-    else:
-        names = tuple(itertools.chain.from_iterable(part[3] for part in parts))
+        no_symbols = np.zeros(0, np.int32)
+        return SymbolColumns(no_symbols, no_symbols, np.zeros(0, np.int64), no_symbols, table)
     symbols = SymbolColumns(
         np.concatenate([part[0] for part in parts]),
         np.concatenate([part[1] for part in parts]),
         np.concatenate([part[2] for part in parts]),
-        names,
+        np.concatenate([part[3] for part in parts]),
+        table,
     )
     if ident_remap is not None:  # names that just became identifiers, in files that did not change
         _mark_new_idents(old, files, idents, ident_remap, definers, symbols)
@@ -749,10 +746,9 @@ def _mark_new_idents(
         for fi in definers.get(name, ()):
             if files.files[fi] in changed:
                 continue
-            start, end = np.searchsorted(symbols.file, [fi, fi + 1])
-            for k in range(int(start), int(end)):
-                if symbols.names[k] == name:
-                    symbols.ident[k] = new_id
+            start, end = (int(x) for x in np.searchsorted(symbols.file, [fi, fi + 1]))
+            number = symbols.names.number(name)  # a symbol of a file kept: numbered already
+            symbols.ident[start + np.flatnonzero(symbols.name[start:end] == number)] = new_id
 
 
 def graph_differences(a: RepoGraph, b: RepoGraph) -> list[str]:

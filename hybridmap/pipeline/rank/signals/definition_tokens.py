@@ -154,7 +154,7 @@ class DefinitionTokens(Signal):
             return scores
         matched = self._matches(ctx)
         if matched:
-            names = ctx.graph.symbol_names
-            hit = np.fromiter((name in matched for name in names), dtype=bool, count=len(names))
+            graph = ctx.graph
+            hit = np.isin(graph.symbol_name, graph.names.numbers(matched))
             scores[hit] *= boost
         return scores

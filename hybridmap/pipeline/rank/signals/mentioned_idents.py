@@ -35,9 +35,8 @@ class MentionedIdents(Signal):
     def boost_definitions(self, ctx: RankContext, scores: np.ndarray) -> np.ndarray:
         if not ctx.idents:
             return scores
-        idents = frozenset(ctx.idents)
-        names = ctx.graph.symbol_names
-        boost = np.fromiter((name in idents for name in names), dtype=bool, count=len(names))
+        graph = ctx.graph
+        boost = np.isin(graph.symbol_name, graph.names.numbers(ctx.idents))
         scores[boost] *= ctx.settings.mentioned_definition_boost
         if ctx.settings.pin_mentioned_definitions and boost.any():
             scores[boost] += scores.max()
