@@ -141,29 +141,7 @@ class TreeSitterSource(PassiveSource):
     def index(self, snapshot: Snapshot, changes: ChangeSet, progress: Progress | None = None) -> SourceView:
         """Tags for every readable file of ``snapshot``: kept, from the cache, or parsed."""
         t0 = time.perf_counter()
-        # The paths whose state may differ from the last index's (the snapshot's patches say which,
-        # or a scan of identities), and those the last index could not settle: every other entry
-        # stands (at 100,000 files a pass over every file was ~50 ms of an edit's map).
-        last = self._indexed
-        look_at = None if last is None else [*changed_keys(last, snapshot.files), *self._unsettled]
-        entries: dict[str, _Entry] = dict(self._entries) if look_at is not None else {}
-        # path -> (cache key, content sha256, language, bytes: None when the refresh did not read
-        # them, as for a file trusted by its signature or deferred last time: read on a miss only)
-        lookups: dict[str, tuple[str, str, str, bytes | None]] = {}
-        for rel in dict.fromkeys(look_at) if look_at is not None else snapshot.files:
-            state = snapshot.files.get(rel)
-            if state is None or not state.sha256:
-                entries.pop(rel, None)
-                continue
-            old = self._entries.get(rel)
-            if old is not None and old.sha256 == state.sha256 and old.language == state.language:
-                entries[rel] = old
-                continue
-            entries.pop(rel, None)
-            data = changes.contents.get(rel)
-            options_key = self._options.notebook_key if is_notebook(rel) else self._options.key
-            key = tags_key(self._fingerprint(state.language), state.sha256, options_key)
-            lookups[rel] = (key, state.sha256, state.language, data)
+        entries, lookups, look_at = self._to_look_up(snapshot, changes)
         t_lookup = time.perf_counter()
         shared_before = self._cache.shared_counts()
         hits = self._cache.get_many({v[0] for v in lookups.values()})
@@ -302,6 +280,35 @@ class TreeSitterSource(PassiveSource):
             deadline=deadline,
             stats=stats,
         )
+
+    def _to_look_up(
+        self, snapshot: Snapshot, changes: ChangeSet
+    ) -> tuple[dict[str, _Entry], dict[str, tuple[str, str, str, bytes | None]], list[str] | None]:
+        """The entries that stand, the files to look up in the cache (path -> cache key, content
+        sha256, language, bytes: None when the refresh did not read them, as for a file trusted by
+        its signature or deferred last time: read on a miss only), and the paths looked at (None:
+        every file). Only the paths whose state may differ from the last index's (the snapshot's
+        patches say which, or a scan of identities) and those it could not settle are looked at:
+        at 100,000 files a pass over every file was ~50 ms of an edit's map."""
+        last = self._indexed
+        look_at = None if last is None else [*changed_keys(last, snapshot.files), *self._unsettled]
+        entries: dict[str, _Entry] = dict(self._entries) if look_at is not None else {}
+        lookups: dict[str, tuple[str, str, str, bytes | None]] = {}
+        for rel in dict.fromkeys(look_at) if look_at is not None else snapshot.files:
+            state = snapshot.files.get(rel)
+            if state is None or not state.sha256:
+                entries.pop(rel, None)
+                continue
+            old = self._entries.get(rel)
+            if old is not None and old.sha256 == state.sha256 and old.language == state.language:
+                entries[rel] = old
+                continue
+            entries.pop(rel, None)
+            data = changes.contents.get(rel)
+            options_key = self._options.notebook_key if is_notebook(rel) else self._options.key
+            key = tags_key(self._fingerprint(state.language), state.sha256, options_key)
+            lookups[rel] = (key, state.sha256, state.language, data)
+        return entries, lookups, look_at
 
     def _settled(self, entries: dict[str, _Entry], changed: Sequence[str] | None) -> None:
         """Keep ``entries`` as the index's, and each file's problems, read again only for the
