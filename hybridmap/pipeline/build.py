@@ -130,7 +130,7 @@ class MapBuilder:
         self._basenames: tuple[int, dict[str, list[str]]] | None = None
         """The basename index of the paths of a snapshot ``generation``."""
         """How the last map's graph came: ``rebuilt``, ``updated``, ``unchanged`` or ``kept``."""
-        self._merge_memo: MergeMemo = {}
+        self._merge_memo = MergeMemo()
         self._lexical = LexicalIndex(kept_lexicon)
         self._messages: tuple[object, MessageIndex] | None = None
         self._policy_memo = PolicyMemo()

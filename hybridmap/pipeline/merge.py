@@ -28,6 +28,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ..infra.patched import Patched, changed_keys
 from ..model import DEFINITION_KINDS, FileTags, HoverKey, Provenance, ResolvedEdges, Span, Symbol, confirmed_by
 from ..sources.base import SourceView
 
@@ -125,11 +126,38 @@ class Merged:
     """The names of the views merged, base first, then by precedence."""
 
 
-#: path -> (base tags, each refining view's tags in merge order, merged tags).
-MergeMemo = dict[str, tuple[FileTags, tuple[FileTags | None, ...], FileTags]]
+MemoEntry = tuple[FileTags, tuple[FileTags | None, ...], FileTags]
+"""(base tags, each refining view's tags in merge order, merged tags)."""
 
 
-def merge_views(base: SourceView, refiners: Sequence[SourceView], memo: MergeMemo | None = None) -> Merged:
+@dataclass(frozen=True)
+class _LastMerge:
+    """What the last :func:`merge_views` call read and made (its mappings are read-only)."""
+
+    names: tuple[str, ...]
+    base: Mapping[str, FileTags]
+    refiners: tuple[Mapping[str, FileTags], ...]
+    hovered: frozenset[str]
+    tags: Mapping[str, FileTags]
+
+
+class MergeMemo(dict[str, MemoEntry]):
+    """path -> :data:`MemoEntry` for each file the last merge merged, and what that merge read
+    and made: the next one merges only the files whose inputs moved since (the views' patches
+    say which, else a scan of identities: :func:`~hybridmap.infra.patched.changed_keys`) into a
+    copy of the last merged mapping, handed on as a :class:`~hybridmap.infra.patched.Patched`
+    (a pass over every file per merge was a hybrid edit's cost at 100,000 files)."""
+
+    __slots__ = ("last",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last: _LastMerge | None = None
+
+
+def merge_views(
+    base: SourceView, refiners: Sequence[SourceView], memo: MergeMemo | dict[str, MemoEntry] | None = None
+) -> Merged:
     """Merge ``refiners`` (best first) into ``base`` (see the module docstring).
 
     ``memo`` skips files whose inputs are the same objects as last time; it is left holding
@@ -139,40 +167,98 @@ def merge_views(base: SourceView, refiners: Sequence[SourceView], memo: MergeMem
     for view in refiners:
         for key, text in view.details.items():
             details.setdefault(key, text)
+    names = (base.name, *(v.name for v in refiners))
+    hovered = frozenset(key[0] for key in details)
     if not details and not any(view.tags for view in refiners):
         # Nothing describes any file (servers not started yet): the base's own mapping, as is.
         if memo is not None:
             memo.clear()
-        names = (base.name, *(v.name for v in refiners))
-        return Merged(base.tags, resolved_edges(refiners), details, names)
+        tags: Mapping[str, FileTags] = base.tags
+    else:
+        last = memo.last if isinstance(memo, MergeMemo) else None
+        if isinstance(memo, MergeMemo) and last is not None and last.names == names:
+            tags = _merged_since(last, base, refiners, hovered, details, memo)
+        else:
+            tags = _merged_all(base, refiners, hovered, details, memo)
+    if isinstance(memo, MergeMemo):
+        memo.last = _LastMerge(names, base.tags, tuple(v.tags for v in refiners), hovered, tags)
+    return Merged(tags, resolved_edges(refiners), details, names)
+
+
+def _merged_all(
+    base: SourceView,
+    refiners: Sequence[SourceView],
+    hovered: frozenset[str],
+    details: Mapping[HoverKey, str],
+    memo: MergeMemo | dict[str, MemoEntry] | None,
+) -> dict[str, FileTags]:
+    """Every file merged (a memo's entries reused where their inputs are the same objects)."""
     ordered = tuple(reversed(refiners))  # least trusted first: the best has the last word
-    hovered = {key[0] for key in details}
     tags: dict[str, FileTags] = {}
     for path, static in base.tags.items():
-        theirs = tuple(view.tags.get(path) for view in ordered)
-        if path not in hovered and all(t is None for t in theirs):
-            tags[path] = static
-            continue
-        if memo is not None and path not in hovered:
-            previous = memo.get(path)
-            if previous is not None and previous[0] is static and _same(previous[1], theirs):
-                tags[path] = previous[2]
-                continue
-        merged = static
-        for view, file_tags in zip(ordered, theirs, strict=True):
-            if file_tags is not None:
-                merged = merge_file(merged, file_tags, path, None, view.name)
-        if path in hovered:
-            merged = merge_file(merged, None, path, details)
-        if memo is not None:
-            memo[path] = (static, theirs, merged)
-        tags[path] = merged
+        tags[path] = _merged_file(path, static, ordered, hovered, details, memo)
     if memo is not None:
         # Keep only what this call merged: a deleted file (or one no source describes any
         # more) would otherwise stay in a long-lived object's memo for good.
         for path in [p for p, entry in memo.items() if tags.get(p) is not entry[2]]:
             del memo[path]
-    return Merged(tags, resolved_edges(refiners), details, (base.name, *(v.name for v in refiners)))
+    return tags
+
+
+def _merged_since(
+    last: _LastMerge,
+    base: SourceView,
+    refiners: Sequence[SourceView],
+    hovered: frozenset[str],
+    details: Mapping[HoverKey, str],
+    memo: MergeMemo,
+) -> Mapping[str, FileTags]:
+    """The last merge with only the files whose inputs may have moved merged again: those whose
+    base or refining tags are not the same objects, and those with details now or then."""
+    paths = set(changed_keys(last.base, base.tags)) | hovered | last.hovered
+    for was, view in zip(last.refiners, refiners, strict=True):
+        paths.update(changed_keys(was, view.tags))
+    if not paths:
+        return last.tags
+    ordered = tuple(reversed(refiners))
+    changes: dict[str, FileTags | None] = {}
+    for path in sorted(paths):
+        static = base.tags.get(path)
+        if static is None:  # gone (or described by a refining view alone: never merged)
+            changes[path] = None
+            memo.pop(path, None)
+            continue
+        changes[path] = merged = _merged_file(path, static, ordered, hovered, details, memo)
+        if merged is static:
+            memo.pop(path, None)
+    return Patched.patch(last.tags, changes)
+
+
+def _merged_file(
+    path: str,
+    static: FileTags,
+    ordered: tuple[SourceView, ...],
+    hovered: frozenset[str],
+    details: Mapping[HoverKey, str],
+    memo: MergeMemo | dict[str, MemoEntry] | None,
+) -> FileTags:
+    """One file's tags, the views merged in ``ordered`` (least trusted first)."""
+    theirs = tuple(view.tags.get(path) for view in ordered)
+    if path not in hovered and all(t is None for t in theirs):
+        return static
+    if memo is not None and path not in hovered:
+        previous = memo.get(path)
+        if previous is not None and previous[0] is static and _same(previous[1], theirs):
+            return previous[2]
+    merged = static
+    for view, file_tags in zip(ordered, theirs, strict=True):
+        if file_tags is not None:
+            merged = merge_file(merged, file_tags, path, None, view.name)
+    if path in hovered:
+        merged = merge_file(merged, None, path, details)
+    if memo is not None:
+        memo[path] = (static, theirs, merged)
+    return merged
 
 
 def resolved_edges(refiners: Sequence[SourceView]) -> ResolvedEdges:
@@ -194,7 +280,7 @@ def merge_tags(
     static: Mapping[str, FileTags],
     server: Mapping[str, FileTags],
     hovers: Mapping[HoverKey, str] | None = None,
-    memo: MergeMemo | None = None,
+    memo: MergeMemo | dict[str, MemoEntry] | None = None,
 ) -> dict[str, FileTags]:
     """Every file's tags with one language server's view merged in (:func:`merge_views` for
     two sources: tree-sitter and ``lsp``)."""

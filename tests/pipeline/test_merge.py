@@ -6,10 +6,14 @@ Server answers here are lsprotocol records shaped like what the real servers sen
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lsprotocol import types as T
 
+from hybridmap.infra.patched import Patched
 from hybridmap.model import FileTags, Provenance, Span, Symbol
-from hybridmap.pipeline.merge import merge_file, merge_tags
+from hybridmap.pipeline.merge import MemoEntry, MergeMemo, merge_file, merge_tags, merge_views
+from hybridmap.sources.base import SourceView
 from hybridmap.sources.lsp.symbols import (
     detail_from_hover,
     plain_name,
@@ -248,3 +252,54 @@ class Store {
     ]
     tags = symbols_from_answer(answer, lines, "utf-16", max_signature_lines=6, detail_chars=160)
     assert [s.name for s in tags.symbols] == ["handler", "config", "Store", "size"]
+
+
+# --- merges kept up to date -------------------------------------------------------------------
+
+PATHS = [f"m{i}.py" for i in range(6)]
+
+
+def _file(names: tuple[str, ...], provenance: str = Provenance.TREE_SITTER) -> FileTags:
+    return FileTags(
+        tuple(
+            Symbol(name, "function", Span(i * 2, 0, i * 2 + 1, 0), i * 2, 4, f"def {name}():", -1, provenance)
+            for i, name in enumerate(names)
+        )
+    )
+
+
+NAMES = st.sampled_from(["load", "save", "run", "Runner"])
+FILE = st.lists(NAMES, max_size=3, unique=True).map(tuple)
+#: One step: paths the base sets (None: removes), paths a server's view sets or drops, hovers.
+STEP = st.tuples(
+    st.dictionaries(st.sampled_from(PATHS), st.one_of(st.none(), FILE), max_size=2),
+    st.dictionaries(st.sampled_from(PATHS), st.one_of(st.none(), FILE), max_size=2),
+    st.sets(st.sampled_from(PATHS), max_size=2),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(STEP, min_size=1, max_size=6))
+def test_a_merge_kept_up_to_date_is_the_merge_made_afresh(steps: list[tuple[dict, dict, set]]) -> None:
+    """Views moving step by step (the base patched, as the base source hands it; a server's view
+    anew each time; hovers coming and going): the merge of only the files whose inputs moved
+    equals the merge of every file with a plain memo (a file's hover kept while its inputs stand,
+    as that memo keeps it), at every step, and the two memos hold the same files."""
+    base_tags: dict[str, FileTags] = {p: _file(("load",)) for p in PATHS}
+    server: dict[str, FileTags] = {}
+    memo, plain = MergeMemo(), dict[str, MemoEntry]()
+    for base_change, server_change, hovered in steps:
+        built = {p: _file(names) if names is not None else None for p, names in base_change.items()}
+        base_tags = Patched.patch(base_tags, built)
+        server = {**server}
+        for path, names in server_change.items():
+            if names is None:
+                server.pop(path, None)
+            else:
+                server[path] = _file(names, Provenance.LSP)
+        details = {(p, 0, 4): f"hover of {p}" for p in hovered}
+        views = (SourceView(Provenance.LSP, server, details=details),)
+        kept = merge_views(SourceView(Provenance.TREE_SITTER, base_tags), views, memo)
+        every = merge_views(SourceView(Provenance.TREE_SITTER, base_tags), views, plain)
+        assert dict(kept.tags) == dict(every.tags)
+        assert set(memo) == set(plain)
