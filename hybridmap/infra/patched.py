@@ -78,6 +78,12 @@ def changed_keys(old: Mapping[str, V], new: Mapping[str, V]) -> list[str]:
     return scanned(old, new)
 
 
+def changed_positions(old: Mapping[str, V], new: Mapping[str, V], index: Mapping[str, int]) -> list[int]:
+    """:func:`changed_keys` as positions in ``index`` (a graph's file numbers), ascending; keys
+    ``index`` does not hold are left out."""
+    return sorted(index[key] for key in changed_keys(old, new) if key in index)
+
+
 def scanned(old: Mapping[str, V], new: Mapping[str, V]) -> list[str]:
     """:func:`changed_keys` by a scan of every key (C-level: ``map`` and ``compress``)."""
     out = list(compress(new, map(is_not, map(old.get, new), new.values())))

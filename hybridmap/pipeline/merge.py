@@ -175,9 +175,9 @@ def merge_views(
             memo.clear()
         tags: Mapping[str, FileTags] = base.tags
     else:
-        last = memo.last if isinstance(memo, MergeMemo) else None
-        if isinstance(memo, MergeMemo) and last is not None and last.names == names:
-            tags = _merged_since(last, base, refiners, hovered, details, memo)
+        kept = memo if isinstance(memo, MergeMemo) else None
+        if kept is not None and kept.last is not None and kept.last.names == names:
+            tags = _merged_since(kept.last, base, refiners, hovered, details, kept)
         else:
             tags = _merged_all(base, refiners, hovered, details, memo)
     if isinstance(memo, MergeMemo):

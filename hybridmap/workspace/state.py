@@ -220,10 +220,8 @@ class Workspace:
         changes = _changes(visit.previous, files, visit.contents, among)
         stats.update(files_read=float(visit.read_count), files_reused=float(visit.reused))
         generation = self._snapshot.generation + (0 if changes.empty else 1)
-        previous, self._snapshot = (
-            self._snapshot,
-            Snapshot(self.root, files, special, diagnostics, stats, generation),
-        )
+        previous = self._snapshot
+        self._snapshot = Snapshot(self.root, files, special, diagnostics, stats, generation)
         if among is not None:
             _carry_views(previous, self._snapshot, among)
         return self._snapshot, changes

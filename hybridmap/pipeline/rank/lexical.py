@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ...infra.patched import changed_keys
+from ...infra.patched import changed_positions
 from ...languages.lexical import decode_words, name_counts, word_counts
 from ...model import FileTags
 from ...store.lexicon import KeptLexicon, KeptModel
@@ -485,7 +485,7 @@ class LexicalIndex:
             return None
         files, index, was, old = last.files, last.index, last.tags, last.model
         if graph.files is files:  # an edit that added and removed nothing: the same file list
-            changed = sorted(index[p] for p in changed_keys(was, tags) if p in index)
+            changed = changed_positions(was, tags, index)
             kept = old.slot_of_file.copy()
         else:
             slots = [

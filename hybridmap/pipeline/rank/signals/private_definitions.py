@@ -17,7 +17,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ....infra.patched import changed_keys
+from ....infra.patched import changed_positions
 from ....languages.visibility import Visibility
 from ....model import FileTags
 from ...graph.repo_graph import RepoGraph
@@ -95,8 +95,9 @@ def _read(
     for path in files:
         file_tags = tags.get(path)
         known = before.get(path)
-        fresh = known is None or known[0] is not file_tags
-        per_file[path] = _file_flags(path, file_tags, visibility) if fresh or known is None else known
+        if known is None or known[0] is not file_tags:
+            known = _file_flags(path, file_tags, visibility)
+        per_file[path] = known
     arrays = [per_file[path][1] for path in files]
     offsets = np.zeros(len(files) + 1, np.int64)
     np.cumsum([len(a) for a in arrays], out=offsets[1:])
@@ -107,7 +108,7 @@ def _read(
 def _spliced(last: _Flags, tags: Mapping[str, FileTags], visibility: Visibility, index: Mapping[str, int]) -> _Flags:
     """The last flags with the files whose tags moved (:func:`changed_keys`) read again: the
     same file list, so each such file's run of the flat flags is replaced in place."""
-    changed = sorted(index[p] for p in changed_keys(last.tags, tags) if p in index)
+    changed = changed_positions(last.tags, tags, index)
     if not changed:
         return replace(last, tags=tags)
     files, per_file = last.files, dict(last.per_file)
