@@ -515,6 +515,12 @@ def _revisions(head: str, since: str | None) -> str:
 def head_commit(root: Path, timeout: float = 60.0) -> str | None:
     """The full sha of ``root``'s HEAD; None without a repository git may be asked about, or
     without a commit."""
+    located = located_head(root, timeout)
+    return located[0] if located is not None else None
+
+
+def located_head(root: Path, timeout: float = 60.0) -> tuple[str, Path] | None:
+    """(:func:`head_commit`, the repository's git directory); None as :func:`head_commit`."""
     root = root.resolve()
     # One git process for both questions (a map's refresh asks this every time): where the
     # repository is, then HEAD, whose answer counts only when the location passes locate's checks.
@@ -528,10 +534,11 @@ def head_commit(root: Path, timeout: float = 60.0) -> str | None:
     except GitUnavailable:
         return None
     lines = result.text().splitlines()
-    if not result.ok or len(lines) != 4 or isinstance(_located(root, lines[:3]), Refusal):
+    location = _located(root, lines[:3]) if result.ok and len(lines) == 4 else None
+    if not isinstance(location, Location):
         return None  # no repository we may ask about, or no commit yet
     sha = lines[3].strip()
-    return sha if FULL_SHA.fullmatch(sha) else None
+    return (sha, location.git_dir) if FULL_SHA.fullmatch(sha) else None
 
 
 def is_shallow(root: Path, timeout: float = 60.0) -> bool:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from hybridmap import RepoMap
 from hybridmap.infra import git as git_module
@@ -64,6 +68,83 @@ def test_incremental_when_head_moves_forward_and_full_when_it_moves_elsewhere(gi
     git(root, "checkout", "-q", "HEAD~6")  # back to the initial commit: history rewound
     back = index.refresh()
     assert back.of("core.py") == {"partner.py": 1, "loner.py": 1, "other.py": 1}
+
+
+#: Longer than ``stat_racy_seconds``: HEAD's files are then old enough for their stamp to count.
+SETTLE = 0.2
+
+
+def _head(root: Path) -> str:
+    return git(root, "rev-parse", "HEAD").strip()
+
+
+def _asked_without_git(index: CoChangeIndex, monkeypatch: pytest.MonkeyPatch) -> str | None:
+    """The index's HEAD with no git to start (none on PATH)."""
+    with monkeypatch.context() as patched:
+        patched.setenv("PATH", "")
+        return index.refresh().head
+
+
+def test_head_is_read_from_its_files_while_they_stand_and_each_move_is_seen(git_repo, monkeypatch) -> None:
+    """While the files git keeps HEAD in stand as they were when git last answered, a refresh
+    starts no git; every way git moves HEAD changes them, and the next refresh has the new HEAD."""
+    root = _history(git_repo)
+    main = git(root, "branch", "--show-current").strip()
+    moves: list[tuple[str, Callable[[], object]]] = [
+        ("a commit on the branch", lambda: _commit(root, {"core.py": "# a\n"}, "a")),
+        ("the refs packed (the loose ref goes)", lambda: git(root, "pack-refs", "--all", "--prune")),
+        ("a commit on a packed branch", lambda: _commit(root, {"core.py": "# b\n"}, "b")),
+        ("a checkout of a new branch", lambda: git(root, "checkout", "-q", "-b", "side", "HEAD~2")),
+        ("a detached HEAD", lambda: git(root, "checkout", "-q", "--detach", "HEAD~1")),
+        ("a commit on a detached HEAD", lambda: _commit(root, {"other.py": "# c\n"}, "c")),
+        (
+            "back to the branch, then reset",
+            lambda: (git(root, "checkout", "-q", main), git(root, "reset", "-q", "--hard", "HEAD~1")),
+        ),
+    ]
+    index = CoChangeIndex(root, Settings())
+    time.sleep(SETTLE)
+    index.refresh()
+    assert CoChangeIndex(root, Settings()).refresh().head is not None
+    assert _asked_without_git(CoChangeIndex(root, Settings()), monkeypatch) is None  # this can fail
+    for what, move in moves:
+        move()
+        time.sleep(SETTLE)
+        assert index.refresh().head == _head(root), what  # the files moved: git asked
+        assert index.refresh().head == _head(root), what  # stamped before git answered
+        assert _asked_without_git(index, monkeypatch) == _head(root), what
+
+
+def test_a_move_within_the_racy_window_is_asked_of_git(git_repo, monkeypatch) -> None:
+    """HEAD's files changed moments ago (a timestamp is coarser than two quick updates): no stamp
+    counts, git is asked, and a commit right after a refresh is seen."""
+    root = _history(git_repo)
+    index = CoChangeIndex(root, Settings().replace(stat_racy_seconds=60.0))
+    for n in range(3):
+        index.refresh()
+        assert _asked_without_git(index, monkeypatch) is None  # asked git: there is none
+        _commit(root, {"core.py": f"# quick {n}\n"}, "quick")
+        assert index.refresh().head == _head(root)
+
+
+def test_a_linked_work_tree_reads_its_own_head(git_repo, tmp_path: Path, monkeypatch) -> None:
+    """A linked work tree's HEAD is in its own git directory and its branch in the main one's: a
+    commit in the main work tree does not move it, one in it does."""
+    root = _history(git_repo)
+    linked = tmp_path / "linked"
+    git(root, "worktree", "add", "-q", "-b", "linked", str(linked))
+    index = CoChangeIndex(linked, Settings())
+    time.sleep(SETTLE)
+    index.refresh()
+    index.refresh()
+    _commit(root, {"core.py": "# main moves\n"}, "main")
+    time.sleep(SETTLE)
+    assert _asked_without_git(index, monkeypatch) == _head(linked) != _head(root)
+    _commit(linked, {"core.py": "# linked moves\n"}, "linked")
+    time.sleep(SETTLE)
+    assert index.refresh().head == _head(linked)
+    index.refresh()
+    assert _asked_without_git(index, monkeypatch) == _head(linked)
 
 
 def test_no_git_means_off_quietly_and_a_failing_git_is_said(tmp_path: Path, git_repo) -> None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...infra import git
+from ...infra.git_head import Stamp, head_stamp
 from ...settings import Settings
 from ...store.cache import Cache
 
@@ -59,21 +60,36 @@ class CoChangeIndex:
         """The history an index artifact brought for this root, read only for a shallow clone."""
         self._commits: tuple[git.Commit, ...] = ()
         self._current = CoChange(problem="not read yet")
+        self._git_dir: Path | None = None
+        self._stamp: Stamp | None = None
+        """HEAD's files as they were before git last answered (:mod:`hybridmap.infra.git_head`)."""
 
     @property
     def current(self) -> CoChange:
         return self._current
 
     def refresh(self) -> CoChange:
-        """The counts for the root's HEAD now (read only what changed since the last call)."""
+        """The counts for the root's HEAD now (read only what changed since the last call; git is
+        not asked while the files HEAD is read from stand as they were when it last answered)."""
         settings = self._settings
+        stamp = head_stamp(self._git_dir, settings.stat_racy_seconds) if self._git_dir is not None else None
+        if stamp is not None and stamp == self._stamp:
+            return self._current
+        self._stamp = None
+        kept: Stamp | None = None
         try:
-            head = git.head_commit(self._root, settings.co_change_timeout_seconds)
-            if head is None:  # not a repository (or no commit yet): nothing to say, nothing wrong
-                self._commits = ()
+            located = git.located_head(self._root, settings.co_change_timeout_seconds)
+            if located is None:  # not a repository (or no commit yet): nothing to say, nothing wrong
+                self._commits, self._git_dir = (), None
                 self._current = CoChange()
                 return self._current
+            head, git_dir = located
+            # Taken before git answered: a move since changes it. Kept only for a good answer (a
+            # failed read is tried again at the next refresh, as before).
+            kept = stamp if git_dir == self._git_dir else None
+            self._git_dir = git_dir
             if head == self._current.head:
+                self._stamp = kept
                 return self._current
             commits, problem = self._read(head)
             commits, imported = self._continued(commits) if not problem else (commits, 0)
@@ -84,6 +100,7 @@ class CoChangeIndex:
             self._current = CoChange(problem=f"git history unavailable ({problem}); co-change is off")
         else:
             self._current = CoChange(head, pair_counts(commits, settings), len(commits), imported=imported)
+            self._stamp = None if problem else kept
         return self._current
 
     def _continued(self, commits: tuple[git.Commit, ...]) -> tuple[tuple[git.Commit, ...], int]:
