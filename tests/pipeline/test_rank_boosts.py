@@ -312,6 +312,13 @@ def test_the_private_mask_after_an_edit_equals_a_fresh_one() -> None:
     private_definitions._LAST.clear()  # nothing remembered: every file read again
     assert incremental == mask(edited)
     assert incremental.count(True) == 6
+    # Files came and went: the kept runs are found by path (their places moved), new ones read.
+    moved = {k: v for k, v in edited.items() if k != "pkg1/f1.go"}
+    moved["pkg0/a_new.go"] = _tags(["newPrivate", "NewPublic"], [])
+    visibility = Visibility({"go": "capitalized"}, dict.fromkeys(moved, "go"))
+    kept = mask(moved)
+    private_definitions._LAST.clear()
+    assert kept == mask(moved) and kept.count(True) == 6
 
 
 def test_the_private_mask_spliced_after_patches_equals_a_fresh_one() -> None:

@@ -26,21 +26,27 @@ from .directory_proximity import directory_tree
 
 #: Per graph, which symbols are private (computed once: conventions do not change with requests).
 _PRIVATE: weakref.WeakKeyDictionary[RepoGraph, tuple[object, np.ndarray]] = weakref.WeakKeyDictionary()
-FileFlags = dict[str, tuple[FileTags, np.ndarray]]
-"""path -> (the tags the flags were read from, one bool per symbol of them)."""
 
 
 @dataclass(frozen=True)
 class _Flags:
-    """The last mask's flags: per file, and end to end in the graph's file order (``offsets``:
-    where each file's start), with the tags and file list they were read for."""
+    """The last mask's flags, one bool per symbol end to end in the graph's file order
+    (``offsets``: where each file's start), with the tags and file list (and its index) they were
+    read for: a file whose tags are the same object keeps its run."""
 
     conventions: tuple[tuple[str, str | None], ...]
     files: tuple[str, ...]
+    index: Mapping[str, int]
     tags: Mapping[str, FileTags]
-    per_file: FileFlags
     flat: np.ndarray
     offsets: np.ndarray
+
+    def kept(self, path: str, file_tags: FileTags | None) -> np.ndarray | None:
+        """``path``'s flags when they were read from ``file_tags``, else None."""
+        fi = self.index.get(path)
+        if fi is None or self.tags.get(path) is not file_tags:
+            return None
+        return self.flat[self.offsets[fi] : self.offsets[fi + 1]]
 
 
 #: The last mask's flags (one repository's files at a time: bounded by its size). After an edit
@@ -48,7 +54,7 @@ class _Flags:
 #: take ~45 ms, more than the rest of an edit's map; a pass over every file at 100,000 files
 #: was ~150 ms of one).
 _LAST: list[_Flags] = []
-_NO_FLAGS = (FileTags((), ()), np.zeros(0, dtype=bool))
+_NO_FLAGS = np.zeros(0, dtype=bool)
 
 
 def private_mask(ctx: RankContext) -> np.ndarray:
@@ -67,7 +73,7 @@ def private_mask(ctx: RankContext) -> np.ndarray:
         if last is not None and last.conventions == conventions and last.files is graph.files:
             flags = _spliced(last, ctx.tags, visibility, graph.index)
         else:
-            flags = _read(graph.files, ctx.tags, visibility, conventions, last)
+            flags = _read(graph.files, graph.index, ctx.tags, visibility, conventions, last)
         _LAST[:] = [flags]
         flat = flags.flat
         mask = flat[flags.offsets[graph.symbol_file] + graph.symbol_local] if len(flat) else flat
@@ -75,56 +81,54 @@ def private_mask(ctx: RankContext) -> np.ndarray:
     return mask
 
 
-def _file_flags(path: str, file_tags: FileTags | None, visibility: Visibility) -> tuple[FileTags, np.ndarray]:
+def _file_flags(path: str, file_tags: FileTags | None, visibility: Visibility) -> np.ndarray:
     if file_tags is None:
         return _NO_FLAGS
     symbols = file_tags.symbols
-    return file_tags, np.array([visibility.private(path, symbols, i) for i in range(len(symbols))], dtype=bool)
+    return np.array([visibility.private(path, symbols, i) for i in range(len(symbols))], dtype=bool)
 
 
 def _read(
     files: tuple[str, ...],
+    index: Mapping[str, int],
     tags: Mapping[str, FileTags],
     visibility: Visibility,
     conventions: tuple[tuple[str, str | None], ...],
     last: _Flags | None,
 ) -> _Flags:
-    """Every file's flags, those of the last mask's files with the same tags object reused."""
-    before = last.per_file if last is not None and last.conventions == conventions else {}
-    per_file: FileFlags = {}
+    """Every file's flags, the last mask's runs kept for files with the same tags object."""
+    reuse = last is not None and last.conventions == conventions
+    arrays = []
     for path in files:
         file_tags = tags.get(path)
-        known = before.get(path)
-        if known is None or known[0] is not file_tags:
-            known = _file_flags(path, file_tags, visibility)
-        per_file[path] = known
-    arrays = [per_file[path][1] for path in files]
+        known = last.kept(path, file_tags) if last is not None and reuse else None
+        arrays.append(known if known is not None else _file_flags(path, file_tags, visibility))
     offsets = np.zeros(len(files) + 1, np.int64)
     np.cumsum([len(a) for a in arrays], out=offsets[1:])
     flat = np.concatenate(arrays) if arrays else np.zeros(0, dtype=bool)
-    return _Flags(conventions, files, tags, per_file, flat, offsets)
+    return _Flags(conventions, files, index, tags, flat, offsets)
 
 
 def _spliced(last: _Flags, tags: Mapping[str, FileTags], visibility: Visibility, index: Mapping[str, int]) -> _Flags:
     """The last flags with the files whose tags moved (:func:`changed_keys`) read again: the
-    same file list, so each such file's run of the flat flags is replaced in place."""
+    same file list, so each such file's run of the flat flags is replaced in place (no copy of a
+    per-file mapping: at 100,000 files that copy was most of an edit's ~25 ms here)."""
     changed = changed_positions(last.tags, tags, index)
     if not changed:
         return replace(last, tags=tags)
-    files, per_file = last.files, dict(last.per_file)
+    files = last.files
     pieces: list[np.ndarray] = []
     lengths = np.diff(last.offsets)
     start = 0
     for fi in changed:
-        path = files[fi]
-        per_file[path] = read = _file_flags(path, tags.get(path), visibility)
-        pieces += [last.flat[last.offsets[start] : last.offsets[fi]], read[1]]
-        lengths[fi] = len(read[1])
+        read = _file_flags(files[fi], tags.get(files[fi]), visibility)
+        pieces += [last.flat[last.offsets[start] : last.offsets[fi]], read]
+        lengths[fi] = len(read)
         start = fi + 1
     pieces.append(last.flat[last.offsets[start] :])
     offsets = np.zeros(len(files) + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    return _Flags(last.conventions, files, tags, per_file, np.concatenate(pieces), offsets)
+    return _Flags(last.conventions, files, index, tags, np.concatenate(pieces), offsets)
 
 
 @dataclass(frozen=True)
