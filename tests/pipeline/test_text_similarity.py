@@ -72,6 +72,32 @@ def test_hits_marked_or_sorted_give_the_same_scores_bit_for_bit(docs: list[list[
     assert sorted_hits.tobytes() == marked.tobytes()
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    docs=st.lists(st.lists(WORD, min_size=1, max_size=30), min_size=2, max_size=12),
+    query=st.lists(WORD, min_size=1, max_size=8),
+    chunk=st.integers(1, 40),
+)
+def test_hits_scored_in_runs_give_the_same_scores_bit_for_bit(
+    docs: list[list[str]], query: list[str], chunk: int
+) -> None:
+    """Hits scored a run of entries at a time (``HITS_CHUNK``, cut at slot starts) sum each
+    file's terms as one pass over every hit does: the same floats."""
+    share, size = lexical_module.MASK_SHARE, lexical_module.HITS_CHUNK
+    try:
+        lexical_module.MASK_SHARE = 10**9  # always marked: the path that runs in chunks
+        whole, vocabulary = _model_of(docs)
+        ids = vocabulary.known(query)
+        at_once = whole.scores(ids, len(docs))
+        lexical_module.HITS_CHUNK = chunk
+        chunked, _ = _model_of(docs)
+        in_runs = chunked.scores(ids, len(docs))
+        assert len(chunked._cuts()) > 2 or len(chunked.ids) <= chunk + 8  # cut (a file holds <= 8 words)
+    finally:
+        lexical_module.MASK_SHARE, lexical_module.HITS_CHUNK = share, size
+    assert at_once.tobytes() == in_runs.tobytes()
+
+
 def _repo(git_repo) -> Path:  # type: ignore[no-untyped-def]
     files = {
         # The chat file: invoices, their tax and totals.
