@@ -313,7 +313,7 @@ class LexicalModel:
             self._norms_made.append(K1 * (1 - B + B * self.slot_lengths / self.average))
         return self._norms_made[0]
 
-    def _cuts(self) -> np.ndarray:
+    def _cuts(self) -> list[int]:
         """Entry positions that split the entries into runs of about :data:`HITS_CHUNK`, each at
         the start of a slot: a slot's hits are all in one run."""
         if not self._cuts_made:
