@@ -166,6 +166,14 @@ class Visibility:
             return is_static(symbols[index])
         return is_public(convention, symbols, index, path) is False
 
+    def private_flags(self, path: str, symbols: Sequence[Symbol]) -> list[bool]:
+        """:meth:`private` of each of a file's symbols (its language looked up once)."""
+        language = self._languages.get(path)
+        convention = self._conventions.get(language) if language is not None else None
+        if convention == "header":
+            return [is_static(symbol) for symbol in symbols]
+        return [is_public(convention, symbols, i, path) is False for i in range(len(symbols))]
+
     def public(self, path: str, symbols: Sequence[Symbol], index: int) -> bool | None:
         language = self._languages.get(path)
         convention = self._conventions.get(language) if language is not None else None

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from ..infra.patched import Patched
+from ..infra.patched import Patched, Projected
 from ..languages.notebooks import NotebookError, is_notebook
 from ..languages.registry import LanguageRegistry
 from ..model import Diagnostic, FileStatus
@@ -74,14 +74,16 @@ class Snapshot:
     """Bumped by every refresh whose change set is not empty."""
 
     @cached_property
-    def languages(self) -> dict[str, str]:
-        """path -> language, for every listed file in a known language."""
-        return {path: state.language for path, state in self.files.items()}
+    def languages(self) -> Mapping[str, str]:
+        """path -> language, for every listed file in a known language (read through the
+        states: nothing copied per snapshot)."""
+        return Projected(self.files, "language")
 
     @cached_property
-    def shas(self) -> dict[str, str]:
-        """path -> content sha256, for every file that could be read."""
-        return {path: state.sha256 for path, state in self.files.items() if state.sha256}
+    def shas(self) -> Mapping[str, str]:
+        """path -> content sha256, for every file that could be read (read through the states;
+        :func:`~hybridmap.infra.patched.changed_keys` follows the states' patches)."""
+        return Projected(self.files, "sha256")
 
     def file_diagnostics(self) -> list[Diagnostic]:
         """The listing's diagnostics, then each file's."""
@@ -183,8 +185,10 @@ class Workspace:
         if listed_now is None:
             return None
         listed_now |= set(named).difference(ask)
-        listed = (self._listed - set(named)) | listed_now
-        if len(listed) > self._settings.max_files:
+        # The listing is changed in place (a copy of every path per batch was ~8 ms at 100,000).
+        listed = self._listed
+        leaving = [rel for rel in named if rel in listed and rel not in listed_now]
+        if len(listed) - len(leaving) + len(listed_now.difference(listed)) > self._settings.max_files:
             return None
         t_list = time.perf_counter()
         previous = self._snapshot
@@ -194,7 +198,8 @@ class Workspace:
                 visit.path(rel)
             else:
                 visit.forget(rel)
-        self._listed = listed
+        listed.difference_update(leaving)
+        listed |= listed_now
         if self._listed_directories is not None:
             directories_of(listed_now, into=self._listed_directories)
         special = tuple(
@@ -220,10 +225,7 @@ class Workspace:
         changes = _changes(visit.previous, files, visit.contents, among)
         stats.update(files_read=float(visit.read_count), files_reused=float(visit.reused))
         generation = self._snapshot.generation + (0 if changes.empty else 1)
-        previous = self._snapshot
         self._snapshot = Snapshot(self.root, files, special, diagnostics, stats, generation)
-        if among is not None:
-            _carry_views(previous, self._snapshot, among)
         return self._snapshot, changes
 
     def _directory_now_or_before(self, rel: str) -> bool:
@@ -382,25 +384,6 @@ def _stat_signature(path: str) -> tuple[int, int, int, int] | None:
     except OSError:
         return None
     return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
-
-
-def _carry_views(previous: Snapshot, snapshot: Snapshot, among: Sequence[str]) -> None:
-    """Give ``snapshot`` the previous one's per-path views (made so far) patched at ``among``, the
-    only paths that can differ: a :class:`~hybridmap.infra.patched.Patched` each, so whoever kept
-    the last one asks :func:`~hybridmap.infra.patched.changed_keys` instead of comparing every
-    path (at 100,000 files, building ``shas`` anew and comparing it with the last map's was
-    ~50 ms of an edit's map)."""
-    files = snapshot.files
-    shas = previous.__dict__.get("shas")
-    if shas is not None:
-        snapshot.__dict__["shas"] = Patched.patch(
-            shas, {p: s.sha256 or None if (s := files.get(p)) else None for p in among}
-        )
-    languages = previous.__dict__.get("languages")
-    if languages is not None:
-        snapshot.__dict__["languages"] = Patched.patch(
-            languages, {p: s.language if (s := files.get(p)) else None for p in among}
-        )
 
 
 def _present(path: str) -> bool:

@@ -99,8 +99,8 @@ def test_path_by_path_equals_a_whole_listing_after_any_edit(git_repo, seed: int)
         assert snapshot.stats["files_named"] == len(named)
         assert _view(snapshot) == _view(fresh), named
         assert changes.touched <= named
-        # The per-path views carried from the last snapshot (patched at the named paths) are
-        # those made afresh, and what moved between two of them reads the same either way.
+        # The per-path views (read through the states, which are patched at the named paths)
+        # are those made afresh, and what moved between two of them reads the same either way.
         assert dict(snapshot.shas) == fresh.shas and dict(snapshot.languages) == fresh.languages
         assert Session.compare(before, snapshot.shas) == Session.compare(dict(before), dict(snapshot.shas))
         workspace_shas = snapshot.shas

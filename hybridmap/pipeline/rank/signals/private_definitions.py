@@ -84,8 +84,7 @@ def private_mask(ctx: RankContext) -> np.ndarray:
 def _file_flags(path: str, file_tags: FileTags | None, visibility: Visibility) -> np.ndarray:
     if file_tags is None:
         return _NO_FLAGS
-    symbols = file_tags.symbols
-    return np.array([visibility.private(path, symbols, i) for i in range(len(symbols))], dtype=bool)
+    return np.array(visibility.private_flags(path, file_tags.symbols), dtype=bool)
 
 
 def _read(
