@@ -148,6 +148,17 @@ class RepoGraph:
         total = np.bincount(pair_dst[outside], minlength=n)
         return total, np.bincount(pair_dst[outside & resolved_pair], minlength=n)
 
+    def carry_dependent_counts(self, old: RepoGraph) -> None:
+        """Take ``old``'s :meth:`dependent_counts` (when it made them) where they cannot differ:
+        the same file pairs (an update that moved no pair keeps the arrays) and no resolved row in
+        either graph (a static map's). At 100,000 files counting anew was ~25 ms of an edit's map."""
+        held = old.__dict__.get("_dependent_counts")
+        if held is None or self.pairs[1] is not old.pairs[1] or self.pairs[2] is not old.pairs[2]:
+            return
+        if held[1].any() or (self.edge_provenance != NAME_MATCH_CODE).any():
+            return
+        self.__dict__["_dependent_counts"] = held
+
     def edge_counts_by_provenance(self) -> dict[str, int]:
         counts = np.bincount(self.edge_provenance, minlength=len(self.provenances))
         return {str(p): int(c) for p, c in zip(self.provenances, counts, strict=True)}

@@ -202,6 +202,7 @@ class GraphUpdater:
         graph.__dict__["pairs"] = pair_view
         if ident_remap is None:
             graph.__dict__["ident_index"] = old.ident_index
+        graph.carry_dependent_counts(old)
         self._pos = pos
         return graph
 
@@ -755,7 +756,8 @@ def graph_differences(a: RepoGraph, b: RepoGraph) -> list[str]:
     identifiers in the same order, the same edge rows in the same order (src, dst, ident, count,
     weight bit for bit, provenance *by name*: the provenance table lists names in the order
     first met, which an update may meet in another order), the same definers, the same symbol
-    columns, and the same derived views the ranker reads (file pairs, definition keys)."""
+    columns, and the same derived views the ranker reads (file pairs, definition keys, dependent
+    counts)."""
     out: list[str] = []
     if a.files != b.files:
         return [f"files differ ({len(a.files)} vs {len(b.files)})"]
@@ -773,6 +775,7 @@ def graph_differences(a: RepoGraph, b: RepoGraph) -> list[str]:
         "symbol_ident": (a.symbol_ident, b.symbol_ident),
         "pairs": (np.concatenate(a.pairs), np.concatenate(b.pairs)),
         "definition_keys": (np.concatenate(a.definition_keys), np.concatenate(b.definition_keys)),
+        "dependent_counts": (np.concatenate(a.dependent_counts()), np.concatenate(b.dependent_counts())),
     }
     for name, (x, y) in columns.items():
         if len(x) != len(y) or not np.array_equal(x, y):
