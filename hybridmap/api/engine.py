@@ -122,6 +122,9 @@ class MapEngine:
         """What the last refresh changed, until the sources are told of it."""
         self._definer_key: tuple[int, int] = (0, -1)
         self._definer_counts: dict[str, int] = {}
+        self._releasing: asyncio.Future[None] | None = None
+        """The last build's replaced graphs being let go of in a worker thread (kept: a future
+        nobody holds may be collected before it runs)."""
         self.hybrid_used = False
         """A hybrid map has run: only then do file events reach the sources (and start servers)."""
         self.mapped_versions: tuple[tuple[str, int], ...] | None = None
@@ -308,9 +311,13 @@ class MapEngine:
         sources' state is written by their background work on this loop, so what the build
         reads is an immutable copy handed across, never the live state."""
         inputs = self._inputs(snapshot, base, sources)
-        return await asyncio.to_thread(
+        built = await asyncio.to_thread(
             without_collector, self.settings.pause_cycle_collector, self.builder.build, inputs, build
         )
+        retired = self.builder.take_retired()
+        if retired:  # let go of the replaced graphs in a worker thread, after this map
+            self._releasing = asyncio.get_running_loop().run_in_executor(None, retired.clear)
+        return built
 
     def _inputs(self, snapshot: Snapshot, base: SourceView, sources: Sequence[SymbolSource]) -> MapInputs:
         servers: dict[str, ServerReport] = {}

@@ -16,6 +16,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import tempfile
+import time
+import weakref
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -172,6 +174,13 @@ def test_real_edits_are_patched_not_rebuilt(tmp_path: Path) -> None:
         get = graph.ident_index["get"]
         assert {graph.files[int(d)] for d in graph.edge_dst[graph.edge_ident == get]} == {"pkg/f3.py", "pkg/f7.py"}
         assert_same_as_rebuild(graph, mapper.tags(), mapper.settings)
+        # The replaced graph is let go of after the map (in a worker thread), not kept.
+        replaced = weakref.ref(before)
+        del before
+        deadline = time.monotonic() + 10
+        while replaced() is not None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert replaced() is None
 
 
 def tags_of(defs: list[str], uses: list[str]) -> FileTags:
