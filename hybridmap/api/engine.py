@@ -322,7 +322,7 @@ class MapEngine:
     def _inputs(self, snapshot: Snapshot, base: SourceView, sources: Sequence[SymbolSource]) -> MapInputs:
         servers: dict[str, ServerReport] = {}
         notes: list[Diagnostic] = []
-        languages = sorted(set(snapshot.languages.values()))
+        languages = sorted(set(snapshot.languages.values())) if sources else []
         for source in sources:
             for language, report in source.reports(languages).items():
                 servers.setdefault(language, report)

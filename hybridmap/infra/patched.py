@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import compress
-from operator import is_not
+from operator import attrgetter, is_not
 from typing import TypeVar
 
 V = TypeVar("V")
@@ -88,12 +88,20 @@ class Projected(Mapping[str, str]):
         held = self.base.get(key)  # type: ignore[call-overload]
         return held is not None and bool(getattr(held, self.field))
 
+    def _fields(self) -> Iterator[str]:
+        return map(attrgetter(self.field), self.base.values())
+
     def __iter__(self) -> Iterator[str]:
-        field = self.field
-        return (key for key, held in self.base.items() if getattr(held, field))
+        return compress(self.base, self._fields())  # C-level: a map iterates it whole
+
+    def values(self) -> Iterator[str]:  # type: ignore[override]
+        return filter(None, self._fields())
+
+    def items(self) -> Iterator[tuple[str, str]]:  # type: ignore[override]
+        return compress(zip(self.base, self._fields(), strict=True), self._fields())
 
     def __len__(self) -> int:
-        return sum(1 for _ in self)
+        return sum(map(bool, self._fields()))
 
 
 def changed_keys(old: Mapping[str, V], new: Mapping[str, V]) -> list[str]:

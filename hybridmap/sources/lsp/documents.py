@@ -25,6 +25,7 @@ from pathlib import Path
 
 from lsprotocol import types as T
 
+from ...infra.patched import changed_keys
 from ...model import FileStatus
 from ...settings import Settings
 from ...workspace.walk import read_source
@@ -76,14 +77,16 @@ class Documents:
         old = self._shas
         changed: dict[str, T.FileChangeType] = {}
         if old:
-            for path, sha in shas.items():
-                if path not in old:
-                    changed[path] = T.FileChangeType.Created
-                elif old[path] != sha:
-                    changed[path] = T.FileChangeType.Changed
-            for path in old:
+            # Only the paths whose hash may have moved (a snapshot's hashes follow its states'
+            # patches: after an edit, a few), not a pass over every path.
+            for path in changed_keys(old, shas):
                 if path not in shas:
-                    changed[path] = T.FileChangeType.Deleted
+                    if path in old:
+                        changed[path] = T.FileChangeType.Deleted
+                elif path not in old:
+                    changed[path] = T.FileChangeType.Created
+                elif old[path] != shas[path]:
+                    changed[path] = T.FileChangeType.Changed
         self._shas, self._languages = shas, languages
         for path in changed:
             self._lines.pop(path, None)
