@@ -3,7 +3,9 @@ answer is the scan's, however many patches lie between them and whatever they se
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,7 +16,6 @@ from hybridmap.model import FileTags
 PATHS = [f"p{i}.py" for i in range(8)]
 #: A few tags objects: a patch may set a path to the very object it had (no change).
 OBJECTS = [FileTags(()) for _ in range(3)]
-PATCH = st.dictionaries(st.sampled_from(PATHS), st.one_of(st.none(), st.sampled_from(OBJECTS)), max_size=4)
 
 
 def _patched(base: dict[str, FileTags], patch: dict[str, FileTags | None]) -> Patched[FileTags]:
@@ -27,20 +28,31 @@ def _patched(base: dict[str, FileTags], patch: dict[str, FileTags | None]) -> Pa
     return Patched(base, items, patch)
 
 
+Pair = tuple[Mapping[str, Any], Mapping[str, Any]]
+
+
+def _old_and_new(values: list[Any]) -> st.SearchStrategy[Pair]:
+    """Two mappings of one chain of patches setting or removing ``values``: any one of them (the
+    one a caller held), and the newest."""
+    patch = st.dictionaries(st.sampled_from(PATHS), st.one_of(st.none(), st.sampled_from(values)), max_size=4)
+    start = st.dictionaries(st.sampled_from(PATHS), st.sampled_from(values))
+
+    def pick(drawn: tuple[dict[str, Any], list[dict[str, Any]], int]) -> Pair:
+        first, patches, held = drawn
+        chain = [first]
+        for each in patches:
+            chain.append(_patched(chain[-1], each))
+        return chain[held % len(chain)], chain[-1]
+
+    return st.tuples(start, st.lists(patch, min_size=1, max_size=MAX_STEPS + 3), st.integers(min_value=0)).map(pick)
+
+
 @settings(max_examples=300, deadline=None)
-@given(
-    st.dictionaries(st.sampled_from(PATHS), st.sampled_from(OBJECTS)),
-    st.lists(PATCH, min_size=1, max_size=MAX_STEPS + 3),
-    st.integers(min_value=0),
-)
+@given(_old_and_new(OBJECTS))
 def test_the_patches_between_two_mappings_name_what_a_scan_finds(
-    start: dict[str, FileTags], patches: list[dict[str, FileTags | None]], held: int
+    pair: Pair,
 ) -> None:
-    chain: list[dict[str, FileTags]] = [start]
-    for patch in patches:
-        chain.append(_patched(chain[-1], patch))
-    old = chain[held % len(chain)]
-    new = chain[-1]
+    old, new = pair
     assert sorted(changed_keys(old, new)) == sorted(scanned(old, new))
     assert set(scanned(old, new)) == {p for p in set(old) | set(new) if old.get(p) is not new.get(p)}
 
@@ -67,25 +79,15 @@ class _State:
 #: States with a hash, one with none (left out of a projection), an equal hash in another string
 #: object (the same content read again) and one in the same object.
 STATES = [_State("aax"), _State("bb"), _State(""), _State("".join(["aa", "x"])), _State("bb")]
-STATE_PATCH = st.dictionaries(st.sampled_from(PATHS), st.one_of(st.none(), st.sampled_from(STATES)), max_size=4)
 
 
 @settings(max_examples=300, deadline=None)
-@given(
-    st.dictionaries(st.sampled_from(PATHS), st.sampled_from(STATES)),
-    st.lists(STATE_PATCH, min_size=1, max_size=MAX_STEPS + 3),
-    st.integers(min_value=0),
-)
-def test_a_projection_reads_as_its_dict_and_moves_as_it(
-    start: dict[str, _State], patches: list[dict[str, _State | None]], held: int
-) -> None:
+@given(_old_and_new(STATES))
+def test_a_projection_reads_as_its_dict_and_moves_as_it(pair: Pair) -> None:
     """A projection of states' field reads as the dict of the non-empty fields, and what moved
     between two of them (following the states' patches) is what a scan of those dicts finds."""
-    chain: list[dict[str, _State]] = [start]
-    for patch in patches:
-        chain.append(_patched(chain[-1], patch))  # type: ignore[arg-type]
-    old, new = Projected(chain[held % len(chain)], "sha"), Projected(chain[-1], "sha")
-    as_dict = {p: s.sha for p, s in chain[-1].items() if s.sha}
+    old, new = Projected(pair[0], "sha"), Projected(pair[1], "sha")
+    as_dict = {p: s.sha for p, s in pair[1].items() if s.sha}
     assert dict(new) == as_dict and len(new) == len(as_dict)
     assert all((p in new) == (p in as_dict) and new.get(p) == as_dict.get(p) for p in PATHS)
     assert sorted(changed_keys(old, new)) == sorted(scanned(dict(old), dict(new)))

@@ -150,8 +150,9 @@ class RepoGraph:
 
     def carry_dependent_counts(self, old: RepoGraph) -> None:
         """Take ``old``'s :meth:`dependent_counts` (when it made them) where they cannot differ:
-        the same file pairs (an update that moved no pair keeps the arrays) and no resolved row in
-        either graph (a static map's). At 100,000 files counting anew was ~25 ms of an edit's map."""
+        the same file pairs (an update that moved no pair keeps the arrays), no resolved dependent
+        counted in ``old`` and no resolved row here (a static map's). At 100,000 files counting
+        anew was ~25 ms of an edit's map."""
         held = old.__dict__.get("_dependent_counts")
         if held is None or self.pairs[1] is not old.pairs[1] or self.pairs[2] is not old.pairs[2]:
             return
