@@ -146,7 +146,7 @@ def test_best_first_is_the_stable_sort_cut_to_take(scores: list[float], take: in
 
 @settings(max_examples=300, deadline=None)
 @given(
-    sizes=st.lists(st.integers(0, 12), min_size=0, max_size=30),
+    sizes=st.lists(st.integers(0, 40), min_size=0, max_size=30),
     data=st.data(),
     grouped=st.booleans(),
 )
@@ -156,7 +156,7 @@ def test_decay_within_files_is_the_lexsort_decay(sizes: list[int], data: st.Data
     files = np.repeat(np.arange(len(sizes)), sizes).astype(np.int32)
     if not grouped:
         files = np.array(data.draw(st.permutations(files.tolist())), dtype=np.int32)
-    values = st.sampled_from([0.0, 0.25, 1.0]) | st.floats(0, 1e6)
+    values = st.sampled_from([0.0, 0.25, 1.0, float("-inf")]) | st.floats(0, 1e6)  # -inf: chat files
     scores = np.array(data.draw(st.lists(values, min_size=len(files), max_size=len(files))), dtype=np.float64)
     order = np.lexsort((-scores, files))
     files_sorted = files[order]
