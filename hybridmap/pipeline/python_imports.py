@@ -95,6 +95,8 @@ class ImportsOutside:
         """Per such name, how many files define it."""
         self._pairs: list[tuple[str, str]] | None = None
         """The last answer, while no file's outside names or a name's having definers moved."""
+        self._order: tuple[str, ...] = ()
+        """The paths of the last mapping scanned whole, in its order (the answer's order)."""
 
     def pairs(
         self,
@@ -118,6 +120,9 @@ class ImportsOutside:
                 self._reset(paths)
             last = self._facts
             changed = [p for p, f in facts.items() if last.get(p) is not f]
+            order = tuple(facts)  # a scan already: a mapping in another order answers in its order
+            if order != self._order:
+                self._order, self._pairs = order, None
         if changed:
             self._update(changed, facts)
         self._seen = facts

@@ -72,7 +72,7 @@ def test_pairs_from_the_changed_paths_alone_are_the_pairs_read_afresh(
     assert outside.pairs(files) == _read_afresh(files)
     for batch, tell in zip(batches, told, strict=False):
         before, files = files, dict(files)
-        for path, facts in batch:
+        for path, facts in dict(batch).items():  # one change per path, as a patch makes it
             if facts is None:
                 files.pop(path, None)
             else:
