@@ -74,15 +74,15 @@ def _read(path: Path, racy_from: int) -> tuple[Signature, bytes] | None:
     except OSError:
         return None
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or max(st.st_mtime_ns, st.st_ctime_ns) >= racy_from:
+        signature = _settled(os.fstat(fd), racy_from)
+        if signature is None:
             return None
         text = os.read(fd, MAX_READ)
     except OSError:
         return None
     finally:
         os.close(fd)
-    return ((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns), text)
+    return (signature, text)
 
 
 def _signature(path: Path, racy_from: int) -> Signature | None:
@@ -94,6 +94,11 @@ def _signature(path: Path, racy_from: int) -> Signature | None:
         return ("absent",)
     except OSError:
         return None
+    return _settled(st, racy_from)
+
+
+def _settled(st: os.stat_result, racy_from: int) -> tuple[int, int, int, int] | None:
+    """A regular file's signature, unless it changed at or after ``racy_from``."""
     if not stat.S_ISREG(st.st_mode) or max(st.st_mtime_ns, st.st_ctime_ns) >= racy_from:
         return None
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)

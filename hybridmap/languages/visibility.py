@@ -156,25 +156,28 @@ class Visibility:
         """Language -> its convention: the same object for every map of one pipeline."""
         return self._conventions
 
+    def _convention(self, path: str) -> str | None:
+        """The convention of ``path``'s language (None: none known)."""
+        language = self._languages.get(path)
+        return self._conventions.get(language) if language is not None else None
+
     def private(self, path: str, symbols: Sequence[Symbol], index: int) -> bool:
         """Whether another file has less use for the definition: not public by its language's
         convention, except that in C and C++ (``header``) only a ``static`` definition is private
         (a function defined in a ``.c`` file is what some header declares)."""
-        language = self._languages.get(path)
-        convention = self._conventions.get(language) if language is not None else None
-        if convention == "header":
-            return is_static(symbols[index])
-        return is_public(convention, symbols, index, path) is False
+        return _private(self._convention(path), path, symbols, index)
 
     def private_flags(self, path: str, symbols: Sequence[Symbol]) -> list[bool]:
         """:meth:`private` of each of a file's symbols (its language looked up once)."""
-        language = self._languages.get(path)
-        convention = self._conventions.get(language) if language is not None else None
-        if convention == "header":
-            return [is_static(symbol) for symbol in symbols]
-        return [is_public(convention, symbols, i, path) is False for i in range(len(symbols))]
+        convention = self._convention(path)
+        return [_private(convention, path, symbols, i) for i in range(len(symbols))]
 
     def public(self, path: str, symbols: Sequence[Symbol], index: int) -> bool | None:
-        language = self._languages.get(path)
-        convention = self._conventions.get(language) if language is not None else None
-        return is_public(convention, symbols, index, path)
+        return is_public(self._convention(path), symbols, index, path)
+
+
+def _private(convention: str | None, path: str, symbols: Sequence[Symbol], index: int) -> bool:
+    """:meth:`Visibility.private` under ``convention``."""
+    if convention == "header":
+        return is_static(symbols[index])
+    return is_public(convention, symbols, index, path) is False

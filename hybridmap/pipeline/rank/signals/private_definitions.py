@@ -96,11 +96,11 @@ def _read(
     last: _Flags | None,
 ) -> _Flags:
     """Every file's flags, the last mask's runs kept for files with the same tags object."""
-    reuse = last is not None and last.conventions == conventions
+    held = last if last is not None and last.conventions == conventions else None
     arrays = []
     for path in files:
         file_tags = tags.get(path)
-        known = last.kept(path, file_tags) if last is not None and reuse else None
+        known = held.kept(path, file_tags) if held is not None else None
         arrays.append(known if known is not None else _file_flags(path, file_tags, visibility))
     offsets = np.zeros(len(files) + 1, np.int64)
     np.cumsum([len(a) for a in arrays], out=offsets[1:])
