@@ -1,6 +1,6 @@
 """Edit to map, in-process: what a long-lived map pays after an edit, against a new chat file.
 
-    nice -n 10 python benchmarks/bench_edit.py [--rounds 15] [--tokens 1024] [--corpus DIR]
+    nice -n 10 python benchmarks/bench_edit.py [--rounds 15] [--blocks 3] [--tokens 1024] [--corpus DIR]
         [--baseline COMMIT] [--aider-repeats 1] [--no-aider]
 
 One ``hybridmap.RepoMap`` kept open in a child process (what an agent embedding the library, or
@@ -18,7 +18,10 @@ maps, each round measures, in this order (static mode, ``--tokens``):
 
 Each edit appends a name unique to the round, so the parse is not a cache hit. Medians over the
 rounds; the ratio *edit / new chat* is the issue's target (<= 1.2). ``--baseline COMMIT`` runs the
-same child on hybridmap as it was at COMMIT (``git archive`` into ``.work/edit``), for the before.
+same child on hybridmap as it was at COMMIT (``git archive`` into ``.work/edit``), for the before;
+each system's rounds are split over ``--blocks`` children (default 3) run in alternation (A B, B
+A, A B), so the machine's drift meets both alike; the medians are over all rounds of a system,
+and each child's ratios are printed beside them.
 Aider 0.86.2 (``setup_aider_env.sh``'s venv) runs ``probe_aider.py`` on the same files, chat
 files and edited file (one cold map, then warm same / new chat / after edit, once per repeat).
 
@@ -156,12 +159,30 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     finally:
         edit.write_bytes(original)
         repo.close()
-    out: dict[str, Any] = {"cold": cold, "common_name": [name, definers, users], "samples": samples}
+    return summary({"cold": [cold], "common_name": [name, definers, users], "samples": samples, "timings": timings})
+
+
+def summary(out: dict[str, Any]) -> dict[str, Any]:
+    """``out`` with the medians of its samples and of each stage's timings."""
+    samples, timings = out["samples"], out["timings"]
     out["median"] = {k: statistics.median(v) for k, v in samples.items()}
     out["timings_median"] = {
         label: {key: statistics.median(t[key] for t in rows) for key in rows[0]} for label, rows in timings.items()
     }
     return out
+
+
+def merged(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The children of one system as one: their samples and timings together, medians again."""
+    first = parts[0]
+    out: dict[str, Any] = {
+        "cold": [c for part in parts for c in part["cold"]],
+        "common_name": first["common_name"],
+        "samples": {k: [x for part in parts for x in part["samples"][k]] for k in first["samples"]},
+        "timings": {k: [x for part in parts for x in part["timings"][k]] for k in first["timings"]},
+        "children": [{k: part["median"][k] for k in ("new_chat", "edit", "edit_common")} for part in parts],
+    }
+    return summary(out)
 
 
 # --- the parent -----------------------------------------------------------------------------------
@@ -232,6 +253,12 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=1024)
     parser.add_argument("--corpus", type=Path, default=None)
     parser.add_argument("--baseline", default=None, help="also measure hybridmap at this commit")
+    parser.add_argument(
+        "--blocks",
+        type=int,
+        default=3,
+        help="each system runs this many children of rounds/blocks rounds, alternating with the others'",
+    )
     parser.add_argument("--aider-repeats", type=int, default=1)
     parser.add_argument("--no-aider", action="store_true")
     parser.add_argument(
@@ -253,11 +280,18 @@ def main() -> None:
         systems["hybridmap, marks from pairs"] = (None, True)
     if args.baseline:
         systems[f"hybridmap@{args.baseline}"] = (baseline_tree(args.baseline, WORK), False)
-    results: dict[str, dict[str, Any]] = {}
-    for system, (tree, from_pairs) in systems.items():
-        cache = str(WORK / f"cache-{len(results)}")
-        spec = {"root": str(root), "tokens": args.tokens, "rounds": args.rounds, "cache": cache}
-        results[system] = run_child({**spec, "dependents_from_pairs": from_pairs}, tree)
+    # Children alternate (A B, then B A, ...) so that the machine's drift meets every system alike.
+    parts: dict[str, list[dict[str, Any]]] = {system: [] for system in systems}
+    blocks = max(1, min(args.blocks, args.rounds))
+    for block in range(blocks):
+        order = list(systems) if block % 2 == 0 else list(reversed(systems))
+        rounds = args.rounds // blocks + (block < args.rounds % blocks)
+        for system in order:
+            tree, from_pairs = systems[system]
+            cache = str(WORK / f"cache-{list(systems).index(system)}")
+            spec = {"root": str(root), "tokens": args.tokens, "rounds": rounds, "cache": cache}
+            parts[system].append(run_child({**spec, "dependents_from_pairs": from_pairs}, tree))
+    results = {system: merged(runs) for system, runs in parts.items()}
     aider = [] if args.no_aider else run_aider(root, args.tokens, args.aider_repeats)
     report = {
         "corpus": str(root),
@@ -277,6 +311,11 @@ def main() -> None:
     print(f"edit common: '{name}' (defined in {definers} files, used in {users})")
     print(f"load average before {load_before[0]:.2f}, after {report['load_after'][0]:.2f} ({os.cpu_count()} cpus)\n")
     print(table(results, aider))
+    for system, res in results.items():
+        per_child = ", ".join(
+            f"{c['edit'] / c['new_chat']:.2f} / {c['edit_common'] / c['new_chat']:.2f}" for c in res["children"]
+        )
+        print(f"{system}, per child (edit / new chat, edit common / new chat): {per_child}")
     print(f"\nraw results: {WORK / 'results.json'}")
 
 

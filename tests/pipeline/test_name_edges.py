@@ -61,3 +61,32 @@ def test_the_numpy_pass_gives_the_rows_one_name_at_a_time_gives(
     assert idents == want_idents
     for got, expected in zip((*rows, pos), (*want.columns()[:5], np.asarray(one_by_one.pos, np.int32)), strict=True):
         assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(repositories(), _settings)
+def test_a_name_added_for_many_files_at_once_gives_the_rows_of_one_file_at_a_time(
+    repository: tuple[list[Counter[str]], dict[str, tuple[int, ...]]], config: Settings
+) -> None:
+    """``EdgeRows.add_uses`` (an edit's re-derived name, every file using it at once) makes, for
+    each name, the rows ``add`` makes file by file: same rows, same floats, same dtypes."""
+    refs, definers = repository
+    index = {f"f{i}.py": i for i in range(len(refs))}
+    one_by_one, batched = EdgeRows(config, definers, index), EdgeRows(config, definers, index)
+    for name in NAMES:
+        users = [si for si, counts in enumerate(refs) if name in counts]
+        for si in users:
+            one_by_one.add(si, name, refs[si][name], None, list(refs[si]).index(name))
+        batched.add_uses(
+            name,
+            np.asarray(users, np.int32),
+            np.asarray([refs[si][name] for si in users], np.int64),
+            np.asarray([list(refs[si]).index(name) for si in users], np.int32),
+        )
+    assert batched.ident_ids == one_by_one.ident_ids
+    for got, expected in zip(
+        (*batched.columns().columns(), batched.positions()),
+        (*one_by_one.columns().columns(), np.asarray(one_by_one.pos, np.int32)),
+        strict=True,
+    ):
+        assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
