@@ -183,6 +183,26 @@ def test_real_edits_are_patched_not_rebuilt(tmp_path: Path) -> None:
         assert replaced() is None
 
 
+def test_an_edit_that_moves_no_row_shares_the_old_rows() -> None:
+    """An edit that keeps a file's names, targets and their places (a use more of a name it
+    already uses; a new definition nobody uses) patches no row: the new graph shares the old
+    columns that did not change, writes the new counts and weights into copies, and still
+    equals a rebuild (which the property tests above check on every kind of edit)."""
+    tags = {f"f{i}.py": tags_of([NAMES[i % 8]], [NAMES[(i + 1) % 8], "get", "run"]) for i in range(8)}
+    updater = GraphUpdater(Settings())
+    before = updater.update(tags)
+    more_uses = {**tags, "f2.py": tags_of([NAMES[2]], [NAMES[3], "get", "run", "get"])}
+    after = updater.update(more_uses)
+    assert updater.last_mode == "updated"
+    assert after.edge_src is before.edge_src and after.edge_ident is before.edge_ident
+    assert after.edge_count is not before.edge_count and after.edge_weight is not before.edge_weight
+    assert not graph_differences(after, build_graph(more_uses, Settings()))
+    unused_def = {**more_uses, "f5.py": tags_of([NAMES[5], "nobody_calls_this"], [NAMES[6], "get", "run"])}
+    last = updater.update(unused_def)
+    assert last.edge_weight is after.edge_weight and last.edge_count is after.edge_count
+    assert not graph_differences(last, build_graph(unused_def, Settings()))
+
+
 def tags_of(defs: list[str], uses: list[str]) -> FileTags:
     symbols = tuple(Symbol(name, "function", Span(i, 0, i + 1, 0), i, 0, "") for i, name in enumerate(defs))
     return FileTags(symbols, tuple(uses))

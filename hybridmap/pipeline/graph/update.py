@@ -185,7 +185,15 @@ class GraphUpdater:
         raw, raw_pos = rows.columns(), rows.positions()
         ident_counts, def_counts, pair_counts = self._counts or _count_rows(old)
         idents, ident_remap, new_ident, ident_counts = _idents(old, gone, rows.ident_ids, raw, ident_counts)
-        if files.remap is None:  # the usual edit: one run of rows replaced, the rest shared
+        in_place = (
+            None if files.remap is not None else _in_place(old, gone, raw, raw_pos, new_ident, ident_remap, self._keys)
+        )
+        if in_place is not None:  # the same rows, some with new counts or weights: nothing moves
+            edges, keys = in_place, self._keys
+            definition_keys, pair_view = old.definition_keys, old.pairs
+            self._counts = (ident_counts, def_counts, pair_counts)
+            graph_offsets = old.src_offsets
+        elif files.remap is None:  # the usual edit: one run of rows replaced, the rest shared
             spliced = _splice(old, remove, gone, raw, raw_pos, new_ident, ident_remap, self._keys)
             edges, keys = spliced.edges, spliced.keys
             definition_keys, pair_view, def_counts, pair_counts = _spliced_views(
@@ -207,6 +215,8 @@ class GraphUpdater:
         graph.__dict__["pairs"] = pair_view
         if ident_remap is None:
             graph.__dict__["ident_index"] = old.ident_index
+        if in_place is not None:
+            graph.__dict__["src_offsets"] = graph_offsets
         graph.carry_dependent_counts(old)
         self._keys = keys
         return graph
@@ -612,6 +622,53 @@ class _Spliced:
         return out
 
 
+def _sorted_keys(raw: EdgeColumns, raw_pos: np.ndarray, n_files: int) -> tuple[np.ndarray, np.ndarray]:
+    """The new rows' :func:`_row_keys` and the order that sorts them (stable)."""
+    new_pos = raw_pos.astype(np.int64)
+    if len(new_pos) and new_pos.max() >= 1 << POS_BITS:
+        raise _Rebuild
+    key = _row_keys(raw.src, new_pos, raw.dst, n_files)
+    return key, np.argsort(key, kind="stable")
+
+
+def _in_place(
+    old: RepoGraph,
+    gone: np.ndarray,
+    raw: EdgeColumns,
+    raw_pos: np.ndarray,
+    new_ident: np.ndarray,
+    ident_remap: np.ndarray | None,
+    old_keys: np.ndarray,
+) -> EdgeColumns | None:
+    """The rows when an edit re-derived exactly the rows it removed (the same files, names and
+    targets in the same places; a body edited with the names it uses, a function appended that
+    uses no new name): the old columns, shared where no value moved, copied with the new counts,
+    weights or provenances otherwise. No splice and no regrouping: at 250,000 rows (the standard
+    library) those copied every column a few times. None when any row came, went or moved."""
+    if ident_remap is not None or len(gone) != len(raw.src):
+        return None
+    key, order = _sorted_keys(raw, raw_pos, len(old.files))
+    if not np.array_equal(key[order], old_keys[gone]) or not np.array_equal(new_ident[order], old.edge_ident[gone]):
+        return None
+
+    def values(column: np.ndarray, added: np.ndarray) -> np.ndarray:
+        added = added[order].astype(column.dtype, copy=False)
+        if np.array_equal(column[gone], added):
+            return column  # shared: a graph's arrays are never written after it is made
+        out = column.copy()
+        out[gone] = added
+        return out
+
+    return EdgeColumns(
+        old.edge_src,
+        old.edge_dst,
+        old.edge_ident,
+        values(old.edge_count, raw.count),
+        values(old.edge_weight, raw.weight),
+        values(old.edge_provenance, raw.provenance),
+    )
+
+
 def _splice(
     old: RepoGraph,
     remove: np.ndarray,
@@ -625,11 +682,7 @@ def _splice(
     """The rows when no file came or went: the kept rows with the new rows inserted in canonical
     order. The old rows' keys are kept, so a new row's place needs no key of the kept rows: the
     old rows before it, less the removed ones among them."""
-    new_pos = raw_pos.astype(np.int64)
-    if len(new_pos) and new_pos.max() >= 1 << POS_BITS:
-        raise _Rebuild
-    key = _row_keys(raw.src, new_pos, raw.dst, len(old.files))
-    order = np.argsort(key, kind="stable")
+    key, order = _sorted_keys(raw, raw_pos, len(old.files))
     before = np.searchsorted(old_keys, key[order])
     ends = [int(x) for x in (*gone[:1], *before[:1])]
     r0 = min(ends, default=0)
