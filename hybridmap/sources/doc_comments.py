@@ -76,7 +76,8 @@ def doc_line(source: bytes, lines: list[bytes], node: Any, docstrings: bool) -> 
 
 def _docstring(source: bytes, node: Any) -> str:
     body = node.child_by_field_name("body")
-    first = body.named_child(0) if body is not None else None
+    # A body can have no named child (``def f(): {`` mid-edit); named_child(0) then raises.
+    first = body.named_child(0) if body is not None and body.named_child_count else None
     if first is not None and first.type == "expression_statement" and first.named_child_count == 1:
         first = first.named_child(0)
     if first is None or first.type != "string":

@@ -25,6 +25,7 @@ from ..store.cache import Cache, tags_key
 from ..workspace.state import ChangeSet, FileState, Progress, Snapshot
 from ..workspace.walk import read_source
 from .base import PassiveSource, SourceRequest, SourceView
+from .reparse import KeptTrees
 from .treesitter import NO_DEADLINE, ParseOptions, default_workers, parse_many
 
 #: Paths named in a ``parse_deadline`` diagnostic; the rest are counted.
@@ -123,6 +124,8 @@ class TreeSitterSource(PassiveSource):
         """Readable files the last index left without an entry (deferred, changed while read)."""
         self._fingerprints: dict[str, str] = {}
         self._options = ParseOptions.from_settings(settings)
+        self._trees = KeptTrees(settings.reparse_kept_bytes)
+        """The last trees of files a map parsed in-process (an edit's), to parse them again from."""
         self._view = SourceView(self.name)
         self._version = 0
         self.deferred: tuple[str, ...] = ()
@@ -264,7 +267,11 @@ class TreeSitterSource(PassiveSource):
         return len(outcomes)
 
     def _parse_within_deadline(
-        self, jobs: list[tuple[str, str, bytes]], workers: int, stats: dict[str, float] | None = None
+        self,
+        jobs: list[tuple[str, str, bytes]],
+        workers: int,
+        stats: dict[str, float] | None = None,
+        trees: KeptTrees | None = None,
     ) -> Generator[tuple[str, ParseOutcome], None, None]:
         """:func:`parse_many` of ``jobs`` within ``parse_deadline_seconds`` from now (wall clock:
         worker processes share it); what it leaves out comes back deferred."""
@@ -279,6 +286,7 @@ class TreeSitterSource(PassiveSource):
             options=self._options,
             deadline=deadline,
             stats=stats,
+            kept=trees,
         )
 
     def _to_look_up(
@@ -362,7 +370,8 @@ class TreeSitterSource(PassiveSource):
         idle)."""
         outcomes: dict[str, ParseOutcome] = {}
         unsaved: dict[str, ParseOutcome] = {}
-        for done, (rel, outcome) in enumerate(self._parse_within_deadline(to_parse, workers, parse_stats), start=1):
+        parsed = self._parse_within_deadline(to_parse, workers, parse_stats, self._trees)
+        for done, (rel, outcome) in enumerate(parsed, start=1):
             key = pending[rel][0]
             outcomes[key] = outcome
             if outcome.cacheable:

@@ -39,6 +39,7 @@ from ..languages.registry import CompiledLanguage, LanguageRegistry
 from ..model import DEFERRED_KIND, REFERENCE_KIND_CODES, FileTags, ParseOutcome, Span, Symbol
 from ..settings import Settings
 from .doc_comments import DOCSTRING_GRAMMARS, doc_line
+from .reparse import Kept, KeptTrees, text_edit
 
 #: Bumped when extraction gives other tags for the same bytes, options and queries
 #: (2: a macro's signature no longer takes the next line; 3: symbols carry their ``doc``).
@@ -191,10 +192,13 @@ def extract_tags(
     return _extract(compiled, source, ParseOptions(max_signature_lines, match_limit))[0]
 
 
-def parse_file(compiled: CompiledLanguage, source: bytes, options: ParseOptions) -> ParseOutcome:
-    """Parse ``source`` within ``options``; never raises for the content."""
+def parse_file(
+    compiled: CompiledLanguage, source: bytes, options: ParseOptions, kept: KeptTrees | None = None, path: str = ""
+) -> ParseOutcome:
+    """Parse ``source`` within ``options``; never raises for the content. With ``kept``, from
+    ``path``'s last tree there (and its tree is kept for the next parse)."""
     try:
-        tags, problems = _extract(compiled, source, options)
+        tags, problems = _extract(compiled, source, options, kept, path)
     except ParseTimeout:
         return ParseOutcome(
             None,
@@ -243,11 +247,33 @@ def _set_parse_timeout(parser: Any, micros: int) -> None:
         parser.timeout_micros = micros
 
 
-def _parse_tree(compiled: CompiledLanguage, source: bytes, timeout_seconds: float) -> Any:
+def _parse_tree(
+    compiled: CompiledLanguage, source: bytes, timeout_seconds: float, previous: Kept | None = None
+) -> tuple[Any, bool]:
+    """The tree of ``source``, and whether it was parsed from ``previous`` (the same file's last
+    parse, handed over: its tree is edited here). That tree is used when both it and the new one
+    have no syntax error: error
+    recovery from an old tree can differ from a fresh parse's (a ``'''`` opened in one edit and
+    closed at the end of the file in the next: tree-sitter kept the old tree's error nodes,
+    ``tests/sources/test_reparse.py``), and a file's tags must not depend on its history: the
+    cache keeps them by content."""
     parser = compiled.parser  # shared: every parse sets its own limit (0 = none) first
     _set_parse_timeout(parser, int(timeout_seconds * 1_000_000))
     try:
-        return parser.parse(source)
+        if previous is not None and not previous.tree.root_node.has_error:
+            edit = text_edit(previous.source, source)
+            previous.tree.edit(
+                edit.start_byte,
+                edit.old_end_byte,
+                edit.new_end_byte,
+                edit.start_point,
+                edit.old_end_point,
+                edit.new_end_point,
+            )
+            tree = parser.parse(source, previous.tree)
+            if not tree.root_node.has_error:
+                return tree, True
+        return parser.parse(source), False
     except ValueError as exc:  # "Parsing failed": the timeout cancelled it
         # Without a reset the next parse resumes this one (measured: a tree of the wrong length).
         parser.reset()
@@ -331,11 +357,15 @@ def _embedded_code(compiled: CompiledLanguage, source: bytes) -> bytes:
 
 
 def _extract(
-    compiled: CompiledLanguage, source: bytes, options: ParseOptions
+    compiled: CompiledLanguage, source: bytes, options: ParseOptions, kept: KeptTrees | None = None, path: str = ""
 ) -> tuple[FileTags, tuple[tuple[str, str], ...]]:
     clock = _Clock(time.monotonic(), options.timeout_seconds)
     source = _embedded_code(compiled, source)
-    tree = _parse_tree(compiled, source, clock.timeout)
+    language = compiled.language.name
+    tree, reused = _parse_tree(compiled, source, clock.timeout, kept.take(path, language) if kept is not None else None)
+    if kept is not None:
+        kept.put(path, language, source, tree)
+        kept.reused += reused
     root = tree.root_node
     problems: list[tuple[str, str]] = []
     if root.has_error:
@@ -544,6 +574,7 @@ def parse_serial(
     options: ParseOptions,
     deadline: float = NO_DEADLINE,
     first_in_full: bool = True,
+    kept: KeptTrees | None = None,
 ) -> Iterator[tuple[str, ParseOutcome]]:
     """Parse in order; a file not started by ``deadline`` (``time.time()``) is :data:`DEFERRED`.
 
@@ -558,8 +589,11 @@ def parse_serial(
             yield path, DEFERRED
             continue
         try:
-            parse = parse_notebook if notebooks.is_notebook(path) else parse_file
-            yield path, parse(registry.compiled(language), data, options)
+            compiled = registry.compiled(language)
+            if notebooks.is_notebook(path):
+                yield path, parse_notebook(compiled, data, options)
+            else:
+                yield path, parse_file(compiled, data, options, kept, path)
         except Exception as exc:  # noqa: BLE001 - one bad file must not take the others down
             yield path, ParseOutcome(None, (("parse_error", f"{type(exc).__name__}: {exc}"),))
 
@@ -617,6 +651,7 @@ def parse_many(
     options: ParseOptions,
     deadline: float = NO_DEADLINE,
     stats: dict[str, float] | None = None,
+    kept: KeptTrees | None = None,
 ) -> Generator[tuple[str, ParseOutcome], None, None]:
     """Parse ``(path, language, bytes)`` jobs; yields ``(path, outcome)``.
 
@@ -624,12 +659,13 @@ def parse_many(
     leaves out comes back :data:`DEFERRED`. With ``workers <= 1`` everything runs in-process.
     Otherwise jobs are dealt to worker processes by size; anything a worker fails to return (it
     crashed, or could not start) is parsed in-process afterwards (counted in
-    ``stats["parse_fallback_files"]``), so no file is lost.
+    ``stats["parse_fallback_files"]``), so no file is lost. Files parsed in-process are parsed
+    from their trees in ``kept``, and keep theirs there (:mod:`.reparse`).
     """
     counts = stats if stats is not None else {}
     counts["parse_fallback_files"] = 0.0
     if workers <= 1 or len(jobs) < 2:
-        yield from parse_serial(sorted(jobs, key=lambda j: len(j[2])), registry, options, deadline)
+        yield from parse_serial(sorted(jobs, key=lambda j: len(j[2])), registry, options, deadline, kept=kept)
         return
     done: set[str] = set()
     for item in _parse_in_workers(jobs, workers, config_dirs, query_dirs, options, deadline):
