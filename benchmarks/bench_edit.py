@@ -12,6 +12,9 @@ maps, each round measures, in this order (static mode, ``--tokens``):
 * **new chat**: a chat file that was not in the previous request (alternating between two);
 * **edit**: a function with a new name appended to one file (``EDIT_FILE``), same chat as the
   previous request; the file is restored and mapped again (not timed) after the round;
+* **edit use**: a function appended that calls a name the file did not use before (``new_use``:
+  a function or class of exactly one other file, the most used such name), so the file gains an
+  edge row, which an edit that uses no new name does not;
 * **edit common**: a definition of a widely used name appended instead (``common_name``: of the
   names defined by 2 to ``max_definers_per_ident - 1`` files, the one with the most referring
   files), so every edge of that name, from every file using it, moves (targets and weight).
@@ -96,6 +99,24 @@ def common_name(repo: Any) -> tuple[str, int, int]:
     return name, defined[name], used[name]
 
 
+def new_use(repo: Any) -> str:
+    """A function or class ``EDIT_FILE`` neither defines nor uses, defined by exactly one other
+    file (a helper, not a name of many definers, which ``edit common`` is about): a call to it
+    gives the edited file a new edge row (the most used such name)."""
+    from collections import Counter
+
+    tags = repo.tags()
+    own = tags[EDIT_FILE]
+    taken = set(own.ref_names) | {s.name for s in own.symbols}
+    defined: Counter[str] = Counter()
+    used: Counter[str] = Counter()
+    for file_tags in tags.values():
+        defined.update({s.name for s in file_tags.symbols if s.kind in ("function", "class")})
+        used.update(set(file_tags.ref_names))
+    fits = (n for n, d in defined.items() if d == 1 and n not in taken and n.isidentifier() and n[0] != "_")
+    return max(fits, key=lambda n: (used[n], n))
+
+
 def dependents_from_pairs() -> None:
     """Make the map's ``[R:N]`` marks count dependents from the graph's file pairs
     (``RepoGraph.dependent_counts``, patched by an edit) instead of ``marks.dependents``' sort of
@@ -124,7 +145,7 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     original = edit.read_bytes()
     shutil.rmtree(spec["cache"], ignore_errors=True)
     repo = RepoMap(root, overrides={"cache_dir": spec["cache"]}, start_servers=False)
-    samples: dict[str, list[float]] = {k: [] for k in ("same", "new_chat", "edit", "edit_common")}
+    samples: dict[str, list[float]] = {k: [] for k in ("same", "new_chat", "edit", "edit_use", "edit_common")}
     timings: dict[str, list[dict[str, float]]] = {k: [] for k in samples}
 
     def timed(label: str | None, chat: str) -> None:
@@ -138,6 +159,7 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     timed(None, CHAT_A)
     cold = time.perf_counter() - start
     name, definers, users = common_name(repo)
+    use = new_use(repo)
     timed(None, CHAT_B)
     timed(None, CHAT_A)
     tag = f"{os.getpid()}_{int(time.time())}"
@@ -149,6 +171,7 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
             timed("new_chat", chat)
             for label, text in (
                 ("edit", f"\n\ndef bench_edit_{tag}_{k}(value):\n    return value\n"),
+                ("edit_use", f"\n\ndef bench_use_{tag}_{k}(value):\n    return {use}(value)\n"),
                 ("edit_common", f"\n\ndef {name}(self, *args):  # bench_edit {tag} {k}\n    return args\n"),
             ):
                 edit.write_bytes(original + text.encode())
@@ -159,7 +182,8 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     finally:
         edit.write_bytes(original)
         repo.close()
-    return summary({"cold": [cold], "common_name": [name, definers, users], "samples": samples, "timings": timings})
+    out = {"cold": [cold], "common_name": [name, definers, users], "new_use": use}
+    return summary({**out, "samples": samples, "timings": timings})
 
 
 def summary(out: dict[str, Any]) -> dict[str, Any]:
@@ -178,9 +202,10 @@ def merged(parts: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "cold": [c for part in parts for c in part["cold"]],
         "common_name": first["common_name"],
+        "new_use": first["new_use"],
         "samples": {k: [x for part in parts for x in part["samples"][k]] for k in first["samples"]},
         "timings": {k: [x for part in parts for x in part["timings"][k]] for k in first["timings"]},
-        "children": [{k: part["median"][k] for k in ("new_chat", "edit", "edit_common")} for part in parts],
+        "children": [{k: part["median"][k] for k in ("new_chat", "edit", "edit_use", "edit_common")} for part in parts],
     }
     return summary(out)
 
@@ -227,22 +252,24 @@ def run_aider(root: Path, tokens: int, repeats: int) -> list[dict[str, float]]:
 
 
 def table(results: dict[str, Any], aider: list[dict[str, float]]) -> str:
-    lines = ["| system | same | new chat | edit | edit common | edit / new chat | edit common / new chat |"]
-    lines.append("|---|---:|---:|---:|---:|---:|---:|")
+    edits = ("edit", "edit_use", "edit_common")
+    lines = [
+        "| system | same | new chat | edit | edit use | edit common | edit / new chat | edit use / new chat"
+        " | edit common / new chat |"
+    ]
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for system, res in results.items():
         m = res["median"]
-        lines.append(
-            f"| {system} | {m['same'] * 1e3:.0f} ms | {m['new_chat'] * 1e3:.0f} ms | {m['edit'] * 1e3:.0f} ms"
-            f" | {m['edit_common'] * 1e3:.0f} ms | {m['edit'] / m['new_chat']:.2f}"
-            f" | {m['edit_common'] / m['new_chat']:.2f} |"
-        )
+        times = " | ".join(f"{m[k] * 1e3:.0f} ms" for k in ("same", "new_chat", *edits))
+        ratios = " | ".join(f"{m[k] / m['new_chat']:.2f}" for k in edits)
+        lines.append(f"| {system} | {times} | {ratios} |")
     if aider:
         same = statistics.median(a["warm_same"] for a in aider)
         new = statistics.median(a["warm_new_chat_2"] for a in aider)
         after = statistics.median(a["warm_after_edit"] for a in aider)
         lines.append(
             f"| Aider 0.86.2 ({len(aider)} run) | {same * 1e3:.0f} ms | {new * 1e3:.0f} ms | {after * 1e3:.0f} ms"
-            f" | | {after / new:.2f} | |"
+            f" | | | {after / new:.2f} | | |"
         )
     return "\n".join(lines)
 
@@ -309,13 +336,15 @@ def main() -> None:
     name, definers, users = next(iter(results.values()))["common_name"]
     print(f"corpus {root}, budget {args.tokens}, medians of {args.rounds} rounds")
     print(f"edit common: '{name}' (defined in {definers} files, used in {users})")
+    print(f"edit use: a call to '{next(iter(results.values()))['new_use']}' appended")
     print(f"load average before {load_before[0]:.2f}, after {report['load_after'][0]:.2f} ({os.cpu_count()} cpus)\n")
     print(table(results, aider))
     for system, res in results.items():
         per_child = ", ".join(
-            f"{c['edit'] / c['new_chat']:.2f} / {c['edit_common'] / c['new_chat']:.2f}" for c in res["children"]
+            " / ".join(f"{c[k] / c['new_chat']:.2f}" for k in ("edit", "edit_use", "edit_common"))
+            for c in res["children"]
         )
-        print(f"{system}, per child (edit / new chat, edit common / new chat): {per_child}")
+        print(f"{system}, per child (edit, edit use, edit common / new chat): {per_child}")
     print(f"\nraw results: {WORK / 'results.json'}")
 
 
