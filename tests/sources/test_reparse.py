@@ -4,6 +4,7 @@ gives, after any sequence of edits, in every language tried; and what is kept st
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -48,6 +49,19 @@ SNIPPETS = (
 _registry = LanguageRegistry.load()
 _options = ParseOptions.from_settings(Settings())
 
+
+def _first_parse(rel: str) -> tuple[str, Any, bytes, KeptTrees]:
+    """A fixture file's language, grammar, text and trees, after its first parse (checked against
+    a fresh one)."""
+    language = _registry.language_for(rel)
+    assert language is not None
+    compiled = _registry.compiled(language)
+    text = (FIXTURES / rel).read_bytes()
+    kept = KeptTrees(1_000_000)
+    assert parse_file(compiled, text, _options, kept, rel) == parse_file(compiled, text, _options)
+    return language, compiled, text, kept
+
+
 edits = st.lists(
     st.tuples(st.floats(0, 1), st.integers(0, 40), st.sampled_from(SNIPPETS)),
     min_size=1,
@@ -60,12 +74,7 @@ edits = st.lists(
 def test_a_tree_parsed_from_the_last_one_gives_a_fresh_parse_tags(
     rel: str, steps: list[tuple[float, int, str]]
 ) -> None:
-    language = _registry.language_for(rel)
-    assert language is not None
-    compiled = _registry.compiled(language)
-    text = (FIXTURES / rel).read_bytes()
-    kept = KeptTrees(1_000_000)
-    assert parse_file(compiled, text, _options, kept, rel) == parse_file(compiled, text, _options)
+    _, compiled, text, kept = _first_parse(rel)
     for where, cut, snippet in steps:
         at = int(where * len(text))
         text = text[:at] + snippet.encode() + text[at + cut :]
@@ -96,12 +105,7 @@ def test_well_formed_edits_parse_from_the_kept_tree_to_a_fresh_parse_tags(
 ) -> None:
     """Whole lines inserted, deleted or repeated: the kept tree is used (while the file has no
     syntax error) and the tags are a fresh parse's."""
-    language = _registry.language_for(rel)
-    assert language is not None
-    compiled = _registry.compiled(language)
-    text = (FIXTURES / rel).read_bytes()
-    kept = KeptTrees(1_000_000)
-    parse_file(compiled, text, _options, kept, rel)
+    language, compiled, text, kept = _first_parse(rel)
     for kind, where, n in steps:
         lines = text.split(b"\n")
         i = int(where * (len(lines) - 1))

@@ -185,20 +185,19 @@ class GraphUpdater:
         raw, raw_pos = rows.columns(), rows.positions()
         ident_counts, def_counts, pair_counts = self._counts or _count_rows(old)
         idents, ident_remap, new_ident, ident_counts = _idents(old, gone, rows.ident_ids, raw, ident_counts)
-        in_place = (
-            None if files.remap is not None else _in_place(old, gone, raw, raw_pos, new_ident, ident_remap, self._keys)
-        )
-        if in_place is not None:  # the same rows, some with new counts or weights: nothing moves
-            edges, keys = in_place, self._keys
-            definition_keys, pair_view = old.definition_keys, old.pairs
-            self._counts = (ident_counts, def_counts, pair_counts)
-            graph_offsets = old.src_offsets
-        elif files.remap is None:  # the usual edit: one run of rows replaced, the rest shared
-            spliced = _splice(old, remove, gone, raw, raw_pos, new_ident, ident_remap, self._keys)
-            edges, keys = spliced.edges, spliced.keys
-            definition_keys, pair_view, def_counts, pair_counts = _spliced_views(
-                old, spliced, gone, new_ident, len(idents), ident_remap, def_counts, pair_counts
-            )
+        in_place: EdgeColumns | None = None
+        if files.remap is None:  # the usual edit: the rows of a few files re-derived
+            rederived = _Rederived.of(old, self._keys, remove, gone, raw, raw_pos, new_ident, ident_remap)
+            in_place = _in_place(rederived)
+            if in_place is not None:  # the same rows, some with new counts or weights: nothing moves
+                edges, keys = in_place, self._keys
+                definition_keys, pair_view = old.definition_keys, old.pairs
+            else:  # one run of rows replaced, the rest copied as they are
+                spliced = _splice(rederived)
+                edges, keys = spliced.edges, spliced.keys
+                definition_keys, pair_view, def_counts, pair_counts = _spliced_views(
+                    old, spliced, gone, new_ident, len(idents), ident_remap, def_counts, pair_counts
+                )
             self._counts = (ident_counts, def_counts, pair_counts)
         else:
             kept = np.flatnonzero(~remove)
@@ -216,7 +215,7 @@ class GraphUpdater:
         if ident_remap is None:
             graph.__dict__["ident_index"] = old.ident_index
         if in_place is not None:
-            graph.__dict__["src_offsets"] = graph_offsets
+            graph.__dict__["src_offsets"] = old.src_offsets
         graph.carry_dependent_counts(old)
         self._keys = keys
         return graph
@@ -631,24 +630,53 @@ def _sorted_keys(raw: EdgeColumns, raw_pos: np.ndarray, n_files: int) -> tuple[n
     return key, np.argsort(key, kind="stable")
 
 
-def _in_place(
-    old: RepoGraph,
-    gone: np.ndarray,
-    raw: EdgeColumns,
-    raw_pos: np.ndarray,
-    new_ident: np.ndarray,
-    ident_remap: np.ndarray | None,
-    old_keys: np.ndarray,
-) -> EdgeColumns | None:
+@dataclass(frozen=True, slots=True)
+class _Rederived:
+    """What an update in which no file came or went works from: the old graph and its rows'
+    keys, the rows it removed, and the rows derived in their place (``order`` sorts them by
+    ``key``)."""
+
+    old: RepoGraph
+    old_keys: np.ndarray
+    remove: np.ndarray
+    """Per old row: removed."""
+    gone: np.ndarray
+    """The removed rows, ascending."""
+    raw: EdgeColumns
+    ident: np.ndarray
+    """The derived rows' identifiers in the new table."""
+    ident_remap: np.ndarray | None
+    key: np.ndarray
+    order: np.ndarray
+
+    @classmethod
+    def of(
+        cls,
+        old: RepoGraph,
+        old_keys: np.ndarray,
+        remove: np.ndarray,
+        gone: np.ndarray,
+        raw: EdgeColumns,
+        raw_pos: np.ndarray,
+        ident: np.ndarray,
+        ident_remap: np.ndarray | None,
+    ) -> _Rederived:
+        key, order = _sorted_keys(raw, raw_pos, len(old.files))
+        return cls(old, old_keys, remove, gone, raw, ident, ident_remap, key, order)
+
+
+def _in_place(rows: _Rederived) -> EdgeColumns | None:
     """The rows when an edit re-derived exactly the rows it removed (the same files, names and
     targets in the same places; a body edited with the names it uses, a function appended that
     uses no new name): the old columns, shared where no value moved, copied with the new counts,
     weights or provenances otherwise. No splice and no regrouping: at 250,000 rows (the standard
     library) those copied every column a few times. None when any row came, went or moved."""
-    if ident_remap is not None or len(gone) != len(raw.src):
+    old, gone, order = rows.old, rows.gone, rows.order
+    if rows.ident_remap is not None or len(gone) != len(rows.raw.src):
         return None
-    key, order = _sorted_keys(raw, raw_pos, len(old.files))
-    if not np.array_equal(key[order], old_keys[gone]) or not np.array_equal(new_ident[order], old.edge_ident[gone]):
+    if not np.array_equal(rows.key[order], rows.old_keys[gone]):
+        return None
+    if not np.array_equal(rows.ident[order], old.edge_ident[gone]):
         return None
 
     def values(column: np.ndarray, added: np.ndarray) -> np.ndarray:
@@ -659,6 +687,7 @@ def _in_place(
         out[gone] = added
         return out
 
+    raw = rows.raw
     return EdgeColumns(
         old.edge_src,
         old.edge_dst,
@@ -669,38 +698,29 @@ def _in_place(
     )
 
 
-def _splice(
-    old: RepoGraph,
-    remove: np.ndarray,
-    gone: np.ndarray,
-    raw: EdgeColumns,
-    raw_pos: np.ndarray,
-    new_ident: np.ndarray,
-    ident_remap: np.ndarray | None,
-    old_keys: np.ndarray,
-) -> _Spliced:
+def _splice(rows: _Rederived) -> _Spliced:
     """The rows when no file came or went: the kept rows with the new rows inserted in canonical
     order. The old rows' keys are kept, so a new row's place needs no key of the kept rows: the
     old rows before it, less the removed ones among them."""
-    key, order = _sorted_keys(raw, raw_pos, len(old.files))
-    before = np.searchsorted(old_keys, key[order])
+    old, gone, raw, order = rows.old, rows.gone, rows.raw, rows.order
+    before = np.searchsorted(rows.old_keys, rows.key[order])
     ends = [int(x) for x in (*gone[:1], *before[:1])]
     r0 = min(ends, default=0)
     r1 = max(int(gone[-1]) + 1 if len(gone) else r0, int(before[-1]) if len(before) else r0)
     # A new row's place in the run: the old rows of the run before it, less the removed ones.
     at = (before - r0) - np.searchsorted(gone, before)
-    run_kept = np.flatnonzero(~remove[r0:r1])
+    run_kept = np.flatnonzero(~rows.remove[r0:r1])
     take = np.insert(run_kept, at, (r1 - r0) + np.arange(len(order), dtype=np.intp))
-    plan = _Spliced(raw, order, r0, r1, take, raw, old_keys)
+    plan = _Spliced(raw, order, r0, r1, take, raw, rows.old_keys)
     edges = EdgeColumns(
         plan.column(old.edge_src, raw.src),
         plan.column(old.edge_dst, raw.dst),
-        plan.column(old.edge_ident, new_ident, ident_remap),
+        plan.column(old.edge_ident, rows.ident, rows.ident_remap),
         plan.column(old.edge_count, raw.count),
         plan.column(old.edge_weight, raw.weight),
         plan.column(old.edge_provenance, raw.provenance),
     )
-    return _Spliced(raw, order, r0, r1, take, edges, plan.column(old_keys, key))
+    return _Spliced(raw, order, r0, r1, take, edges, plan.column(rows.old_keys, rows.key))
 
 
 def _spliced_views(
