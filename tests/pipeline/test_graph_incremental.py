@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from hybridmap import RepoMap
@@ -216,6 +216,18 @@ PAIR_OPS = st.tuples(st.integers(0, 50), st.integers(0, 50), st.lists(st.integer
     start=START,
     steps=st.lists(st.tuples(OPS, st.lists(PAIR_OPS, max_size=2)), min_size=1, max_size=12),
     tight=st.booleans(),
+)
+# Found by a full-suite run: a splice whose definition keys lost an identifier remapped the
+# removed rows' values too (-1, no index at all).
+@example(
+    start={
+        "f1.py": ([], []),
+        "f0.py": ([], ["load_index"]),
+        "pkg/f0.py": (["load_index"], ["save"]),
+        "f2.py": ([], []),
+    },
+    steps=[(("add_def", 0, "load_index", 0), [(0, 0, []), (3, 0, [0])])],
+    tight=False,
 )
 def test_tag_edits_and_resolved_pairs_update_to_the_rebuilt_graph(
     start: Repo, steps: list[tuple[tuple[Any, ...], list[tuple[int, int, list[int]]]]], tight: bool
