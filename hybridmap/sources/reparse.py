@@ -93,7 +93,9 @@ class KeptTrees:
         self._bytes = 0
         self.reused = 0
         """Parses made from a kept tree so far."""
-        self._lock = threading.Lock()  # the map's index and a background parse may both parse
+        # One owner (the base source, whose index runs in a worker thread under the map's lock);
+        # the lock keeps the byte count right should a second parse ever meet it.
+        self._lock = threading.Lock()
 
     def take(self, path: str, language: str) -> Kept | None:
         """The last parse of ``path`` in ``language``, handed over (it is not kept after: its
