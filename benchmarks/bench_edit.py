@@ -44,6 +44,7 @@ import subprocess
 import sys
 import sysconfig
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -84,16 +85,19 @@ def stdlib_corpus() -> Path:
 # --- the child: one long-lived RepoMap ----------------------------------------------------------
 
 
-def common_name(repo: Any) -> tuple[str, int, int]:
-    """(name, files defining it, files using it): the widely used name an edit can redefine."""
-    from collections import Counter
-
-    tags = repo.tags()
+def name_counts(tags: Any, kinds: tuple[str, ...] = ()) -> tuple[Counter[str], Counter[str]]:
+    """(name -> files defining it, name -> files using it); only definitions of ``kinds`` when given."""
     defined: Counter[str] = Counter()
     used: Counter[str] = Counter()
     for file_tags in tags.values():
-        defined.update({s.name for s in file_tags.symbols})
+        defined.update({s.name for s in file_tags.symbols if not kinds or s.kind in kinds})
         used.update(set(file_tags.ref_names))
+    return defined, used
+
+
+def common_name(repo: Any) -> tuple[str, int, int]:
+    """(name, files defining it, files using it): the widely used name an edit can redefine."""
+    defined, used = name_counts(repo.tags())
     limit = repo.settings.max_definers_per_ident
     name = max((n for n, d in defined.items() if 2 <= d < limit and n.isidentifier()), key=lambda n: (used[n], n))
     return name, defined[name], used[name]
@@ -103,16 +107,10 @@ def new_use(repo: Any) -> str:
     """A function or class ``EDIT_FILE`` neither defines nor uses, defined by exactly one other
     file (a helper, not a name of many definers, which ``edit common`` is about): a call to it
     gives the edited file a new edge row (the most used such name)."""
-    from collections import Counter
-
     tags = repo.tags()
     own = tags[EDIT_FILE]
     taken = set(own.ref_names) | {s.name for s in own.symbols}
-    defined: Counter[str] = Counter()
-    used: Counter[str] = Counter()
-    for file_tags in tags.values():
-        defined.update({s.name for s in file_tags.symbols if s.kind in ("function", "class")})
-        used.update(set(file_tags.ref_names))
+    defined, used = name_counts(tags, ("function", "class"))
     fits = (n for n, d in defined.items() if d == 1 and n not in taken and n.isidentifier() and n[0] != "_")
     return max(fits, key=lambda n: (used[n], n))
 

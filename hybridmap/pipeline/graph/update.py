@@ -512,12 +512,8 @@ def _new_rows(
     raw_pos: np.ndarray,
     old_keys: np.ndarray,
 ) -> _NewRows:
-    pos = raw_pos.astype(np.int64)
-    if len(pos) and pos.max() >= 1 << POS_BITS:
-        raise _Rebuild
     n = len(files.files)
-    key = _row_keys(raw.src, pos, raw.dst, n)
-    order = np.argsort(key, kind="stable")
+    key, order = _sorted_keys(raw, raw_pos, n)
     kept_src = old.edge_src[kept] if files.remap is None else files.remap[old.edge_src[kept]]
     kept_dst = old.edge_dst[kept] if files.remap is None else files.remap[old.edge_dst[kept]]
     kept_key = _row_keys(kept_src, _row_places(old_keys[kept], len(old.files)), kept_dst, n)
