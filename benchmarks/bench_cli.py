@@ -1,7 +1,7 @@
 """The one-shot CLI against Aider's RepoMap script: whole-process CPU time of one warm map.
 
     python benchmarks/bench_cli.py [--repeats N] [--corpus DIR] [--tokens N] [--importtime]
-                                   [--baseline COMMIT]
+                                   [--baseline COMMIT] [--floor]
 
 What an agent pays when it shells out for a map every turn: a fresh process that imports,
 reads the (hot) cache, ranks and prints. Both sides run as separate processes, alternating,
@@ -16,7 +16,9 @@ with their caches warmed first; CPU time is the child's user + system time
 
 Each side is measured warm (its cache filled by an earlier run) and cold (its cache emptied
 before every run). ``--baseline COMMIT`` adds hybridmap as it was at COMMIT (``git archive``
-into ``.work/cli``, run with ``PYTHONPATH``) to the same alternation.
+into ``.work/cli``, run with ``PYTHONPATH``) to the same alternation. ``--floor`` adds the
+floor of a cold map to the cold runs: one process that reads and bare-parses the corpus's files
+(``probe_floor.py``: no query, no cache, one core), and each system's cold CPU over it.
 
 The default corpus is click from this venv's site-packages, made a git repository (as in
 ``docs/benchmarks.md``). ``--importtime`` also prints the ten largest cumulative imports of the
@@ -129,6 +131,7 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=1024)
     parser.add_argument("--importtime", action="store_true")
     parser.add_argument("--baseline", default=None, help="also measure hybridmap at this commit")
+    parser.add_argument("--floor", action="store_true", help="also measure a read + bare parse of the files")
     args = parser.parse_args()
     root = (args.corpus or click_corpus()).resolve()
     hybridmap = str(Path(sys.executable).parent / "hybridmap")
@@ -142,7 +145,9 @@ def main() -> None:
     def ours(cache: Path) -> list[str]:
         return ["map", str(root), "--mode", "static", "--tokens", str(args.tokens), "--cache-dir", str(cache)]
 
-    add("hybridmap", [hybridmap, *ours(WORK / "cache-hybridmap")], WORK / "cache-hybridmap")
+    # In-process, every call: a daemon started by an earlier call would answer the later ones.
+    no_daemon = {**os.environ, "HYBRIDMAP_DAEMON": "off"}
+    add("hybridmap", [hybridmap, *ours(WORK / "cache-hybridmap")], WORK / "cache-hybridmap", env=no_daemon)
     if args.baseline:
         tree = baseline_tree(args.baseline)
         cache = WORK / f"cache-{args.baseline}"
@@ -151,12 +156,19 @@ def main() -> None:
             [sys.executable, "-m", "hybridmap", *ours(cache)],
             cache,
             tree,
-            {**os.environ, "PYTHONPATH": str(tree)},
+            {**no_daemon, "PYTHONPATH": str(tree)},
         )
     if AIDER_PYTHON.exists():
         cache = WORK / "cache-aider"
         add("aider", [str(AIDER_PYTHON), "-c", AIDER_SCRIPT, str(root), str(cache), str(args.tokens)], cache, WORK)
     samples: dict[str, list[tuple[float, float]]] = {f"{n} {k}": [] for n in systems for k in ("warm", "cold")}
+    floor: list[str] = []
+    if args.floor:
+        listed = subprocess.run(["git", "-C", str(root), "ls-files"], check=True, capture_output=True, text=True)
+        filelist = WORK / "floor-files.txt"
+        filelist.write_text(listed.stdout)
+        floor = [sys.executable, str(HERE / "probe_floor.py"), str(root), str(filelist)]
+        samples["floor cold"] = []
     for argv, cache, cwd, env in systems.values():
         shutil.rmtree(cache, ignore_errors=True)
         measured(argv, cwd, env)  # fill the cache
@@ -168,6 +180,9 @@ def main() -> None:
             shutil.rmtree(cache, ignore_errors=True)
             cpu, wall, _ = measured(argv, cwd, env)
             samples[f"{name} cold"].append((cpu, wall))
+        if floor:
+            cpu, wall, _ = measured(floor)
+            samples["floor cold"].append((cpu, wall))
         for argv, _cache, cwd, env in systems.values():
             measured(argv, cwd, env)  # warm again for the next round
     report: dict[str, object] = {"corpus": str(root), "tokens": args.tokens, "repeats": args.repeats}
@@ -185,6 +200,8 @@ def main() -> None:
                 report[f"cpu_ratio {name} / aider ({kind})"] = round(
                     medians[f"{name} {kind}"] / medians[f"aider {kind}"], 3
                 )
+        if floor:
+            report[f"cpu_ratio {name} cold / floor"] = round(medians[f"{name} cold"] / medians["floor cold"], 3)
     if args.importtime:
         report["largest_imports_us"] = importtime(systems["hybridmap"][0])
     print(json.dumps(report, indent=2))

@@ -101,6 +101,18 @@ def ancestor_checks(query: Any, source: str) -> AncestorChecks:
     return checks
 
 
-def passes(checks: tuple[tuple[str, re.Pattern[str]], ...], captures: dict[str, list[Any]]) -> bool:
-    """Whether a match's captures meet its pattern's ``#hm-ancestors?``."""
-    return all(regex.fullmatch(ancestor_types(node)) for capture, regex in checks for node in captures.get(capture, ()))
+def passes(
+    checks: tuple[tuple[str, re.Pattern[str]], ...], captures: dict[str, list[Any]], seen: dict[int, str]
+) -> bool:
+    """Whether a match's captures meet its pattern's ``#hm-ancestors?``. ``seen`` holds the
+    ancestor types already read in this tree, by node id: one definition node is offered to
+    each pattern of its type (a Python ``def`` to the function and the method pattern), and
+    walking its parents was 6 % of a cold parse's extraction."""
+    for capture, regex in checks:
+        for node in captures.get(capture, ()):
+            types = seen.get(node.id)
+            if types is None:
+                types = seen[node.id] = ancestor_types(node)
+            if regex.fullmatch(types) is None:
+                return False
+    return True

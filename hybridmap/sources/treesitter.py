@@ -27,8 +27,10 @@ import threading
 import time
 import warnings
 from array import array
+from bisect import bisect_right
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 from typing import IO, Any
 
@@ -316,8 +318,9 @@ class _Clock:
 
 #: (definition start byte, end byte, name start byte) -> (name, kind, definition node, name node)
 _Defs = dict[tuple[int, int, int], tuple[str, str, Any, Any]]
-#: name start byte -> (name, line, col, kind code)
-_Refs = dict[int, tuple[bytes, int, int, int]]
+#: name start byte -> (name end byte, kind code); lines and columns are read from the source
+#: once per file (:func:`_file_tags`), not asked of each node
+_Refs = dict[int, tuple[int, int]]
 
 
 #: A single-file component's blocks that hold code: <script ...>...</script> (Vue, Svelte, Astro)
@@ -411,7 +414,7 @@ def _extract(
     docstrings = compiled.language.grammar in DOCSTRING_GRAMMARS
     symbols = _symbols(defs, source, lines, options.max_signature_lines, docstrings)
     words = encode_words(word_counts(source.decode("utf-8", "replace"))) if options.text_words else ""
-    return _file_tags(symbols, refs, len(lines), complete, tuple(dict.fromkeys(imports)), words), tuple(problems)
+    return _file_tags(symbols, refs, source, lines, complete, tuple(dict.fromkeys(imports)), words), tuple(problems)
 
 
 def _tag_matches(
@@ -425,8 +428,9 @@ def _tag_matches(
     defs: _Defs = {}
     refs: _Refs = {}
     ancestors = compiled.ancestor_checks
+    seen: dict[int, str] = {}
     for pattern, captures in cursor.matches(root):
-        if pattern in ancestors and not query_predicates.passes(ancestors[pattern], captures):
+        if pattern in ancestors and not query_predicates.passes(ancestors[pattern], captures, seen):
             continue
         module = captures.get("import.module")
         if module:
@@ -437,8 +441,7 @@ def _tag_matches(
             if cap.startswith("name.reference."):
                 code = _KIND_CODE.get(cap[15:], 0)
                 for node in nodes:
-                    line, col = node.start_point
-                    refs[node.start_byte] = (node.text or b"", line, col, code)  # None only without source
+                    refs[node.start_byte] = (node.end_byte, code)
             elif cap.startswith("name.definition."):
                 kind = cap[16:]
                 outer = captures.get("definition." + kind)
@@ -464,8 +467,7 @@ def _backfill_references(
     def_names = {key[2] for key in defs}
     for node, _ in _iter_captures(back, root):
         if node.start_byte not in def_names and node.start_byte not in refs:
-            line, col = node.start_point
-            refs[node.start_byte] = (node.text, line, col, 0)
+            refs[node.start_byte] = (node.end_byte, 0)
 
 
 def _source_order(item: tuple[tuple[int, int, int], Any]) -> tuple[int, int, int]:
@@ -495,8 +497,9 @@ def _symbols(
     for (_start, end_byte, _name_start), (name, kind, def_node, name_node) in ordered:
         while stack and stack[-1][0] < end_byte:
             stack.pop()
+        span = _span(def_node)
         # A def nested inside a def's span has that def as parent (same span = sibling).
-        while stack and symbols[stack[-1][1]].span == _span(def_node):
+        while stack and symbols[stack[-1][1]].span == span:
             stack.pop()
         parent = stack[-1][1] if stack else -1
         name_line, name_col = name_node.start_point
@@ -504,7 +507,7 @@ def _symbols(
             Symbol(
                 name=name,
                 kind=kind,
-                span=_span(def_node),
+                span=span,
                 name_line=name_line,
                 name_col=name_col,
                 signature=_signature(lines, def_node, kind, name_node, max_signature_lines),
@@ -519,32 +522,39 @@ def _symbols(
 def _file_tags(
     symbols: list[Symbol],
     refs: _Refs,
-    line_count: int,
+    source: bytes,
+    lines: list[bytes],
     complete: bool,
     imports: tuple[tuple[str, str], ...] = (),
     words: str = "",
 ) -> FileTags:
-    names: list[str] = []
+    starts = sorted(refs)
+    names = [source[start : refs[start][0]].decode("utf-8", "replace") for start in starts]
+    # Each name's line and column (in bytes, as tree-sitter counts them) from where its line
+    # starts: a node's start_point made a Python tuple per reference (350,000 in the standard
+    # library), this one C-level pass over the lines and a bisect each.
+    line_starts = list(accumulate(map(_PLUS_ONE, map(len, lines)), initial=0))
     positions = array("I")
-    kinds = bytearray()
-    for start_byte in sorted(refs):
-        text, line, col, code = refs[start_byte]
-        names.append(text.decode("utf-8", "replace"))
+    for start in starts:
+        line = bisect_right(line_starts, start) - 1
         positions.append(line)
-        positions.append(col)
-        kinds.append(code)
+        positions.append(start - line_starts[line])
     counted = encode_words(name_counts(symbols, names))
     return FileTags(
         tuple(symbols),
         tuple(names),
         positions.tobytes(),
-        bytes(kinds),
-        line_count,
+        bytes([refs[start][1] for start in starts]),
+        len(lines),
         complete,
         imports,
         words,
         name_words=counted,
     )
+
+
+#: A line's length plus its newline (the start of the next line).
+_PLUS_ONE = (1).__add__
 
 
 def _iter_captures(cursor: Any, root: Any) -> Iterable[tuple[Any, str]]:
