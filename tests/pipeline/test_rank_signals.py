@@ -75,6 +75,7 @@ AFTER_GOLDEN = {
     "text_similarity_message_boost": 0.0,
     "text_similarity_personalization": 0.0,
     "test_pair_boost": 0.0,
+    "paired_follow_files": 0,
 }
 
 Case = dict[str, Any]

@@ -8,7 +8,7 @@ import pytest
 
 from hybridmap import RepoMap
 from hybridmap.languages.paths import subject_stem
-from hybridmap.pipeline.rank.signals.test_pairs import WHY_SUBJECT, WHY_TEST, _closeness
+from hybridmap.pipeline.rank.signals.test_pairs import WHY_FOLLOWS, WHY_SUBJECT, WHY_TEST, _closeness
 
 
 @pytest.mark.parametrize(
@@ -89,3 +89,31 @@ def test_a_chat_test_lifts_its_subject(git_repo, tmp_path: Path) -> None:
     assert order[0] == "admin/billing.py", order
     assert WHY_SUBJECT in why[order[0]]
     assert WHY_SUBJECT not in why.get("shop/billing.py", ())
+
+
+def _message_order(root: Path, tmp_path: Path, files: int, **request: object) -> tuple[list[str], dict]:
+    overrides = {"cache_dir": str(tmp_path / "m"), "paired_follow_files": files}
+    with RepoMap(root, overrides=overrides) as repo:
+        result = repo.map(mode="static", tokens=2000, **request)  # type: ignore[arg-type]
+    return [f.path for f in result.files], {f.path: tuple(f.why) for f in result.files}
+
+
+def test_a_message_pulls_the_first_files_test_up_behind_it(git_repo, tmp_path: Path) -> None:
+    root = _repo(git_repo)
+    plain, _ = _message_order(root, tmp_path, 0, message="charge the amount")
+    assert plain[0] == "shop/billing.py", plain  # the message names its code
+    assert plain.index("tests/shop/test_billing.py") > 1, plain  # the control: tests weigh less
+    order, why = _message_order(root, tmp_path, 1, message="charge the amount")
+    assert order[:2] == ["shop/billing.py", "tests/shop/test_billing.py"], order
+    assert WHY_FOLLOWS in why[order[1]]
+    # The other package's test of the same stem is farther away: not pulled.
+    assert WHY_FOLLOWS not in why.get("tests/admin/test_billing.py", ())
+
+
+def test_a_chat_file_or_a_request_that_names_nothing_pulls_no_pair(git_repo, tmp_path: Path) -> None:
+    root = _repo(git_repo)
+    for request in ({"chat_files": ["shop/view0.py"], "message": "charge the amount"}, {}):
+        off, _ = _message_order(root, tmp_path, 0, **request)
+        on, why = _message_order(root, tmp_path, 3, **request)
+        assert on == off, request
+        assert not any(WHY_FOLLOWS in said for said in why.values()), request

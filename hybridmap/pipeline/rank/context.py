@@ -109,6 +109,10 @@ class RankContext:
     bare_lifts: dict[int, float] = field(default_factory=dict, compare=False, repr=False)
     """The lifts of files without definitions (file index -> the sum): the ranker adds them to
     the score such a file is shown by name with (a mutable dict: the record is frozen)."""
+    late_reasons: dict[int, list[str]] = field(default_factory=dict, compare=False, repr=False)
+    """Reasons given by a definition boost (file index -> reasons, in the order given): a boost
+    that picks its files from the scores (``pairs_follow``) knows them only then. The ranker lists
+    them after the file phase's."""
 
     @property
     def n(self) -> int:

@@ -132,6 +132,9 @@ def rank(
     scores = _definition_scores(ctx, x, weights, multipliers, file_score)
     for signal in signals:
         scores = signal.boost_definitions(ctx, scores)
+    for fi, whys in ctx.late_reasons.items():
+        for why in whys:
+            _because(reasons, fi, why)
     return _ranking(ctx, scores, file_score, limit, reasons, prior.reasons)
 
 

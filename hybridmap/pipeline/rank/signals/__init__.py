@@ -45,7 +45,7 @@ from .private_definitions import PrivateDefinitions
 from .reference_names import ReferenceNames
 from .session_files import SessionEvents
 from .symbol_neighbourhood import SymbolNeighbourhood
-from .test_pairs import TestPairs
+from .test_pairs import PairsFollow, TestPairs
 from .text_similarity import TextSimilarity
 
 #: The signals every map is ranked with, in the order each phase applies them. The order keeps
@@ -70,6 +70,7 @@ DEFAULT_SIGNALS: tuple[Signal, ...] = (
     PathMentions(),
     PathKinds(),
     FileDecay(),
+    PairsFollow(),
     ChangedCode(),
     SymbolNeighbourhood(),
 )
@@ -87,6 +88,7 @@ __all__ = [
     "FileDecay",
     "MentionedFiles",
     "MentionedIdents",
+    "PairsFollow",
     "PathKinds",
     "PathMentions",
     "PrivateDefinitions",

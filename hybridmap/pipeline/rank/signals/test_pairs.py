@@ -107,3 +107,64 @@ class TestPairs(Signal):
         if weight > 0 and len(scores):
             ctx.lift_best_definitions(scores, ((fi, 1.0) for fi in self._pairs(ctx)), weight)
         return scores
+
+
+#: The reason a file pulled up behind its pair gives.
+WHY_FOLLOWS = "paired by name with a first-ranked file"
+
+
+@dataclass(frozen=True)
+class PairsFollow(Signal):
+    """A request that names code (a message, mentioned names or files) and has no chat or edited
+    file: the name pairs of its first-ranked files follow them. After every other lift, each of
+    the ``paired_follow_files`` best files (by its best definition) pulls its nearest pairs by
+    name (a module its tests, a test its module; at most ``test_pair_files``) up to
+    ``paired_follow_share`` of its own best score, never down. A commit that changes a module
+    changes its tests with it (four in ten of the message tasks' target files are tests), while
+    the test path weight keeps a test below the code it tests and a message names the code. A
+    chat or edited file's own pairs are :class:`TestPairs`'."""
+
+    name: ClassVar[str] = "pairs_follow"
+
+    def boost_definitions(self, ctx: RankContext, scores: np.ndarray) -> np.ndarray:
+        settings = ctx.settings
+        take, share = settings.paired_follow_files, settings.paired_follow_share
+        named = ctx.idents or ctx.mentioned_files or ctx.message_words
+        if take <= 0 or share <= 0 or not len(scores) or ctx.chat or ctx.edited or not named:
+            return scores
+        graph = ctx.graph
+        files, starts = graph.files, graph.symbol_offsets
+        stems = stems_of(files)
+        for fi in _first_files(scores, graph.symbol_file, take):
+            best = float(scores[starts[fi] : starts[fi + 1]].max())
+            test = stems.is_test[fi]
+            others = [o for o in stems.by_stem.get(stems.stem[fi], ()) if stems.is_test[o] != test]
+            if not others or best <= 0:
+                continue
+            near = {o: _closeness(files[fi], files[o]) for o in others}
+            closest = max(near.values())
+            for o in sorted(o for o in others if near[o] == closest)[: settings.test_pair_files]:
+                lo, hi = int(starts[o]), int(starts[o + 1])
+                if hi > lo:
+                    top = lo + int(np.argmax(scores[lo:hi]))
+                    if scores[top] < share * best:
+                        scores[top] = share * best
+                        ctx.late_reasons.setdefault(o, []).append(WHY_FOLLOWS)
+        return scores
+
+
+def _first_files(scores: np.ndarray, symbol_file: np.ndarray, take: int) -> list[int]:
+    """The ``take`` files with the best definitions, best first (ties in index order): found
+    among the best ``256 * take`` definitions, else (files of hundreds of definitions each)
+    among all of them."""
+    for window in (min(len(scores), 256 * take), len(scores)):
+        firsts: list[int] = []
+        cut = np.partition(scores, len(scores) - window)[len(scores) - window] if window < len(scores) else -np.inf
+        candidates = np.flatnonzero(scores >= cut)
+        for at in candidates[np.argsort(-scores[candidates], kind="stable")].tolist():
+            fi = int(symbol_file[at])
+            if fi not in firsts:
+                firsts.append(fi)
+                if len(firsts) == take:
+                    return firsts
+    return firsts
