@@ -110,9 +110,12 @@ def test_a_message_pulls_the_first_files_test_up_behind_it(git_repo, tmp_path: P
     assert WHY_FOLLOWS not in why.get("tests/admin/test_billing.py", ())
 
 
-def test_a_chat_file_or_a_request_that_names_nothing_pulls_no_pair(git_repo, tmp_path: Path) -> None:
+def test_a_chat_file_a_first_ranked_test_or_a_request_naming_nothing_pulls_no_pair(git_repo, tmp_path: Path) -> None:
     root = _repo(git_repo)
-    for request in ({"chat_files": ["shop/view0.py"], "message": "charge the amount"}, {}):
+    first_test, _ = _message_order(root, tmp_path, 0, message="test_audit")
+    assert first_test[0] == "tests/admin/test_billing.py", first_test  # its subject is not pulled
+    requests = ({"chat_files": ["shop/view0.py"], "message": "charge the amount"}, {}, {"message": "test_audit"})
+    for request in requests:
         off, _ = _message_order(root, tmp_path, 0, **request)
         on, why = _message_order(root, tmp_path, 3, **request)
         assert on == off, request
