@@ -511,7 +511,7 @@ class Settings:
     files gained little more in the first five and lost more MRR (docs/evaluation.md, "A
     first-ranked file's tests follow it")."""
     paired_follow_share: float = setting(0.9, _SHARE)
-    """A pulled pair's best definition is raised to this share of its leader's best score (at
+    """A pulled test's best definition is raised to this share of its leader's best score (at
     0.5 the first five gain half as much and MRR loses nothing measurable)."""
     co_change_boost: float = setting(1.0, _WEIGHT)
     """Added to the rank multiplier of a chat or edited file's history partners, times

@@ -107,7 +107,7 @@ def passes(
     """Whether a match's captures meet its pattern's ``#hm-ancestors?``. ``seen`` holds the
     ancestor types already read in this tree, by node id: one definition node is offered to
     each pattern of its type (a Python ``def`` to the function and the method pattern), and
-    walking its parents was 6 % of a cold parse's extraction."""
+    walking its parents was about 5 % of the standard library's extraction (cProfile)."""
     for capture, regex in checks:
         for node in captures.get(capture, ()):
             types = seen.get(node.id)
