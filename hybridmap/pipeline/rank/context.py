@@ -279,3 +279,17 @@ class Signal:
         """The definitions' scores (one per symbol of ``ctx.graph``), boosted; ``scores`` itself
         is the ranker's and may be returned changed."""
         return scores
+
+
+def best_first(scores: np.ndarray, take: int) -> np.ndarray:
+    """The indices of the ``take`` best scores, best first, ties in index order: what
+    ``np.argsort(-scores, kind="stable")[:take]`` gives, without sorting every definition of a
+    large repository to keep a map's few thousand (a partition finds the cut, then only the
+    candidates at or above it are sorted)."""
+    if take <= 0:
+        return np.zeros(0, dtype=np.intp)
+    if take >= len(scores):
+        return np.argsort(-scores, kind="stable")
+    cut = np.partition(scores, len(scores) - take)[len(scores) - take]
+    candidates = np.flatnonzero(scores >= cut)  # in index order: the stable sort keeps ties so
+    return candidates[np.argsort(-scores[candidates], kind="stable")][:take]

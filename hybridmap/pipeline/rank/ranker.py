@@ -28,7 +28,7 @@ from ..graph.neighbourhood import Neighbourhood
 from ..graph.repo_graph import RepoGraph
 from ..inputs.cochange import CoChange
 from ..inputs.session import SessionFiles
-from .context import Prior, RankContext, Signal
+from .context import Prior, RankContext, Signal, best_first
 from .lexical import LexicalIndex
 from .pagerank import pagerank
 from .signals import DEFAULT_SIGNALS
@@ -262,20 +262,6 @@ def _definition_scores(
 def _symbol_counts(graph: RepoGraph) -> np.ndarray:
     """How many symbols each file has."""
     return np.bincount(graph.symbol_file, minlength=len(graph.files)).astype(np.float64)
-
-
-def best_first(scores: np.ndarray, take: int) -> np.ndarray:
-    """The indices of the ``take`` best scores, best first, ties in index order: what
-    ``np.argsort(-scores, kind="stable")[:take]`` gives, without sorting every definition of a
-    large repository to keep a map's few thousand (a partition finds the cut, then only the
-    candidates at or above it are sorted)."""
-    if take <= 0:
-        return np.zeros(0, dtype=np.intp)
-    if take >= len(scores):
-        return np.argsort(-scores, kind="stable")
-    cut = np.partition(scores, len(scores) - take)[len(scores) - take]
-    candidates = np.flatnonzero(scores >= cut)  # in index order: the stable sort keeps ties so
-    return candidates[np.argsort(-scores[candidates], kind="stable")][:take]
 
 
 def _focus_words(ctx: RankContext) -> Callable[[list[str]], list[str]]:

@@ -15,14 +15,14 @@ most directory names shared at the start and at the end of the two paths' direct
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
 from ....languages.paths import is_test_path, subject_stem
-from ..context import FileFactor, PerFileList, RankContext, Signal
+from ..context import FileFactor, PerFileList, RankContext, Signal, best_first
 
 #: The reason a test of a chat file gives, and the reason its subject gives.
 WHY_TEST = "tests a chat file (by name)"
@@ -46,6 +46,17 @@ class _Stems:
             if stem:
                 by_stem.setdefault(stem, []).append(fi)
         return cls(stems, tests, {s: tuple(f) for s, f in by_stem.items() if len(f) > 1})
+
+    def nearest(self, files: tuple[str, ...], fi: int, limit: int, outside: Container[int] = ()) -> list[int]:
+        """``fi``'s pairs by name (its tests, or a test's subjects) not in ``outside``: the nearest
+        by :func:`_closeness`, at most ``limit`` of them, in index order."""
+        test = self.is_test[fi]
+        others = [o for o in self.by_stem.get(self.stem[fi], ()) if self.is_test[o] != test and o not in outside]
+        if not others:
+            return []
+        near = {o: _closeness(files[fi], files[o]) for o in others}
+        best = max(near.values())
+        return sorted(o for o in others if near[o] == best)[:limit]
 
 
 stems_of: PerFileList[_Stems] = PerFileList(_Stems.of)
@@ -87,14 +98,9 @@ class TestPairs(Signal):
         sources = dict.fromkeys((*ctx.chat, *ctx.edited))
         found: dict[int, str] = {}
         for fi in sources:
-            test = stems.is_test[fi]
-            others = [o for o in stems.by_stem.get(stems.stem[fi], ()) if stems.is_test[o] != test and o not in sources]
-            if not others:
-                continue
-            near = {o: _closeness(files[fi], files[o]) for o in others}
-            best = max(near.values())
-            for o in sorted(o for o in others if near[o] == best)[: settings.test_pair_files]:
-                found.setdefault(o, WHY_SUBJECT if test else WHY_TEST)
+            why = WHY_SUBJECT if stems.is_test[fi] else WHY_TEST
+            for o in stems.nearest(files, fi, settings.test_pair_files, sources):
+                found.setdefault(o, why)
         return found
 
     def file_factors(self, ctx: RankContext) -> Iterator[FileFactor]:
@@ -140,12 +146,9 @@ class PairsFollow(Signal):
             if stems.is_test[fi]:
                 continue  # a first-ranked test's subject was a target once in 20 (docs/evaluation.md)
             best = float(scores[starts[fi] : starts[fi + 1]].max())
-            others = [o for o in stems.by_stem.get(stems.stem[fi], ()) if stems.is_test[o]]
-            if not others or best <= 0:
+            if best <= 0:
                 continue
-            near = {o: _closeness(files[fi], files[o]) for o in others}
-            closest = max(near.values())
-            for o in sorted(o for o in others if near[o] == closest)[: settings.test_pair_files]:
+            for o in stems.nearest(files, fi, settings.test_pair_files):
                 lo, hi = int(starts[o]), int(starts[o + 1])
                 if hi > lo:
                     top = lo + int(np.argmax(scores[lo:hi]))
@@ -160,13 +163,7 @@ def _first_files(scores: np.ndarray, symbol_file: np.ndarray, take: int) -> list
     among the best ``256 * take`` definitions, else (files of hundreds of definitions each)
     among all of them."""
     for window in (min(len(scores), 256 * take), len(scores)):
-        firsts: list[int] = []
-        cut = np.partition(scores, len(scores) - window)[len(scores) - window] if window < len(scores) else -np.inf
-        candidates = np.flatnonzero(scores >= cut)
-        for at in candidates[np.argsort(-scores[candidates], kind="stable")].tolist():
-            fi = int(symbol_file[at])
-            if fi not in firsts:
-                firsts.append(fi)
-                if len(firsts) == take:
-                    return firsts
-    return firsts
+        firsts = list(dict.fromkeys(symbol_file[best_first(scores, window)].tolist()))[:take]
+        if len(firsts) == take or window == len(scores):
+            break
+    return [int(fi) for fi in firsts]
