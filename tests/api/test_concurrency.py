@@ -17,6 +17,7 @@ import re
 import threading
 import time
 from pathlib import Path
+from typing import Literal
 
 from hybridmap import AsyncRepoMap, RepoMap
 
@@ -228,3 +229,64 @@ async def test_maps_and_lookups_from_tasks_on_one_loop_while_the_server_resolves
         async with AsyncRepoMap(root, overrides={"cache_dir": str(tmp_path / "fresh")}) as replay:
             again = await replay.map(mode="static", chat_files=[chat], tokens=2048)
         assert during == listing(again), (chat, generations)
+
+
+class _LoopOwned(dict):  # type: ignore[type-arg]
+    """A dict that notes every read or write made off its owner thread (the map's event loop):
+    the state the servers' answers are written to, watched while maps are built. Whether two
+    threads collide is luck; whether the worker thread touches the state at all is not."""
+
+    def __init__(self, items: dict, owner: int, strays: list[str], label: str) -> None:  # type: ignore[type-arg]
+        super().__init__(items)
+        self._owner, self._strays, self._label = owner, strays, label
+
+    def _check(self, how: str) -> None:
+        if threading.get_ident() != self._owner:
+            self._strays.append(f"{self._label}.{how} in {threading.current_thread().name}")
+
+
+def _watched(method: str):  # type: ignore[no-untyped-def]
+    def call(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self._check(method)
+        return getattr(dict, method)(self, *args, **kwargs)
+
+    return call
+
+
+for _method in ("__iter__", "__len__", "__contains__", "__getitem__", "__setitem__", "__delitem__",
+                "get", "items", "keys", "values", "pop", "setdefault", "update", "copy"):  # fmt: skip
+    setattr(_LoopOwned, _method, _watched(_method))
+
+
+async def test_the_servers_answers_are_read_and_written_on_the_loop_alone(git_repo, tmp_path: Path) -> None:
+    """The race the issue saw (a map's worker thread iterating the resolver's answers while the
+    loop added to them: "dictionary changed size during iteration") cannot happen if no thread
+    but the loop touches them. Every read and write of the resolver's answers and the outline
+    fetcher's symbols and hovers is checked for its thread while hybrid and static maps are made
+    with edits and server waits between them: none may come from another thread, and the maps
+    used what the server resolved."""
+    require("ty")
+    files = {f"pkg/mod{i}.py": module(i, 0) for i in range(MODULES)}
+    files["pkg/__init__.py"] = ""
+    root = git_repo(files)
+    strays: list[str] = []
+    owner = threading.get_ident()
+    async with AsyncRepoMap(root, overrides={"cache_dir": str(tmp_path / "cache")}) as repo:
+        await repo.map(mode="hybrid", server_wait=10, tokens=512)
+        source = repo._engine.lsp
+        assert source is not None
+        resolver, outline = source.resolver, source.outline
+        resolver._resolved = _LoopOwned(resolver._resolved, owner, strays, "resolved")
+        outline._outlines = _LoopOwned(outline._outlines, owner, strays, "outlines")
+        outline._hovers = _LoopOwned(outline._hovers, owner, strays, "hovers")
+        resolved_edges = 0
+        for n in range(12):
+            if n % 3 == 0:
+                (root / f"pkg/mod{n % EDITED}.py").write_text(module(n % EDITED, n + 1))
+            mode: Literal["static", "hybrid"] = "static" if n % 4 == 3 else "hybrid"
+            result = await repo.map(mode=mode, chat_files=[f"pkg/mod{n}.py"], tokens=2048, server_wait=1.0)
+            resolved_edges = max(resolved_edges, int(result.stats.get("lsp_resolved_pairs", 0)))
+        assert isinstance(resolver._resolved, _LoopOwned), "the resolver replaced its answers: watch the new ones"
+    assert resolved_edges > 0, "the server resolved nothing: the maps did not read its answers"
+    assert len(resolver._resolved) > 0
+    assert not strays, sorted(set(strays))[:5]

@@ -63,6 +63,11 @@ class OutlineFetcher:
         for key in [k for k, (sha, _) in self._hovers.items() if shas.get(k[0]) != sha]:
             del self._hovers[key]
 
+    def settled(self) -> frozenset[str]:
+        """The files whose symbols the servers gave completely for their current text (those
+        :meth:`needs_symbols` says no to), as a copy another thread may read."""
+        return frozenset(p for p, o in self._outlines.items() if o.complete and o.sha == self._shas.get(p))
+
     def needs_symbols(self, path: str) -> bool:
         outline = self._outlines.get(path)
         return outline is None or not outline.complete or outline.sha != self._shas.get(path)

@@ -34,6 +34,7 @@ from ...model import (
     Diagnostic,
     FileTags,
     HoverKey,
+    Pair,
     RunningServer,
     ServerReport,
     ServerState,
@@ -285,14 +286,16 @@ class LspSource:
             key = (request.generation, sessions, request.focus)
             self._planned_languages = {language for language, _ in usable}
             if usable and key != self._plan_key:
+                # What the plan reads of the answers is copied here, on the loop that writes
+                # them: the worker thread iterating them raced the answers arriving.
                 jobs = await asyncio.to_thread(
                     plan_jobs,
                     snapshot,
                     base,
                     set(self._planned_languages),
                     request,
-                    self.outline,
-                    self.resolver,
+                    self.outline.settled(),
+                    self.resolver.done(),
                     self._settings,
                 )
                 self._queue.replace(jobs)
@@ -393,12 +396,14 @@ def plan_jobs(
     base: SourceView,
     languages: set[str],
     request: SourceRequest,
-    outline: OutlineFetcher,
-    resolver: DefinitionResolver,
+    outlined: frozenset[str],
+    done: set[Pair],
     settings: Settings,
 ) -> list[Job]:
-    """The jobs for these languages: symbols of the focus files, definitions of the ambiguous
-    uses, then symbols of other files up to ``lsp_symbol_files``."""
+    """The jobs for these languages: symbols of the focus files (not in ``outlined``: files
+    whose symbols the servers gave for their current text), definitions of the ambiguous uses
+    (not in ``done``: pairs answered for it), then symbols of other files up to
+    ``lsp_symbol_files``. Reads only what it is given: it runs in a worker thread."""
     langs = snapshot.languages
     in_scope = [p for p, lang in langs.items() if lang in languages and p in base.tags and not is_notebook(p)]
     focus = [
@@ -406,11 +411,11 @@ def plan_jobs(
     ]
     from .resolver import candidate_pairs
 
-    jobs = [Job("symbols", p) for p in focus if outline.needs_symbols(p)]
-    pairs = candidate_pairs(base.tags, langs, request.definers, languages, resolver.done(), settings)
+    jobs = [Job("symbols", p) for p in focus if p not in outlined]
+    pairs = candidate_pairs(base.tags, langs, request.definers, languages, done, settings)
     jobs.extend(Job("definition", path, name, sites) for (path, name), sites in pairs)
     focus_set = set(focus)
-    rest = [p for p in in_scope if p not in focus_set and outline.needs_symbols(p)]
+    rest = [p for p in in_scope if p not in focus_set and p not in outlined]
     limit = max(0, settings.lsp_symbol_files - len(focus))
     jobs.extend(Job("symbols", p, critical=False) for p in rest[:limit])
     return jobs
