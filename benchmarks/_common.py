@@ -57,6 +57,13 @@ def run_hybridmap(args: list[str], env: Mapping[str, str]) -> tuple[float, float
     """(wall seconds, CPU seconds of the process and its children) of one ``hybridmap`` command,
     its standard output thrown away. CPU is user + system from ``wait4``'s rusage, so parse
     workers (children) are counted."""
+    wall, cpu, _ = run_hybridmap_measured(args, env)
+    return wall, cpu
+
+
+def run_hybridmap_measured(args: list[str], env: Mapping[str, str]) -> tuple[float, float, float]:
+    """:func:`run_hybridmap`'s figures and the peak resident memory in MB (thousands of KiB, as
+    ``/usr/bin/time``'s ``%M`` counts them) of the largest of the process and its children."""
     started = time.perf_counter()
     quiet = [(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)]  # the map's text: not ours to show
     # -P: the working directory is not put first on the path, where it would shadow a baseline's
@@ -67,4 +74,4 @@ def run_hybridmap(args: list[str], env: Mapping[str, str]) -> tuple[float, float
     wall = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"hybridmap {' '.join(args)} failed ({status})")
-    return wall, usage.ru_utime + usage.ru_stime
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1000

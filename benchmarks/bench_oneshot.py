@@ -12,7 +12,8 @@ Warm (the default): both share one cache directory (keys are content hashes; the
 states too), filled by one untimed map of each before the rounds, as a user's cache is after a
 first call. ``--cold``: each run gets a new, empty cache directory. No parse deadline and
 ``max_files`` 200,000 (a ``gen_monorepo.py 100000`` tree has more files than the default). Medians
-and the new/old ratio of each pair's CPU.
+and the new/old ratio of each pair's CPU; the peak resident memory of the largest process of
+each run (``wait4``'s ``ru_maxrss``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import baseline_tree, run_hybridmap
+from _common import baseline_tree, run_hybridmap_measured
 
 HERE = Path(__file__).resolve().parent
 CONFIG = "parse_deadline_seconds = 0\nmax_files = 200000\n"
@@ -57,11 +58,13 @@ def main() -> None:
         shared_cache = Path(work) / "cache"
         base_env = {**os.environ, "HYBRIDMAP_DAEMON": "off", "XDG_CONFIG_HOME": str(config)}
 
-        def run(system: str, chat: str, run_id: int) -> tuple[float, float]:
+        def run(system: str, chat: str, run_id: int) -> tuple[float, float, float]:
             cache = Path(work) / f"cold-{run_id}" if args.cold else shared_cache
             env = {**base_env, "XDG_CACHE_HOME": str(cache), "PYTHONPATH": systems[system]}
             try:
-                return run_hybridmap(["map", str(root), "--mode", "static", "--tokens", "2048", "--chat", chat], env)
+                return run_hybridmap_measured(
+                    ["map", str(root), "--mode", "static", "--tokens", "2048", "--chat", chat], env
+                )
             finally:
                 if args.cold:
                     shutil.rmtree(cache, ignore_errors=True)
@@ -70,16 +73,19 @@ def main() -> None:
         if not args.cold:
             for system in systems:  # each version's own entries (a format change misses once)
                 run(system, files[-1], 0)
-        results: dict[str, list[tuple[float, float]]] = {name: [] for name in systems}
+        results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in systems}
         for i, chat in enumerate(files[: args.rounds]):
             order = list(systems) if i % 2 == 0 else list(reversed(systems))
             for system in order:
-                wall, cpu = run(system, chat, i * 2 + order.index(system) + 1)
-                results[system].append((wall, cpu))
-                print(f"round {i + 1} {system}: {wall:.1f} s wall, {cpu:.1f} s CPU", flush=True)
+                wall, cpu, peak = run(system, chat, i * 2 + order.index(system) + 1)
+                results[system].append((wall, cpu, peak))
+                print(f"round {i + 1} {system}: {wall:.1f} s wall, {cpu:.1f} s CPU, peak {peak:,.0f} MB", flush=True)
     for system, runs in results.items():
-        walls, cpus = zip(*runs, strict=True)
-        print(f"{system}: median {statistics.median(walls):.1f} s wall, {statistics.median(cpus):.1f} s CPU")
+        walls, cpus, peaks = zip(*runs, strict=True)
+        print(
+            f"{system}: median {statistics.median(walls):.1f} s wall, {statistics.median(cpus):.1f} s CPU, "
+            f"peak {statistics.median(peaks):,.0f} MB"
+        )
     ratios = [n[1] / o[1] for n, o in zip(results["new"], results["old"], strict=True)]
     print("new/old CPU per pair:", ", ".join(f"{r:.2f}" for r in ratios), f"(median {statistics.median(ratios):.2f})")
 

@@ -120,29 +120,41 @@ def _parts(fh: BinaryIO, size: int) -> tuple[bytes, bytes] | None:
     return (head, body) if len(head) + len(body) == size else None
 
 
-def encode_lexicon(root: str, lexicon: KeptLexicon) -> list[bytes]:
-    """The file's bytes, in pieces (the arrays are not copied into one buffer)."""
-    arrays: list[bytes] = []
+def encode_lexicon(root: str, lexicon: KeptLexicon) -> list[bytes | memoryview]:
+    """The file's bytes, in pieces: each array is a view of the model's own memory when its type
+    is the file's (the models' are: int32 ids, counts and order, int64 starts), so writing the
+    file copies nothing. At 100,000 files, copying them (``astype`` then ``tobytes``: twice
+    each) made the end of a cold one-shot map its peak, 1.72 -> 2.07 GB resident."""
+    arrays: list[bytes | memoryview] = []
     models = []
     for model in lexicon.models:
         counts = model.counts
-        if len(counts) and (counts.min() < 0 or counts.max() >= 2**31 or not np.array_equal(counts, np.floor(counts))):
+        if len(counts) and (counts.min() < 0 or counts.max() >= 2**31 or not _whole_numbers(counts)):
             raise ValueError("counts out of range")
-        arrays += [model.ids.astype(_IDS).tobytes(), counts.astype(_COUNTS).tobytes()]
-        arrays.append(model.starts.astype(_STARTS).tobytes())
+        arrays += [_raw(model.ids, _IDS), _raw(counts, _COUNTS), _raw(model.starts, _STARTS)]
         if model.order is not None:
-            arrays.append(model.order.astype(_ORDER).tobytes())
+            arrays.append(_raw(model.order, _ORDER))
         models.append(
             {
                 "whole_text": model.whole_text,
-                "files": [list(f) for f in model.files],
+                "files": model.files,
                 "entries": len(model.ids),
                 "postings": model.order is not None,
             }
         )
-    header = json.dumps({"root": root, "words": list(lexicon.words), "models": models}, separators=(",", ":"))
+    header = json.dumps({"root": root, "words": lexicon.words, "models": models}, separators=(",", ":"))
     head = header.encode("utf-8", "surrogatepass")
     return [_HEAD.pack(MAGIC, FORMAT, len(head)), head, *arrays]
+
+
+def _raw(values: np.ndarray, dtype: np.dtype) -> memoryview:
+    """``values``' bytes as ``dtype``: a view when they are that type already, else a copy."""
+    return memoryview(np.ascontiguousarray(values, dtype=dtype)).cast("B")
+
+
+def _whole_numbers(values: np.ndarray) -> bool:
+    """Whether every value is an integer (an integer array is; a float one is checked)."""
+    return values.dtype.kind in "iu" or bool(np.array_equal(values, np.floor(values)))
 
 
 def decode_lexicon(data: bytes, root: str) -> KeptLexicon | None:
