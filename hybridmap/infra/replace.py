@@ -43,7 +43,7 @@ def _whole(fh: BinaryIO, size: int) -> bytes | None:
     return data if len(data) <= size else None
 
 
-def replace_file(path: Path, chunks: Iterable[bytes]) -> None:
+def replace_file(path: Path, chunks: Iterable[bytes | memoryview]) -> None:
     """``path``'s content made ``chunks``, written in order (see the module docstring)."""
     with contextlib.suppress(OSError):
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -149,7 +149,7 @@ def encode_lexicon(root: str, lexicon: KeptLexicon) -> list[bytes | memoryview]:
 
 def _raw(values: np.ndarray, dtype: np.dtype) -> memoryview:
     """``values``' bytes as ``dtype``: a view when they are that type already, else a copy."""
-    return memoryview(np.ascontiguousarray(values, dtype=dtype)).cast("B")
+    return np.ascontiguousarray(values, dtype=dtype).data.cast("B")
 
 
 def _whole_numbers(values: np.ndarray) -> bool:
