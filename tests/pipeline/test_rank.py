@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from unittest.mock import patch
 
 import networkx as nx
 import numpy as np
@@ -15,6 +16,7 @@ from hybridmap.languages.paths import path_multiplier
 from hybridmap.pipeline.graph.repo_graph import build_graph
 from hybridmap.pipeline.rank import pagerank, rank
 from hybridmap.pipeline.rank.ranker import best_first
+from hybridmap.pipeline.rank.signals import file_decay
 from hybridmap.pipeline.rank.signals.file_decay import decay_within_files
 from hybridmap.settings import Settings
 
@@ -149,10 +151,15 @@ def test_best_first_is_the_stable_sort_cut_to_take(scores: list[float], take: in
     sizes=st.lists(st.integers(0, 40), min_size=0, max_size=30),
     data=st.data(),
     grouped=st.booleans(),
+    step=st.sampled_from([1, 4, 64, file_decay.PLACES_STEP_CELLS]),
 )
-def test_decay_within_files_is_the_lexsort_decay(sizes: list[int], data: st.DataObject, grouped: bool) -> None:
+def test_decay_within_files_is_the_lexsort_decay(
+    sizes: list[int], data: st.DataObject, grouped: bool, step: int
+) -> None:
     """The decay's faster order (a graph keeps a file's symbols together) gives exactly what the
-    lexsort by file, then score, gave; ties (common: equal shares of a file's rank) in index order."""
+    lexsort by file, then score, gave; ties (common: equal shares of a file's rank) in index order;
+    whatever the step its rows are taken in (``PLACES_STEP_CELLS``; a step smaller than a row
+    takes one row)."""
     files = np.repeat(np.arange(len(sizes)), sizes).astype(np.int32)
     if not grouped:
         files = np.array(data.draw(st.permutations(files.tolist())), dtype=np.int32)
@@ -164,4 +171,5 @@ def test_decay_within_files_is_the_lexsort_decay(sizes: list[int], data: st.Data
     k = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
     want = scores.copy()
     want[order] = scores[order] * np.power(0.8, k)
-    assert decay_within_files(scores, files, 0.8).tolist() == want.tolist()
+    with patch.object(file_decay, "PLACES_STEP_CELLS", step):
+        assert decay_within_files(scores, files, 0.8).tolist() == want.tolist()
