@@ -43,12 +43,20 @@ def extract_mirror(mirror: Path, dest: Path) -> None:
 
 def baseline_tree(commit: str, work: Path) -> Path:
     """hybridmap's source at ``commit`` (``git archive`` of this checkout), extracted once under
-    ``work``: run with ``PYTHONPATH`` set to it, against this tree in the same alternation."""
-    tree = work / f"hybridmap-{commit}"
+    ``work``: run with ``PYTHONPATH`` set to it, against this tree in the same alternation. The
+    tree is named by the commit's hash: a name that moves (``HEAD``, a branch) is resolved first,
+    or a later run would reuse the tree of what it named before."""
+    checkout = Path(__file__).resolve().parent.parent
+    resolved = subprocess.run(
+        ["git", "-C", str(checkout), "rev-parse", "--verify", f"{commit}^{{commit}}"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    tree = work / f"hybridmap-{resolved[:12]}"
     if not (tree / "hybridmap").is_dir():
         tree.mkdir(parents=True, exist_ok=True)
-        checkout = Path(__file__).resolve().parent.parent
-        archive = subprocess.run(["git", "-C", str(checkout), "archive", commit], check=True, capture_output=True)
+        archive = subprocess.run(["git", "-C", str(checkout), "archive", resolved], check=True, capture_output=True)
         subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
     return tree
 
