@@ -212,7 +212,9 @@ class LexicalModel:
             np.cumsum(sizes, out=starts[1:])
             gather = np.repeat(self.slot_starts[slots] - starts[:-1], sizes) + np.arange(starts[-1])
             ids, counts = self.ids[gather], self.counts[gather]
-        return ids, counts, starts, np.argsort(ids, kind="stable")
+        # As the file keeps it (int32): the int64 argsort freed now, not copied beside it at the
+        # writing, the end of a cold map of 100,000 files (48 MB more at its peak).
+        return ids, counts, starts, np.argsort(ids, kind="stable").astype(ENTRY)
 
     def updated(
         self, kept: np.ndarray, fresh: Mapping[int, tuple[np.ndarray, np.ndarray]], vocabulary_size: int
