@@ -286,8 +286,6 @@ class LspSource:
             key = (request.generation, sessions, request.focus)
             self._planned_languages = {language for language, _ in usable}
             if usable and key != self._plan_key:
-                # What the plan reads of the answers is copied here, on the loop that writes
-                # them: the worker thread iterating them raced the answers arriving.
                 jobs = await asyncio.to_thread(
                     plan_jobs,
                     snapshot,
@@ -403,7 +401,8 @@ def plan_jobs(
     """The jobs for these languages: symbols of the focus files (not in ``outlined``: files
     whose symbols the servers gave for their current text), definitions of the ambiguous uses
     (not in ``done``: pairs answered for it), then symbols of other files up to
-    ``lsp_symbol_files``. Reads only what it is given: it runs in a worker thread."""
+    ``lsp_symbol_files``. Reads only what it is given, copies taken on the loop that writes the
+    answers: it runs in a worker thread, and iterating the live answers there raced them."""
     langs = snapshot.languages
     in_scope = [p for p, lang in langs.items() if lang in languages and p in base.tags and not is_notebook(p)]
     focus = [
