@@ -160,6 +160,8 @@ def load_language(config_path: Path, query_dirs: Sequence[Path], layers: Sequenc
     grammar = section.get("grammar", name)
     if not isinstance(name, str) or not isinstance(grammar, str):
         raise ConfigError(f"{config_path}: 'name' and 'grammar' must be strings")
+    if section.get("file-types") == []:  # over a built-in file, it silently dropped the language
+        raise ConfigError(f"{config_path}: 'file-types' is empty: the language would map no file")
     extensions, filenames, bare_names, globs = _parse_file_types(section.get("file-types", []), config_path)
     shebangs = section.get("shebangs", [])
     if not isinstance(shebangs, list) or not all(isinstance(s, str) for s in shebangs):

@@ -346,6 +346,24 @@ def test_a_partial_user_config_merges_over_the_built_in_one(tmp_path: Path) -> N
     assert servers["pylsp"].command == "pylsp"
 
 
+def test_a_user_config_that_empties_file_types_is_named(tmp_path: Path) -> None:
+    """A user ``python.toml`` whose ``file-types`` is empty (merged over the built-in one) made
+    Python map no file, and the map said only "no files in a supported language": the CLI names
+    the file and the key."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "app.py").write_text("def handle_request(x):\n    return x\n")
+    configs = tmp_path / "xdg" / "hybridmap" / "lsp_configs"
+    configs.mkdir(parents=True)
+    (configs / "python.toml").write_text("[language]\nfile-types = []\n")
+    proc = run_cli(
+        *("map", str(root), "--mode", "static", "--format", "json", "--cache-dir", str(tmp_path / "c")),
+        env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")},
+    )
+    assert proc.returncode != 0
+    assert f"{configs / 'python.toml'}: 'file-types' is empty" in proc.stderr, proc.stderr
+
+
 def test_a_partial_user_config_keeps_python_mapped_through_the_cli(tmp_path: Path) -> None:
     """The same through the command a user runs, the config in their XDG directory (on 93cd2d1:
     "no files in a supported language")."""
