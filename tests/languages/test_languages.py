@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -346,36 +347,34 @@ def test_a_partial_user_config_merges_over_the_built_in_one(tmp_path: Path) -> N
     assert servers["pylsp"].command == "pylsp"
 
 
-def test_a_user_config_that_empties_file_types_is_named(tmp_path: Path) -> None:
-    """A user ``python.toml`` whose ``file-types`` is empty (merged over the built-in one) made
-    Python map no file, and the map said only "no files in a supported language": the CLI names
-    the file and the key."""
+def _map_with_user_python_config(tmp_path: Path, toml: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """``hybridmap map`` of a one-file Python repository with ``toml`` as the user's
+    ``python.toml`` (in their XDG directory); the run and the config's path."""
     root = tmp_path / "repo"
     root.mkdir()
     (root / "app.py").write_text("def handle_request(x):\n    return x\n")
-    configs = tmp_path / "xdg" / "hybridmap" / "lsp_configs"
-    configs.mkdir(parents=True)
-    (configs / "python.toml").write_text("[language]\nfile-types = []\n")
+    config = tmp_path / "xdg" / "hybridmap" / "lsp_configs" / "python.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(toml)
     proc = run_cli(
         *("map", str(root), "--mode", "static", "--format", "json", "--cache-dir", str(tmp_path / "c")),
         env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")},
     )
-    assert proc.returncode != 0
-    assert f"{configs / 'python.toml'}: 'file-types' is empty" in proc.stderr, proc.stderr
+    return proc, config
 
 
 def test_a_partial_user_config_keeps_python_mapped_through_the_cli(tmp_path: Path) -> None:
     """The same through the command a user runs, the config in their XDG directory (on 93cd2d1:
     "no files in a supported language")."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    (root / "app.py").write_text("def handle_request(x):\n    return x\n")
-    configs = tmp_path / "xdg" / "hybridmap" / "lsp_configs"
-    configs.mkdir(parents=True)
-    (configs / "python.toml").write_text('[language]\nlanguage-servers = ["pylsp"]\n')
-    proc = run_cli(
-        *("map", str(root), "--mode", "static", "--format", "json", "--cache-dir", str(tmp_path / "c")),
-        env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")},
-    )
+    proc, _ = _map_with_user_python_config(tmp_path, '[language]\nlanguage-servers = ["pylsp"]\n')
     assert proc.returncode == 0, proc.stderr
     assert "handle_request" in json.loads(proc.stdout)["text"]
+
+
+def test_a_user_config_that_empties_file_types_is_named(tmp_path: Path) -> None:
+    """A user ``python.toml`` whose ``file-types`` is empty (merged over the built-in one) made
+    Python map no file, and the map said only "no files in a supported language": the CLI names
+    the file and the key."""
+    proc, config = _map_with_user_python_config(tmp_path, "[language]\nfile-types = []\n")
+    assert proc.returncode != 0
+    assert f"{config}: 'file-types' is empty" in proc.stderr, proc.stderr
