@@ -825,6 +825,12 @@ class Settings:
     the cache directory when a map closes, so the next process counts the words only of files
     whose tags changed: the two models were a quarter of a warm one-shot map with a chat file at
     100,000 files (needs the disk cache)."""
+    persist_graph: bool = setting(True, _BOOL)
+    """Keep a one-shot process's static graph in the cache directory when it closes, and start
+    the next one-shot process from it when its files, their tags, the settings and hybridmap are
+    what it was built from: that map decodes only the files it shows instead of rebuilding the
+    graph from every file (``pipeline/warm_start.py``; needs the disk cache). Long-lived maps
+    (the daemon, MCP, the API) build their own."""
     pause_cycle_collector: bool = setting(True, _BOOL)
     """Hold Python's cycle collector off while a map indexes and builds (``infra/collector.py``):
     the collector passing again and again over a large index as it grows was a fifth of a warm

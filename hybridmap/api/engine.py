@@ -53,6 +53,10 @@ class EngineOptions:
     token_counter: Callable[[str], int] | None = None
     summarizer: Summarizer | None = None
     notice: Notice | None = None
+    one_shot: bool = False
+    """The map is opened for one request and closed (the CLI without its daemon): tags are
+    decoded when read, and a static graph is taken from and left for the next such process
+    (``persist_graph``)."""
 
 
 class MapEngine:
@@ -72,27 +76,14 @@ class MapEngine:
         self._notes = list(notes)
         """Said on every map: the repository's settings file had keys we left out, sources that
         could not be built."""
-        cache_dir = settings.resolved_cache_dir() if settings.use_cache else None
-        shared, shared_problems = (
-            open_shared_store(settings, os.environ if options.environ is None else options.environ)
-            if settings.use_cache
-            else (None, [])
-        )
-        self._notes.extend(shared_problems)
-        self.cache = Cache(
-            cache_dir,
-            settings.cache_size_limit,
-            settings.cache_timeout_seconds,
-            settings.memory_cache_entries,
-            shared,
-        )
+        self.cache = _open_cache(settings, options.environ, self._notes)
         self._progress = options.progress
         self._workspace = Workspace(root, settings, registry, options.notice)
         self._kept = KeptForNextProcess(root, settings, self.cache)
         self._states_loaded = False
         """Whether the first refresh has loaded the kept states (there, in its worker thread: a
         large repository's take half a second, not for the caller's event loop)."""
-        self._base = TreeSitterSource(registry, self.cache, settings)
+        self._base = TreeSitterSource(registry, self.cache, settings, lazy_tags=options.one_shot)
         context = SourceContext(root, settings, registry, self.cache, options.environ, options.start_servers)
         self._sources, problems = build_sources(context)
         self._notes.extend(problems)
@@ -109,8 +100,9 @@ class MapEngine:
         if options.start_servers or not self.counter.has_stored_counts():
             _Background(self.counter.preload)
         summaries = SummarySource(options.summarizer, self.cache, self._workspace.read)
-        kept_lexicon = self._kept.lexicon_reader()
-        self.builder = MapBuilder(settings, self.counter, registry.visibility_conventions(), summaries, kept_lexicon)
+        kept_lexicon, kept_graph = self._kept.lexicon_reader(), self._kept.graph_reader() if options.one_shot else None
+        conventions = registry.visibility_conventions()
+        self.builder = MapBuilder(settings, self.counter, conventions, summaries, kept_lexicon, kept_graph)
         self._history = (
             CoChangeIndex(root, settings, partial(imported_history, self.cache, root))
             if _co_change_on(settings)
@@ -149,7 +141,7 @@ class MapEngine:
         next process, then close the cache."""
         for source in self._sources:
             await source.aclose()
-        await self._kept.save(self._workspace.snapshot.files, self.builder.lexicon_to_keep)
+        await self._kept.save(self._workspace.snapshot.files, self.builder.lexicon_to_keep, self.builder.graph_to_keep)
         self.cache.close()
 
     async def refresh(self, named: frozenset[str] = frozenset()) -> Snapshot:
@@ -372,6 +364,22 @@ class _Background:
 
     def result(self) -> Any:
         return self._future.result()
+
+
+def _open_cache(settings: Settings, environ: Mapping[str, str] | None, notes: list[Diagnostic]) -> Cache:
+    """The disk cache (none when ``use_cache`` is off) with the shared store the settings name;
+    what went wrong opening the store is added to ``notes``."""
+    shared, problems = (
+        open_shared_store(settings, os.environ if environ is None else environ) if settings.use_cache else (None, [])
+    )
+    notes.extend(problems)
+    return Cache(
+        settings.resolved_cache_dir() if settings.use_cache else None,
+        settings.cache_size_limit,
+        settings.cache_timeout_seconds,
+        settings.memory_cache_entries,
+        shared,
+    )
 
 
 def _co_change_on(settings: Settings) -> bool:

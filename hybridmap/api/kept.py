@@ -1,11 +1,13 @@
-"""What one process keeps for the next on the same root: the files' states and the lexical models.
+"""What one process keeps for the next on the same root: the files' states, the lexical models
+and a one-shot process's static graph.
 
 A one-shot map (the CLI without its daemon) starts with nothing; what the last process on the
 root knew is kept in the cache directory, only when that directory is the user's alone
 (``Cache.persistent``): the files' trusted stat signatures (:mod:`hybridmap.workspace.persisted`:
 a file whose signature did not move is not read) and the text-similarity signal's models
-(:mod:`hybridmap.store.lexicon`: only changed files' words are counted). Each is read once, at
-first need, and written when the process ends, if it learned something new.
+(:mod:`hybridmap.store.lexicon`: only changed files' words are counted), and the graph
+(:mod:`hybridmap.store.kept_graph`: a one-shot map of unchanged files adopts it). Each is read
+once, at first need, and written when the process ends, if it learned something new.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 
 from ..settings import Settings
 from ..store.cache import Cache
+from ..store.kept_graph import KeptGraph, kept_graph_path, load_graph, save_graph
 from ..store.lexicon import KeptLexicon, lexicon_path, load_lexicon, save_lexicon
 from ..workspace.persisted import load_states, save_states, states_path
 from ..workspace.state import FileState
@@ -34,6 +37,9 @@ class KeptForNextProcess:
         self._lexicon = (
             lexicon_path(directory, str(root)) if directory is not None and settings.persist_lexicon else None
         )
+        self._graph = (
+            kept_graph_path(directory, str(root)) if directory is not None and settings.persist_graph else None
+        )
         self.files_read = 0
         """Files this process's refreshes read: when none, the kept states are still right."""
 
@@ -50,9 +56,20 @@ class KeptForNextProcess:
         path = self._usable(self._lexicon)
         return partial(load_lexicon, path, str(self._root), self._max_files) if path is not None else None
 
-    async def save(self, files: Mapping[str, FileState], lexicon: Callable[[], KeptLexicon | None]) -> None:
-        """Keep ``files``' states when this process read any, and the models ``lexicon`` gives
-        (None when this process counted no words of its own), each in a worker thread."""
+    def graph_reader(self) -> Callable[[str], KeptGraph | None] | None:
+        """How the map builder reads the kept graph built from a digest (None: off)."""
+        path = self._usable(self._graph)
+        return partial(load_graph, path, str(self._root), max_files=self._max_files) if path is not None else None
+
+    async def save(
+        self,
+        files: Mapping[str, FileState],
+        lexicon: Callable[[], KeptLexicon | None],
+        graph: Callable[[], KeptGraph | None] = lambda: None,
+    ) -> None:
+        """Keep ``files``' states when this process read any, the models ``lexicon`` gives (None
+        when this process counted no words of its own) and the graph ``graph`` gives (None when
+        it built none to keep), each in a worker thread."""
         states = self._usable(self._states)
         if states is not None and files and self.files_read:
             await asyncio.to_thread(save_states, states, self._root, files)
@@ -61,3 +78,8 @@ class KeptForNextProcess:
             kept = await asyncio.to_thread(lexicon)
             if kept is not None:
                 await asyncio.to_thread(save_lexicon, path, str(self._root), kept)
+        path = self._usable(self._graph)
+        if path is not None:
+            held = await asyncio.to_thread(graph)
+            if held is not None:
+                await asyncio.to_thread(save_graph, path, str(self._root), held)

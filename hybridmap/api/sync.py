@@ -50,6 +50,7 @@ class RepoMap:
         token_counter: Callable[[str], int] | None = None,
         summarizer: Summarizer | None = None,
         notice: Notice | None = None,
+        one_shot: bool = False,
     ) -> None:
         """See :class:`~hybridmap.api.repo.AsyncRepoMap`."""
         self._thread = LoopThread("hybridmap-loop")
@@ -65,6 +66,7 @@ class RepoMap:
                 token_counter=token_counter,
                 summarizer=summarizer,
                 notice=notice,
+                one_shot=one_shot,
             )
         )
 

@@ -36,6 +36,7 @@ from ..model import (
 )
 from ..settings import Settings
 from ..sources.base import SourceView
+from ..store.kept_graph import KeptGraph
 from ..store.lexicon import KeptLexicon
 from ..workspace.state import Snapshot
 from .graph.neighbourhood import Neighbourhood, SymbolQuery, neighbourhood
@@ -55,6 +56,7 @@ from .rank.lexical import LexicalIndex
 from .render.marks import Dependents, dependents
 from .render.skeleton import Renderer
 from .render.summaries import SummarySource
+from .warm_start import GraphKeeper
 
 #: Server states said as a diagnostic on the map (a missing or failed server degrades it).
 _DEGRADED_STATES = (ServerState.FAILED, ServerState.MISSING, ServerState.UNTRUSTED)
@@ -114,14 +116,18 @@ class MapBuilder:
         conventions: Mapping[str, str | None] | None = None,
         summaries: SummarySource | None = None,
         kept_lexicon: Callable[[], KeptLexicon | None] | None = None,
+        kept_graph: Callable[[str], KeptGraph | None] | None = None,
     ) -> None:
-        """``kept_lexicon``: reads the lexical models the last process kept (None: none)."""
+        """``kept_lexicon``: reads the lexical models the last process kept (None: none);
+        ``kept_graph``: reads the static graph it kept, built from a digest (:mod:`.warm_start`;
+        None: none is read, and none handed on)."""
         self._settings = settings
         self._counter = counter
         self._summaries = summaries if summaries is not None else SummarySource()
         """Where summaries come from (the default: docstrings and hovers)."""
         self._conventions = conventions or {}
         """Language -> its visibility convention (``+`` marks)."""
+        self._keeper = GraphKeeper(settings, self._conventions, kept_graph)
         self._dependents: tuple[RepoGraph | None, Mapping[str, Dependents]] = (None, {})
         self._graph: RepoGraph | None = None
         self._graph_key: object = None
@@ -131,7 +137,7 @@ class MapBuilder:
         self._graph_made = ""
         self._basenames: tuple[int, dict[str, list[str]]] | None = None
         """The basename index of the paths of a snapshot ``generation``."""
-        """How the last map's graph came: ``rebuilt``, ``updated``, ``unchanged`` or ``kept``."""
+        """How the last map's graph came: ``rebuilt``, ``updated``, ``kept`` or ``adopted`` (the last process's)."""
         self._merge_memo = MergeMemo()
         self._lexical = LexicalIndex(kept_lexicon)
         self._messages: tuple[object, MessageIndex] | None = None
@@ -156,18 +162,23 @@ class MapBuilder:
         """The lexical models for the next process, when this one counted words for them."""
         return self._lexical.to_keep()
 
+    def graph_to_keep(self) -> KeptGraph | None:
+        """The static graph for the next process, when this one built it (:mod:`.warm_start`)."""
+        return self._keeper.to_keep(self._graph)
+
     def build(self, inputs: MapInputs, request: BuildRequest) -> tuple[MapResult, list[HoverKey]]:
         """The map, and the (path, line, column) of shown symbols no source has described yet."""
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
-        merged = self._merge(inputs)
+        merged, adopted = self._merged(inputs)
+        resolved = len(merged.resolved) if adopted is None else adopted[1]
         if inputs.refiners:
             timings["merge"] = time.perf_counter() - t0
         tags = merged.tags
         languages = inputs.snapshot.languages
         files, idents = self._mentions(request, inputs)
         t1 = time.perf_counter()
-        graph = self._graph_for(inputs, merged)
+        graph = self._graph_for(inputs, merged, adopted)
         self._lexical.describe(graph, partial(_content_keys, inputs.base, tags))
         t2 = time.perf_counter()
         visibility = Visibility(self._conventions, languages)
@@ -225,7 +236,7 @@ class MapBuilder:
             timings=timings,
             mode=request.mode,
             tokenizer=self._counter.name,
-            stats={**_stats(inputs, graph, ranking, packed.renders, merged), **self._own_stats(), **summary_stats},
+            stats={**_stats(inputs, graph, ranking, packed.renders, resolved), **self._own_stats(), **summary_stats},
             sources=_sources(inputs),
             changes=request.changes,
             mentions=tuple(dict.fromkeys([*request.mentioned_files, *files, *idents])),
@@ -302,6 +313,15 @@ class MapBuilder:
             self._messages = (key, MessageIndex.from_tags(base.tags, self._settings))
         return self._messages[1]
 
+    def _merged(self, inputs: MapInputs) -> tuple[Merged, tuple[RepoGraph, int] | None]:
+        """The merged views, and the graph the last process kept with the pairs its policies
+        resolved when this one's first static map adopts it (then no policy reads every file's
+        tags: the graph holds what they derived)."""
+        adopted = self._keeper.adopt(inputs.base) if self._graph is None and _tree_sitter_only(inputs) else None
+        if adopted is not None:
+            return Merged(inputs.base.tags, {}, {}, (inputs.base.name,)), adopted
+        return self._merge(inputs), None
+
     def _merge(self, inputs: MapInputs) -> Merged:
         if not inputs.refiners:
             # Static: only the import rule can apply (name_match_imports); computed once per base.
@@ -313,11 +333,13 @@ class MapBuilder:
         merged = merge_views(inputs.base, inputs.refiners, self._merge_memo)
         return apply_policies(merged, self._settings, self._policy_memo)  # derived edges: docs/policies.md
 
-    def _graph_for(self, inputs: MapInputs, merged: Merged) -> RepoGraph:
+    def _graph_for(self, inputs: MapInputs, merged: Merged, adopted: tuple[RepoGraph, int] | None) -> RepoGraph:
         # The views' versions change whenever their tags or resolved pairs do.
         key = (id(inputs.base.tags), inputs.base.version, tuple((v.name, v.version) for v in inputs.refiners))
         self._graph_made = "kept"
-        if self._graph is None or key != self._graph_key:
+        if adopted is not None:
+            self._graph, self._graph_key, self._graph_made = adopted[0], key, "adopted"
+        elif self._graph is None or key != self._graph_key:
             # Equal to build_graph's: only the changed files' and changed names' edges are redone.
             graph = self._graphs.update(merged.tags, merged.resolved or None)
             if self._graph is not None and graph is not self._graph:
@@ -325,6 +347,8 @@ class MapBuilder:
             self._graph = graph
             self._graph_key = key
             self._graph_made = self._graphs.last_mode
+            if self._graph_made == "rebuilt" and _tree_sitter_only(inputs):
+                self._keeper.built(graph, inputs.base, len(merged.resolved))
         return self._graph
 
     def _split_mentions(self, words: Sequence[str], snapshot: Snapshot) -> tuple[list[str], list[str]]:
@@ -343,6 +367,7 @@ class MapBuilder:
         return {
             "graph_rebuilt": float(self._graph_made == "rebuilt"),
             "graph_patched": float(self._graph_made == "updated"),
+            "graph_adopted": float(self._graph_made == "adopted"),
             "tokenizer_loaded": float(self._counter.loaded),
             "lexicon_files_kept": float(self._lexical.take_kept_files()),
         }
@@ -369,6 +394,13 @@ class MapBuilder:
         return list(dict.fromkeys(out))  # a source may say a problem in its view and its health
 
 
+def _tree_sitter_only(inputs: MapInputs) -> bool:
+    """Whether the map is built from the base source alone: a static map, or a hybrid one whose
+    sources know nothing yet (a one-shot call that starts no server). Only such a graph is kept
+    for the next process or taken from the last (:mod:`.warm_start`)."""
+    return not any(view.tags or view.resolved or view.details for view in inputs.refiners)
+
+
 def _sources(inputs: MapInputs) -> dict[str, SourceSummary]:
     out = {inputs.base.name: SourceSummary(len(inputs.base.tags))}
     for view in inputs.refiners:
@@ -376,7 +408,7 @@ def _sources(inputs: MapInputs) -> dict[str, SourceSummary]:
     return out
 
 
-def _stats(inputs: MapInputs, graph: RepoGraph, ranking: Ranking, renders: int, merged: Merged) -> dict[str, float]:
+def _stats(inputs: MapInputs, graph: RepoGraph, ranking: Ranking, renders: int, resolved: int) -> dict[str, float]:
     stats: dict[str, float] = {}
     for source in (inputs.snapshot.stats, inputs.base.stats):
         stats.update({k: float(v) for k, v in source.items() if k not in TIMED_PHASES})
@@ -388,7 +420,7 @@ def _stats(inputs: MapInputs, graph: RepoGraph, ranking: Ranking, renders: int, 
             "graph_edges": float(len(graph.edge_src)),
             "ranked_items": float(ranking.total_items),
             "pack_renders": float(renders),
-            "resolved_pairs": float(len(merged.resolved)),
+            "resolved_pairs": float(resolved),
         }
     )
     return stats

@@ -22,6 +22,7 @@ from ..languages.registry import LanguageRegistry
 from ..model import Diagnostic, FileStatus, FileTags, ParseOutcome, Symbol
 from ..settings import Settings
 from ..store.cache import Cache, tags_key
+from ..store.codec import LazyFileTags
 from ..workspace.state import ChangeSet, FileState, Progress, Snapshot
 from ..workspace.walk import read_source
 from .base import PassiveSource, SourceRequest, SourceView
@@ -54,7 +55,7 @@ def _well_formed(value: object) -> bool:
         tags, problems = value.tags, value.problems
         if not isinstance(problems, tuple):
             return False
-        if tags is None:
+        if tags is None or isinstance(tags, LazyFileTags):  # the codec's own: checked when decoded
             return True
         return (
             isinstance(tags, FileTags)
@@ -111,8 +112,11 @@ class TreeSitterSource(PassiveSource):
     STORE_BATCH = 256
     """Parsed files written to the disk cache per transaction during a cold parse."""
 
-    def __init__(self, registry: LanguageRegistry, cache: Cache, settings: Settings) -> None:
+    def __init__(self, registry: LanguageRegistry, cache: Cache, settings: Settings, lazy_tags: bool = False) -> None:
+        """``lazy_tags``: cached tags are decoded when a later stage first reads them (a one-shot
+        map that adopts a kept graph reads a few files' tags: :class:`LazyFileTags`)."""
         self._registry = registry
+        self._lazy_tags = lazy_tags
         self._cache = cache
         self._settings = settings
         self._entries: dict[str, _Entry] = {}
@@ -147,7 +151,7 @@ class TreeSitterSource(PassiveSource):
         entries, lookups, look_at = self._to_look_up(snapshot, changes)
         t_lookup = time.perf_counter()
         shared_before = self._cache.shared_counts()
-        hits = self._cache.get_many({v[0] for v in lookups.values()})
+        hits = self._cache.get_many({v[0] for v in lookups.values()}, lazy_tags=self._lazy_tags)
         unusable = {key for key, value in hits.items() if not _well_formed(value)}
         if unusable:
             self._cache.drop(unusable, "written by another hybridmap version, or damaged")

@@ -178,9 +178,11 @@ class SafeDisk(diskcache.Disk):  # type: ignore[misc]  # diskcache ships no type
         return isinstance(filename, str) and _VALUE_FILE.fullmatch(filename) is not None
 
 
-def _read_batch(disk: Any, keys: list[str], refused: list[str], undecodable: list[str]) -> dict[str, Any]:
-    """Those of ``keys`` on ``disk`` (a diskcache with :class:`SafeDisk`), decoded; unusable ones
-    noted in the lists. Database errors are the caller's.
+def _read_batch(
+    disk: Any, keys: list[str], refused: list[str], undecodable: list[str], lazy_tags: bool = False
+) -> dict[str, Any]:
+    """Those of ``keys`` on ``disk`` (a diskcache with :class:`SafeDisk`), decoded (``lazy_tags``:
+    see :func:`codec.decode`); unusable ones noted in the lists. Database errors are the caller's.
 
     One query for the batch, where diskcache's ``get`` is one per key with its Python around it.
     The query is ``get``'s own fast path (no statistics, and this eviction policy updates nothing
@@ -196,7 +198,7 @@ def _read_batch(disk: Any, keys: list[str], refused: list[str], undecodable: lis
     for stored, raw, mode, filename, data in rows:
         try:
             key = disk._disk.get(stored, raw)[len(DISK_KEY_PREFIX) :]
-            value = codec.decode(disk._disk.fetch(mode, filename, data, False))
+            value = codec.decode(disk._disk.fetch(mode, filename, data, False), lazy_tags)
         except RefusedEntry:
             refused.append(stored[len(DISK_KEY_PREFIX) :])
         except OSError:  # a value file removed meanwhile (diskcache's get: a miss)
@@ -471,9 +473,11 @@ class Cache:
             return
         self._said.note("cache_unavailable", f"cache failed ({type(exc).__name__}: {exc}); continuing in memory")
 
-    def get_many(self, keys: Iterable[str], *, shared: bool = True) -> dict[str, Any]:
+    def get_many(self, keys: Iterable[str], *, shared: bool = True, lazy_tags: bool = False) -> dict[str, Any]:
         """The values of those ``keys`` held in memory, on disk or (``shared``) in the shared store.
-        Entries cheaper to compute than a round trip (token counts) pass ``shared=False``."""
+        Entries cheaper to compute than a round trip (token counts) pass ``shared=False``.
+        ``lazy_tags``: parse outcomes read from disk decode their tags when first read
+        (:class:`~hybridmap.store.codec.LazyFileTags`)."""
         found: dict[str, Any] = {}
         unseen: list[str] = []
         for key in keys:
@@ -488,7 +492,8 @@ class Cache:
             if self._disk is None:
                 break
             try:
-                found.update(_read_batch(self._disk, unseen[start : start + _READ_BATCH], refused, undecodable))
+                batch = unseen[start : start + _READ_BATCH]
+                found.update(_read_batch(self._disk, batch, refused, undecodable, lazy_tags))
             except (sqlite3.Error, diskcache.Timeout) as exc:
                 self._database_failed(exc)
         if refused:

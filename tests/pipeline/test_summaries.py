@@ -20,10 +20,9 @@ from hypothesis import strategies as st
 from hybridmap import RepoMap
 from hybridmap.infra.sanitize import safe_line
 from hybridmap.languages.registry import LanguageRegistry
-from hybridmap.model import FileTags, MapResult, Span, Symbol
+from hybridmap.model import MapResult, Span, Symbol
 from hybridmap.pipeline.render.summaries import SymbolText
 from hybridmap.sources.treesitter import extract_tags
-from hybridmap.store.codec import MAGIC, decode
 
 from ..helpers import PROJECT, run_cli
 
@@ -490,12 +489,6 @@ def test_records_written_before_doc_existed_still_read() -> None:
     symbol = Symbol("f", "function", Span(1, 0, 3, 1), 1, 4, "def f():", detail="int")
     assert symbol.__reduce__()[1][0] == (*old_tuple, "")
     assert symbol.__reduce__()[0](old_tuple) == symbol
-    # The cache codec: a 12-column record (no doc) decodes with doc empty.
-    columns = [[value] for value in old_tuple]
-    body = json.dumps([columns, [], 4, True, []], separators=(",", ":")).encode()
-    data = MAGIC + bytes([1, 3]) + (0).to_bytes(4, "little") * 2 + body
-    decoded = decode(data)
-    assert isinstance(decoded, FileTags) and decoded.symbols == (symbol,)
 
 
 def test_cli_flag_and_json_summary(tmp_path: Path) -> None:

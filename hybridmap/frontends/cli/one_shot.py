@@ -115,7 +115,7 @@ def one_shot(root: str, overrides: dict[str, Any], server_wait: float, ask: Call
     progress = Progress(sys.stderr, server_wait)
     try:
         # A one-shot call that will not wait cannot use a server: do not start any.
-        repo = RepoMap(root, overrides=overrides, progress=progress, start_servers=server_wait > 0)
+        repo = RepoMap(root, overrides=overrides, progress=progress, start_servers=server_wait > 0, one_shot=True)
         paused = repo.settings.pause_cycle_collector
         # The collector is held off for the whole call, the close (the files' states) included:
         # resumed between the map's steps, it passed over the whole young index again. The

@@ -363,7 +363,7 @@ def build_graph_counted(
     index = {path: i for i, path in enumerate(files)}
     names, per_file = _symbol_names(files, tags)
     table, numbers = _numbered(names)
-    definers = _definers(numbers, per_file, table)
+    definers = definers_from_columns(numbers, per_file, table)
     refs: dict[str, RefCounts] = {path: Counter(tags[path].ref_names) for path in files}
     if not resolved:  # every use name-matched: the whole pass at once
         idents, rows, pos = name_matched_rows([refs[path] for path in files], definers, settings)
@@ -421,7 +421,7 @@ def _numbered(names: list[str]) -> tuple[NameTable, np.ndarray]:
     return NameTable(numbers), np.fromiter(map(numbers.__getitem__, names), np.int32, len(names))
 
 
-def _definers(numbers: np.ndarray, per_file: np.ndarray, table: NameTable) -> dict[str, tuple[int, ...]]:
+def definers_from_columns(numbers: np.ndarray, per_file: np.ndarray, table: NameTable) -> dict[str, tuple[int, ...]]:
     """identifier -> sorted indices of the files defining it (``numbers``: each symbol's name's
     number in ``table``, ``per_file``: from :func:`_symbol_names`), the identifiers in the order
     first met."""

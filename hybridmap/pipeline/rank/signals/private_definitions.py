@@ -81,6 +81,19 @@ def private_mask(ctx: RankContext) -> np.ndarray:
     return mask
 
 
+def known_private_mask(graph: RepoGraph, conventions: object) -> np.ndarray | None:
+    """The mask :func:`private_mask` made for ``graph`` under ``conventions`` (the pipeline's
+    object), if it made one: what a kept graph carries to the next process."""
+    held = _PRIVATE.get(graph)
+    return held[1] if held is not None and held[0] is conventions else None
+
+
+def remember_private_mask(graph: RepoGraph, conventions: object, mask: np.ndarray) -> None:
+    """Give ``graph`` the mask a kept graph carried (made under ``conventions``, the pipeline's
+    object): :func:`private_mask` then reads no file's symbols for it."""
+    _PRIVATE[graph] = (conventions, mask)
+
+
 def _file_flags(path: str, file_tags: FileTags | None, visibility: Visibility) -> np.ndarray:
     if file_tags is None:
         return _NO_FLAGS
