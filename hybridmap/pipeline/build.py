@@ -167,7 +167,20 @@ class MapBuilder:
         return self._keeper.to_keep(self._graph)
 
     def build(self, inputs: MapInputs, request: BuildRequest) -> tuple[MapResult, list[HoverKey]]:
-        """The map, and the (path, line, column) of shown symbols no source has described yet."""
+        """The map, and the (path, line, column) of shown symbols no source has described yet.
+
+        A kept graph (:mod:`.warm_start`) can disagree with the tags only when a cached record
+        was found damaged as its tags were read (``codec.LazyFileTags``: no symbols, the entry
+        dropped): a failed build on an adopted graph is made again on one built from the tags."""
+        try:
+            return self._build(inputs, request)
+        except Exception:
+            if self._graph_made != "adopted":
+                raise
+            self._graph = self._graph_key = None
+            return self._build(inputs, request)
+
+    def _build(self, inputs: MapInputs, request: BuildRequest) -> tuple[MapResult, list[HoverKey]]:
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
         merged, adopted = self._merged(inputs)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 
 from ..settings import Settings
 from ..sources.base import SourceView
+from ..store.codec import LazyFileTags
 from ..store.kept_graph import KeptGraph
 from .graph.kept import from_kept, graph_digest, to_kept
 from .graph.repo_graph import RepoGraph
@@ -67,6 +68,8 @@ class GraphKeeper:
         if held is None or held[0] is not current:
             return None
         graph, tags, keys, resolved_pairs = held
+        if any(isinstance(t, LazyFileTags) and t.damaged for t in tags.values()):
+            return None  # built on a record found damaged: its key does not say what the graph holds
         digest = graph_digest(tags, keys, self._settings, self._conventions)
         if digest is None:
             return None

@@ -46,7 +46,8 @@ import stat
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -179,10 +180,16 @@ class SafeDisk(diskcache.Disk):  # type: ignore[misc]  # diskcache ships no type
 
 
 def _read_batch(
-    disk: Any, keys: list[str], refused: list[str], undecodable: list[str], lazy_tags: bool = False
+    disk: Any,
+    keys: list[str],
+    refused: list[str],
+    undecodable: list[str],
+    damaged: Callable[[str], object] | None = None,
 ) -> dict[str, Any]:
-    """Those of ``keys`` on ``disk`` (a diskcache with :class:`SafeDisk`), decoded (``lazy_tags``:
-    see :func:`codec.decode`); unusable ones noted in the lists. Database errors are the caller's.
+    """Those of ``keys`` on ``disk`` (a diskcache with :class:`SafeDisk`), decoded; unusable ones
+    noted in the lists. Database errors are the caller's. ``damaged``: parse outcomes' tags are
+    decoded when first read, and ``damaged(key)`` is called for one that does not decode then
+    (:func:`codec.decode`).
 
     One query for the batch, where diskcache's ``get`` is one per key with its Python around it.
     The query is ``get``'s own fast path (no statistics, and this eviction policy updates nothing
@@ -198,7 +205,8 @@ def _read_batch(
     for stored, raw, mode, filename, data in rows:
         try:
             key = disk._disk.get(stored, raw)[len(DISK_KEY_PREFIX) :]
-            value = codec.decode(disk._disk.fetch(mode, filename, data, False), lazy_tags)
+            data = disk._disk.fetch(mode, filename, data, False)
+            value = codec.decode(data, damaged is not None, partial(damaged, key) if damaged is not None else None)
         except RefusedEntry:
             refused.append(stored[len(DISK_KEY_PREFIX) :])
         except OSError:  # a value file removed meanwhile (diskcache's get: a miss)
@@ -493,7 +501,8 @@ class Cache:
                 break
             try:
                 batch = unseen[start : start + _READ_BATCH]
-                found.update(_read_batch(self._disk, batch, refused, undecodable, lazy_tags))
+                damaged = self._damaged_when_read if lazy_tags else None
+                found.update(_read_batch(self._disk, batch, refused, undecodable, damaged))
             except (sqlite3.Error, diskcache.Timeout) as exc:
                 self._database_failed(exc)
         if refused:
@@ -523,6 +532,10 @@ class Cache:
         if decoded:
             self._store_local({key: payloads[key] for key in decoded}, decoded)
         return decoded
+
+    def _damaged_when_read(self, key: str) -> None:
+        """A lazily decoded entry's tags did not decode (``get_many(lazy_tags=True)``)."""
+        self.drop([key], "damaged, found when its tags were read")
 
     def drop(self, keys: Iterable[str], why: str) -> None:
         """Delete entries a reader could not use, and say so."""

@@ -31,11 +31,13 @@ provenances 10 (98 -> 0 MB). Signatures and docs are mostly distinct and are lef
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import json
 import re
 import struct
+from collections.abc import Callable
 from sys import intern
 from typing import Any, TypeGuard, cast
 
@@ -152,9 +154,10 @@ def _is_resolution(value: object) -> TypeGuard[Resolution]:
 # --- decoding ----------------------------------------------------------------------------------
 
 
-def decode(data: bytes, lazy_tags: bool = False) -> Any:
+def decode(data: bytes, lazy_tags: bool = False, damaged: Callable[[], object] | None = None) -> Any:
     """The value ``data`` encodes; :class:`CodecError` for anything :func:`encode` did not write.
-    ``lazy_tags``: a parse outcome's tags are a :class:`LazyFileTags` (decoded when first read)."""
+    ``lazy_tags``: a parse outcome's tags are a :class:`LazyFileTags` (decoded when first read;
+    ``damaged`` is called if they do not decode then)."""
     if type(data) is not bytes:
         raise CodecError(f"a cached value is bytes, not {type(data).__name__}")
     if len(data) < _HEADER.size:
@@ -164,10 +167,12 @@ def decode(data: bytes, lazy_tags: bool = False) -> Any:
         raise CodecError("not a hybridmap cache value (unknown header)")
     if version != FORMAT:
         raise CodecError(f"cache value format {version}, expected {FORMAT}")
-    decoder = _lazy_outcome if lazy_tags and kind == _OUTCOME else _DECODERS.get(kind)
+    decoder = _DECODERS.get(kind)
     if decoder is None:
         raise CodecError(f"unknown cache value kind {kind}")
     try:
+        if lazy_tags and kind == _OUTCOME:  # the record is held whole, sliced only when decoded
+            return ParseOutcome(LazyFileTags(data, damaged), _problems_of(data, _HEADER.size)[1])
         return decoder(data[_HEADER.size :])
     except CodecError:
         raise
@@ -178,21 +183,27 @@ def decode(data: bytes, lazy_tags: bool = False) -> Any:
 class LazyFileTags(FileTags):
     """:class:`FileTags` of a cache record, decoded when one of its fields is first read.
 
-    A one-shot map of a repository whose graph was kept (``pipeline.graph.kept``) reads the tags
+    Made from a whole record (:func:`decode`). A one-shot map of a repository whose graph was
+    kept (``pipeline.graph.kept``) reads the tags
     of the few hundred files it shows, not of every file: decoding 100,000 records was a third of
     a warm one-shot map at 100,000 files. Everything that only holds, passes or compares the tags
     by identity (what moved between two maps) never decodes them. Two threads reading at once may
     both decode; one result is kept and the values are equal. A record that does not decode
-    (damaged on disk after it was read) reads as tags with no symbols and no references.
+    (damaged on disk) reads as tags with no symbols and no references, and ``damaged`` is called
+    (the cache drops the entry and says so: the next map parses the file).
     """
 
-    __slots__ = ("_body", "_tags")
+    __slots__ = ("_body", "_damaged", "_failed", "_tags")
     _body: bytes
+    _damaged: Callable[[], object] | None
+    _failed: bool
     _tags: FileTags | None
 
-    def __init__(self, body: bytes = b"", **fields: Any) -> None:
+    def __init__(self, body: bytes = b"", damaged: Callable[[], object] | None = None, **fields: Any) -> None:
         # ``fields``: what ``dataclasses.replace`` passes (every field, decoded): those tags.
         object.__setattr__(self, "_body", body)
+        object.__setattr__(self, "_damaged", damaged)
+        object.__setattr__(self, "_failed", False)
         object.__setattr__(self, "_tags", FileTags(**fields) if fields else None)
 
     def decoded(self) -> FileTags:
@@ -201,12 +212,22 @@ class LazyFileTags(FileTags):
         tags = self._tags
         if tags is None:
             try:
-                tags = _decode_tags(body)[0]
+                tags = _decode_tags(body[_HEADER.size :])[0]
             except (CodecError, *_DECODE_ERRORS):
                 tags = FileTags((), complete=False)
+                object.__setattr__(self, "_failed", True)
+                if self._damaged is not None:
+                    with contextlib.suppress(Exception):  # the cache may be closed by now
+                        self._damaged()
             object.__setattr__(self, "_tags", tags)
             object.__setattr__(self, "_body", b"")
+            object.__setattr__(self, "_damaged", None)
         return tags
+
+    @property
+    def damaged(self) -> bool:
+        """Whether the record did not decode (these tags stand for tags it no longer holds)."""
+        return self._failed
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, LazyFileTags):
@@ -264,18 +285,16 @@ def _decode_history(body: bytes) -> CommitLog:
     return CommitLog(head, tuple(commits))
 
 
-def _lazy_outcome(body: bytes) -> ParseOutcome:
-    """A parse outcome whose problems are read now and its tags when first asked for."""
-    _, problems = _problems_of(body)
-    return ParseOutcome(LazyFileTags(body), problems)
+_NO_PROBLEMS = b"[]"
 
 
-def _problems_of(body: bytes) -> tuple[int, tuple[tuple[str, str], ...]]:
-    """Where a record's tags start in ``body``, and its problems."""
-    n_positions, n_kinds, n_said = _LENGTHS.unpack_from(body)
-    start = _LENGTHS.size + n_positions + n_kinds
+def _problems_of(body: bytes, at: int = 0) -> tuple[int, tuple[tuple[str, str], ...]]:
+    """Where the tags' JSON of the record body at ``at`` in ``body`` starts, and its problems."""
+    n_positions, n_kinds, n_said = _LENGTHS.unpack_from(body, at)
+    start = at + _LENGTHS.size + n_positions + n_kinds
     _check(len(body) >= start + n_said, "record lengths")
-    return start + n_said, _problems(_loads(body[start : start + n_said]))
+    said = body[start : start + n_said]
+    return start + n_said, (() if said == _NO_PROBLEMS else _problems(_loads(said)))
 
 
 def _decode_tags(body: bytes) -> tuple[FileTags, tuple[tuple[str, str], ...]]:

@@ -10,10 +10,13 @@ others' words. Its BM25 sums are bit-identical to a fresh build's (each file's e
 same values in the same order; a test checks it).
 
 The file lives in the cache directory (used only when it is the user's alone: ``store.cache``),
-named by the root's path, in our own layout (a JSON header, then little-endian arrays), checked
-whole before use: another magic or format, a root that is not this one, a size that is not the
-header's, a word id out of range, a file's entries out of order or a postings order that is not
-the stable sort of the ids, and the file is ignored (the models are built, as without it). Whoever
+named by the root's path, in our own layout (a small JSON header, the little-endian arrays, then
+the words and each model's paths and keys as NUL-separated UTF-8: a JSON list of 100,000 pairs was
+half of reading the file), checked whole before use: another magic or format, a root that is not
+this one, a size that is not the header's, a table whose count is not the header's (a word, path
+or key holding a NUL: such a lexicon is not kept), a word id out of range, a file's entries out of
+order or a postings order that is not the stable sort of the ids, and the file is ignored (the
+models are built, as without it). Whoever
 can write the cache directory can make a map rank with wrong words, as they can plant a wrong
 parse: the same trust, nothing executed.
 """
@@ -23,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from sys import intern
@@ -33,7 +37,8 @@ import numpy as np
 from ..infra.replace import read_within, replace_file
 
 MAGIC = b"HMLX"
-FORMAT = 1
+FORMAT = 2
+_SEPARATOR = "\0"
 _HEAD = struct.Struct("<4sBQ")
 """Magic, format, the JSON header's length."""
 #: Bytes a kept lexicon may take per file the settings allow (``max_files``) before it is not
@@ -127,6 +132,7 @@ def encode_lexicon(root: str, lexicon: KeptLexicon) -> list[bytes | memoryview]:
     each) made the end of a cold one-shot map its peak, 1.72 -> 2.07 GB resident."""
     arrays: list[bytes | memoryview] = []
     models = []
+    tables = [_table(lexicon.words)]
     for model in lexicon.models:
         counts = model.counts
         if len(counts) and (counts.min() < 0 or counts.max() >= 2**31 or not _whole_numbers(counts)):
@@ -134,17 +140,26 @@ def encode_lexicon(root: str, lexicon: KeptLexicon) -> list[bytes | memoryview]:
         arrays += [_raw(model.ids, _IDS), _raw(counts, _COUNTS), _raw(model.starts, _STARTS)]
         if model.order is not None:
             arrays.append(_raw(model.order, _ORDER))
+        tables += [_table(path for path, _ in model.files), _table(key for _, key in model.files)]
         models.append(
             {
                 "whole_text": model.whole_text,
-                "files": model.files,
+                "files": len(model.files),
                 "entries": len(model.ids),
                 "postings": model.order is not None,
             }
         )
-    header = json.dumps({"root": root, "words": lexicon.words, "models": models}, separators=(",", ":"))
-    head = header.encode("utf-8", "surrogatepass")
-    return [_HEAD.pack(MAGIC, FORMAT, len(head)), head, *arrays]
+    header = {"root": root, "words": len(lexicon.words), "models": models, "tables": [len(t) for t in tables]}
+    head = json.dumps(header, separators=(",", ":")).encode("utf-8", "surrogatepass")
+    return [_HEAD.pack(MAGIC, FORMAT, len(head)), head, *arrays, *tables]
+
+
+def _table(values: Iterable[str]) -> bytes:
+    """``values`` NUL-separated (ValueError when one holds a NUL: not ours to keep)."""
+    joined = list(values)
+    if any(_SEPARATOR in value for value in joined):
+        raise ValueError("a NUL in a table's string")
+    return _SEPARATOR.join(joined).encode("utf-8", "surrogatepass")
 
 
 def _raw(values: np.ndarray, dtype: np.dtype) -> memoryview:
@@ -178,21 +193,46 @@ def _decoded(head: bytes, body: bytes, root: str) -> KeptLexicon | None:
     header = json.loads(head[_HEAD.size :].decode("utf-8", "surrogatepass"))
     if type(header) is not dict or header.get("root") != root:
         return None
-    words, models = header["words"], header["models"]
-    if type(words) is not list or not all(type(w) is str for w in words) or len(set(words)) != len(words):
+    n_words, models, lengths = header["words"], header["models"], header["tables"]
+    if (
+        type(n_words) is not int
+        or type(models) is not list
+        or len({m.get("whole_text") for m in models}) != len(models)
+    ):
         return None
-    if type(models) is not list or len({m.get("whole_text") for m in models}) != len(models):
+    if (
+        type(lengths) is not list
+        or len(lengths) != 1 + 2 * len(models)
+        or not all(type(n) is int and n >= 0 for n in lengths)
+    ):
+        return None
+    tables_at = len(body) - sum(lengths)
+    if tables_at < 0:
+        return None
+    tables = _tables(body[tables_at:], lengths)
+    words = tables[0] if n_words else ()
+    if len(words) != n_words or len(set(words)) != n_words:
         return None
     offset = 0
     kept: list[KeptModel] = []
-    for entry in models:
-        model, offset = _model(entry, body, offset, len(words))
+    for i, entry in enumerate(models):
+        model, offset = _model(entry, body, offset, n_words, tables[1 + 2 * i], tables[2 + 2 * i])
         if model is None:
             return None
         kept.append(model)
-    if offset != len(body):
+    if offset != tables_at:
         return None
-    return KeptLexicon(tuple(words), tuple(kept))
+    return KeptLexicon(words, tuple(kept))
+
+
+def _tables(data: bytes, lengths: list[int]) -> list[tuple[str, ...]]:
+    """The NUL-separated tables of ``data``, in turn (each ``lengths`` bytes)."""
+    out: list[tuple[str, ...]] = []
+    offset = 0
+    for length in lengths:
+        out.append(tuple(data[offset : offset + length].decode("utf-8", "surrogatepass").split(_SEPARATOR)))
+        offset += length
+    return out
 
 
 #: Entries per step of :func:`_stably_sorted`: its int64 temporaries are a few of these long.
@@ -211,19 +251,20 @@ def _stably_sorted(ids: np.ndarray, order: np.ndarray, n: int) -> bool:
     return True
 
 
-def _model(entry: object, data: bytes, offset: int, vocabulary: int) -> tuple[KeptModel | None, int]:
+def _model(
+    entry: object, data: bytes, offset: int, vocabulary: int, paths: tuple[str, ...], keys: tuple[str, ...]
+) -> tuple[KeptModel | None, int]:
     if type(entry) is not dict:
         return None, offset
-    whole_text, files, n, postings = entry["whole_text"], entry["files"], entry["entries"], entry["postings"]
+    whole_text, n_files, n, postings = entry["whole_text"], entry["files"], entry["entries"], entry["postings"]
     if type(whole_text) is not bool or type(postings) is not bool or type(n) is not int or n < 0:
         return None, offset
-    if type(files) is not list or not all(
-        type(f) is list and len(f) == 2 and type(f[0]) is str and f[0] and type(f[1]) is str for f in files
-    ):
+    if type(n_files) is not int or not n_files:  # a model of no file is never kept
         return None, offset
-    if len({f[0] for f in files}) != len(files):
+    if len(paths) != n_files or len(keys) != n_files or "" in paths or len(set(paths)) != n_files:
         return None, offset
-    sizes: list[tuple[np.dtype, int]] = [(_IDS, n), (_COUNTS, n), (_STARTS, len(files) + 1)]
+    files = tuple(zip(map(intern, paths), map(intern, keys), strict=True))
+    sizes: list[tuple[np.dtype, int]] = [(_IDS, n), (_COUNTS, n), (_STARTS, n_files + 1)]
     if postings:
         sizes.append((_ORDER, n))
     arrays = []
@@ -244,5 +285,4 @@ def _model(entry: object, data: bytes, offset: int, vocabulary: int) -> tuple[Ke
         if n and (order.min() < 0 or order.max() >= n or not _stably_sorted(ids, order, n)):
             return None, offset
     # Both models name the same files: interned, their paths and keys are held once.
-    pairs = tuple((intern(f[0]), intern(f[1])) for f in files)
-    return KeptModel(whole_text, pairs, ids, counts, starts, order), offset
+    return KeptModel(whole_text, files, ids, counts, starts, order), offset

@@ -247,3 +247,27 @@ def test_a_small_graph_reads_back_as_written(tmp_path: Path) -> None:
     assert load_graph(path, "/r", "another digest", 1000) is None
     assert load_graph(path, "/elsewhere", digest, 1000) is None
     assert load_graph(path, "/r", digest, 0) is None  # larger than max_files allows: not read
+
+
+def test_a_record_found_damaged_when_its_tags_are_read_is_dropped_and_parsed_again(git_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A one-shot map decodes tags when read: a cached record whose tags do not decode then (its
+    problems did, at the lookup) shows its file without symbols in that map, says so, and is
+    dropped: the next map parses the file again. The kept graph held that file's symbols: the map
+    is made again on a graph built from the tags (it does not fail, nor show what is not there)."""
+    import sqlite3
+
+    root = git_repo(FILES)
+    cache = tmp_path / "cache"
+    first, _ = _one_shot(root, cache)
+    assert "round_cents" in first.text
+    with sqlite3.connect(cache / "cache.db") as db:
+        rows = db.execute("SELECT rowid, value FROM Cache WHERE key LIKE '%tags%'").fetchall()
+        money = [(rowid, value) for rowid, value in rows if b'[[["round_cents","Any"]' in value]
+        assert len(money) == 1
+        rowid, value = money[0]
+        db.execute("UPDATE Cache SET value = ? WHERE rowid = ?", (value[:-4] + b"????", rowid))
+    damaged, _ = _one_shot(root, cache)
+    assert damaged.stats["graph_rebuilt"] == 1 and "round_cents" not in damaged.text
+    assert any(d.kind == "cache_corrupt" for d in damaged.diagnostics)
+    again, _ = _one_shot(root, cache)
+    assert again.stats["files_parsed"] == 1 and _comparable(again) == _comparable(first)

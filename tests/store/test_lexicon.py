@@ -164,6 +164,21 @@ def test_a_kept_lexicon_that_is_not_exactly_ours_is_ignored(damage: str) -> None
     assert decode_lexicon(data, ROOT) is None
 
 
+def test_the_words_paths_and_keys_are_tables_checked_by_count() -> None:
+    """Words, paths and keys are NUL-separated after the arrays: a string holding a NUL is never
+    written (the lexicon is not kept), and a table that splits into another count is refused."""
+    lexicon, data = _valid()
+    (model,) = lexicon.models
+    named = KeptModel(model.whole_text, (("a\0b.py", "k"), *model.files[1:]), model.ids, model.counts, model.starts)
+    with pytest.raises(ValueError, match="NUL"):
+        encode_lexicon(ROOT, KeptLexicon(lexicon.words, (named,)))
+    first_path = model.files[0][0].encode()
+    assert data.count(first_path + b"\0") == 1
+    assert decode_lexicon(data.replace(first_path + b"\0", first_path[:-1] + b"\0\0"), ROOT) is None
+    twice = KeptModel(model.whole_text, (model.files[1], *model.files[1:]), model.ids, model.counts, model.starts)
+    assert decode_lexicon(b"".join(encode_lexicon(ROOT, KeptLexicon(lexicon.words, (twice,)))), ROOT) is None
+
+
 @settings(max_examples=100, deadline=None)
 @given(ids=st.lists(st.integers(0, 5), min_size=1, max_size=40), data=st.data(), chunk=st.integers(1, 7))
 def test_the_order_is_checked_step_by_step_as_whole(ids: list[int], data: st.DataObject, chunk: int) -> None:

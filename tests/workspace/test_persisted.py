@@ -3,7 +3,6 @@ what moved, and a kept file it cannot trust is read as if there were none."""
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
@@ -59,23 +58,24 @@ def test_an_edit_that_keeps_size_and_mtime_is_read(git_repo, tmp_path: Path) -> 
 
 @pytest.mark.parametrize(
     "damage",
-    ["garbage", "other root", "wrong types", "too many"],
+    ["garbage", "other root", "a language out of range", "cut short", "too many"],
 )
 def test_kept_states_that_are_not_ours_are_ignored_whole(git_repo, tmp_path: Path, damage: str) -> None:
     root = _settled(git_repo(FILES))
     cache = tmp_path / "cache"
     _, text = _map(root, cache)
     kept = states_path(cache, root.resolve())
-    document = json.loads(kept.read_text())
+    data = kept.read_bytes()
+    n = len(FILES)
     if damage == "garbage":
-        kept.write_bytes(b"\x00{not json")
+        kept.write_bytes(b"HMST\x02" + b"\xff" * 64)
     elif damage == "other root":
-        kept.write_text(json.dumps({**document, "root": "/elsewhere"}))
-    elif damage == "wrong types":
-        document["files"][0][3] = "1"
-        kept.write_text(json.dumps(document))
-    else:
-        kept.write_text(json.dumps(document))
+        kept.write_bytes(data.replace(str(root.resolve()).encode(), b"/" * len(str(root.resolve()))))
+    elif damage == "a language out of range":
+        at = len(data) - 8 * 4 * n - 2 * n  # the language numbers, before the signatures
+        kept.write_bytes(data[:at] + b"\xff\x00" + data[at + 2 :])
+    elif damage == "cut short":
+        kept.write_bytes(data[:-1])
     overrides = {"max_files": 5} if damage == "too many" else {}
     stats, again = _map(root, cache, **overrides)
     assert stats["files_read"] == (5 if damage == "too many" else 6)

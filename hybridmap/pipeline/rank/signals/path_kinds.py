@@ -8,7 +8,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ....languages.paths import path_multiplier
+from ....languages.paths import path_multipliers
 from ..context import Prior, RankContext, Signal
 
 
@@ -21,5 +21,5 @@ class PathKinds(Signal):
     name: ClassVar[str] = "path_kinds"
 
     def prior(self, ctx: RankContext) -> Prior:
-        kinds = [path_multiplier(path, ctx.settings) for path in ctx.graph.files]
+        kinds = path_multipliers(ctx.graph.files, ctx.settings)
         return Prior(np.asarray([m for m, _ in kinds], dtype=np.float64), tuple(why for _, why in kinds))

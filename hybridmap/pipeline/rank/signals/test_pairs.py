@@ -21,7 +21,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ....languages.paths import is_test_path, subject_stem
+from ....languages.paths import TEST, path_kinds, subject_stem
 from ..context import FileFactor, PerFileList, RankContext, Signal, best_first
 
 #: The reason a test of a chat file gives, and the reason its subject gives.
@@ -39,7 +39,7 @@ class _Stems:
 
     @classmethod
     def of(cls, files: tuple[str, ...]) -> _Stems:
-        tests = tuple(map(is_test_path, files))
+        tests = tuple(bool(kinds & TEST) for kinds in path_kinds(files))
         stems = tuple(map(subject_stem, files, tests))
         by_stem: dict[str, list[int]] = {}
         for fi, stem in enumerate(stems):
