@@ -8,12 +8,14 @@ with this tree and once with hybridmap at ``--baseline`` (``git archive`` into
 and another one each round (source files spread over the tree): a whole process each, wall
 clock and CPU (user + system of it and its children, from ``wait4``).
 
-Warm (the default): both share one cache directory (keys are content hashes; the files' kept
-states too), filled by one untimed map of each before the rounds, as a user's cache is after a
-first call. ``--cold``: each run gets a new, empty cache directory. No parse deadline and
-``max_files`` 200,000 (a ``gen_monorepo.py 100000`` tree has more files than the default). Medians
-and the new/old ratio of each pair's CPU; the peak resident memory of the largest process of
-each run (``wait4``'s ``ru_maxrss``).
+Warm (the default): each version has its own cache directory, filled by one untimed map before
+the rounds, as a user's cache is after a first call. (They shared one while only the content-keyed
+entries were kept there; what a process keeps for the next on its root (the files' states, the
+lexical models, the graph) is one file per root, and two versions that write it in different
+formats would each find the other's and start cold.) ``--cold``: each run gets a new, empty cache
+directory. No parse deadline and ``max_files`` 200,000 (a ``gen_monorepo.py 100000`` tree has
+more files than the default). Medians and the new/old ratio of each pair's CPU; the peak resident
+memory of the largest process of each run (``wait4``'s ``ru_maxrss``).
 """
 
 from __future__ import annotations
@@ -55,11 +57,10 @@ def main() -> None:
         config = Path(work) / "config"
         (config / "hybridmap").mkdir(parents=True)
         (config / "hybridmap" / "config.toml").write_text(CONFIG)
-        shared_cache = Path(work) / "cache"
         base_env = {**os.environ, "HYBRIDMAP_DAEMON": "off", "XDG_CONFIG_HOME": str(config)}
 
         def run(system: str, chat: str, run_id: int) -> tuple[float, float, float]:
-            cache = Path(work) / f"cold-{run_id}" if args.cold else shared_cache
+            cache = Path(work) / (f"cold-{run_id}" if args.cold else f"cache-{system}")
             env = {**base_env, "XDG_CACHE_HOME": str(cache), "PYTHONPATH": systems[system]}
             try:
                 return run_hybridmap_measured(
