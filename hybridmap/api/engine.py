@@ -215,7 +215,7 @@ class MapEngine:
         for source in (snapshot.stats, base.stats):
             stats.update({k: float(v) for k, v in source.items() if k not in TIMED_PHASES})
         stats["map_reused"] = 1.0
-        stats["graph_rebuilt"] = stats["graph_patched"] = 0.0  # no graph was made for this call
+        stats["graph_rebuilt"] = stats["graph_patched"] = stats["graph_adopted"] = 0.0  # no graph made for this call
         timings = index_timings(snapshot, base)
         timings["total"] = time.perf_counter() - started
         # What went wrong since (the cache's words: say, a shared store that failed under

@@ -53,6 +53,8 @@ def test_a_map_through_the_entry_point_is_whole_and_keeps_its_states(tmp_path: P
     first = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
     assert first.returncode == 0, first.stderr
     assert "pkg/mod0.py" in first.stdout and first.stdout.endswith("\n")
-    assert list((env_cache / "hybridmap" / "snapshots").glob("*.json"))  # written at close, before the exit
+    # Written at close, before the exit: the files' states and the static graph for the next process.
+    assert list((env_cache / "hybridmap" / "snapshots").glob("*.bin"))
+    assert list((env_cache / "hybridmap" / "graphs").glob("*.bin"))
     again = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
     assert again.stdout == first.stdout
