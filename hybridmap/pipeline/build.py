@@ -135,9 +135,9 @@ class MapBuilder:
         self._retired: list[RepoGraph] = []
         """Graphs a build replaced, until :meth:`take_retired` (see there)."""
         self._graph_made = ""
+        """How the last map's graph came: ``rebuilt``, ``updated``, ``kept`` or ``adopted`` (the last process's)."""
         self._basenames: tuple[int, dict[str, list[str]]] | None = None
         """The basename index of the paths of a snapshot ``generation``."""
-        """How the last map's graph came: ``rebuilt``, ``updated``, ``kept`` or ``adopted`` (the last process's)."""
         self._merge_memo = MergeMemo()
         self._lexical = LexicalIndex(kept_lexicon)
         self._messages: tuple[object, MessageIndex] | None = None
