@@ -27,11 +27,10 @@ import json
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 import numpy as np
 
-from ..infra.replace import read_within, replace_file
+from ..infra.replace import TABLE_SEPARATOR, nul_table, read_head_and_body, replace_file
 
 MAGIC = b"HMGR"
 FORMAT = 1
@@ -55,7 +54,6 @@ ARRAYS: tuple[tuple[str, str, str], ...] = (
     ("private", "|b1", "private"),
 )
 _TABLES = ("files", "idents", "names", "provenances")
-_SEPARATOR = "\0"
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -91,7 +89,7 @@ def save_graph(path: Path, root: str, graph: KeptGraph) -> None:
 
 def load_graph(path: Path, root: str, digest: str, max_files: int) -> KeptGraph | None:
     """The graph kept at ``path`` for ``root`` when it was built from ``digest``; else None."""
-    parts = read_within(path, max_files * BYTES_PER_FILE, _parts)
+    parts = read_head_and_body(path, max_files * BYTES_PER_FILE, _HEAD)
     if parts is None:
         return None
     try:
@@ -105,10 +103,10 @@ def encode_graph(root: str, graph: KeptGraph) -> list[bytes | memoryview] | None
     the file's); None when a table's string holds a NUL (such a graph is not kept)."""
     tables = []
     for name in _TABLES:
-        values: tuple[str, ...] = getattr(graph, name)
-        if any(_SEPARATOR in value for value in values):
+        table = nul_table(getattr(graph, name))
+        if table is None:
             return None
-        tables.append(_SEPARATOR.join(values).encode("utf-8", "surrogatepass"))
+        tables.append(table)
     arrays = [np.ascontiguousarray(graph.arrays[name], dtype=dtype) for name, dtype, _ in ARRAYS]
     header = {
         "root": root,
@@ -122,19 +120,6 @@ def encode_graph(root: str, graph: KeptGraph) -> list[bytes | memoryview] | None
     }
     head = json.dumps(header, separators=(",", ":")).encode("utf-8", "surrogatepass")
     return [_HEAD.pack(MAGIC, FORMAT, len(head)), head, *tables, *(a.data.cast("B") for a in arrays)]
-
-
-def _parts(fh: BinaryIO, size: int) -> tuple[bytes, bytes] | None:
-    """The head (fixed header and JSON) and the rest, read apart; None when short or grown."""
-    first = fh.read(_HEAD.size)
-    if len(first) < _HEAD.size:
-        return None
-    json_size = _HEAD.unpack(first)[2]
-    if _HEAD.size + json_size > size:
-        return None
-    head = first + fh.read(json_size)
-    body = fh.read(size - len(head) + 1)  # one byte more: a file grown since the stat is seen
-    return (head, body) if len(head) + len(body) == size else None
 
 
 #: What a malformed file raises while decoded; each makes it ignored whole.
@@ -162,7 +147,7 @@ def _decoded(head: bytes, body: bytes, root: str, digest: str) -> KeptGraph | No
         if length > len(body) - offset:
             return None
         text = body[offset : offset + length].decode("utf-8", "surrogatepass")
-        values = tuple(text.split(_SEPARATOR)) if counts[name] else ()
+        values = tuple(text.split(TABLE_SEPARATOR)) if counts[name] else ()
         if len(values) != counts[name]:
             return None
         tables[name] = values

@@ -30,15 +30,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from sys import intern
-from typing import BinaryIO
 
 import numpy as np
 
-from ..infra.replace import read_within, replace_file
+from ..infra.replace import TABLE_SEPARATOR, nul_table, read_head_and_body, replace_file
 
 MAGIC = b"HMLX"
 FORMAT = 2
-_SEPARATOR = "\0"
 _HEAD = struct.Struct("<4sBQ")
 """Magic, format, the JSON header's length."""
 #: Bytes a kept lexicon may take per file the settings allow (``max_files``) before it is not
@@ -93,36 +91,13 @@ def save_lexicon(path: Path, root: str, lexicon: KeptLexicon) -> None:
 
 def load_lexicon(path: Path, root: str, max_files: int) -> KeptLexicon | None:
     """The lexicon kept at ``path`` for ``root``; None when there is none or it is not ours."""
-    parts = _read_parts(path, max_files * BYTES_PER_FILE)
+    parts = read_head_and_body(path, max_files * BYTES_PER_FILE, _HEAD)
     if parts is None:
         return None
     try:
         return _decoded(*parts, root)
     except _DECODE_ERRORS:
         return None
-
-
-def _read_parts(path: Path, bound: int) -> tuple[bytes, bytes] | None:
-    """The file's head (the fixed header, then the JSON of words and files) and its arrays, read
-    apart: a kept model's arrays are views of the second, so the first (40 MB of JSON at 100,000
-    files) is freed once decoded instead of being held with them. None when it cannot be read,
-    holds more than ``bound`` bytes or changed size while read."""
-    return read_within(path, bound, _parts)
-
-
-def _parts(fh: BinaryIO, size: int) -> tuple[bytes, bytes] | None:
-    if size < _HEAD.size:
-        return None
-    first = fh.read(_HEAD.size)
-    try:
-        json_size = _HEAD.unpack(first)[2]
-    except struct.error:  # shorter than its stat said
-        return None
-    if _HEAD.size + json_size > size:
-        return None
-    head = first + fh.read(json_size)
-    body = fh.read(size - len(head) + 1)  # one byte more: a file grown since the stat is seen
-    return (head, body) if len(head) + len(body) == size else None
 
 
 def encode_lexicon(root: str, lexicon: KeptLexicon) -> list[bytes | memoryview]:
@@ -156,10 +131,10 @@ def encode_lexicon(root: str, lexicon: KeptLexicon) -> list[bytes | memoryview]:
 
 def _table(values: Iterable[str]) -> bytes:
     """``values`` NUL-separated (ValueError when one holds a NUL: not ours to keep)."""
-    joined = list(values)
-    if any(_SEPARATOR in value for value in joined):
+    table = nul_table(values)
+    if table is None:
         raise ValueError("a NUL in a table's string")
-    return _SEPARATOR.join(joined).encode("utf-8", "surrogatepass")
+    return table
 
 
 def _raw(values: np.ndarray, dtype: np.dtype) -> memoryview:
@@ -230,7 +205,7 @@ def _tables(data: bytes, lengths: list[int]) -> list[tuple[str, ...]]:
     out: list[tuple[str, ...]] = []
     offset = 0
     for length in lengths:
-        out.append(tuple(data[offset : offset + length].decode("utf-8", "surrogatepass").split(_SEPARATOR)))
+        out.append(tuple(data[offset : offset + length].decode("utf-8", "surrogatepass").split(TABLE_SEPARATOR)))
         offset += length
     return out
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..infra.replace import read_bounded, replace_file
+from ..infra.replace import TABLE_SEPARATOR, nul_table, read_bounded, replace_file
 from .state import FileState
 
 MAGIC = b"HMST"
@@ -77,7 +77,7 @@ def _decoded(data: bytes, root: str, max_files: int) -> dict[str, FileState]:
     sizes = (paths_size, _SHA * n, _LANGUAGE.itemsize * n, _SIGNATURE.itemsize * _SIGNATURE_FIELDS * n)
     if at + sum(sizes) != len(data):
         return {}
-    paths = data[at : at + paths_size].decode("utf-8", "surrogatepass").split("\0")
+    paths = data[at : at + paths_size].decode("utf-8", "surrogatepass").split(TABLE_SEPARATOR)
     at += paths_size
     hashes = data[at : at + _SHA * n].decode("ascii")
     at += _SHA * n
@@ -104,13 +104,13 @@ def save_states(path: Path, root: Path, files: Mapping[str, FileState]) -> None:
         and len(state.signature) == _SIGNATURE_FIELDS
         and all(0 <= v < 2**63 for v in state.signature)
         and not state.diagnostics
-        and "\0" not in rel
+        and TABLE_SEPARATOR not in rel
     ]
-    if not kept:
+    paths = nul_table(rel for rel, _ in kept)
+    if not kept or paths is None:
         return
     languages = sorted({state.language for _, state in kept})
     number = {name: i for i, name in enumerate(languages)}
-    paths = "\0".join(rel for rel, _ in kept).encode("utf-8", "surrogatepass")
     header = {"root": str(root), "files": len(kept), "languages": languages, "paths": len(paths)}
     head = json.dumps(header, separators=(",", ":")).encode("utf-8", "surrogatepass")
     replace_file(
