@@ -829,8 +829,10 @@ class Settings:
     """Keep a one-shot process's static graph in the cache directory when it closes, and start
     the next one-shot process from it when its files, their tags, the settings and hybridmap are
     what it was built from: that map decodes only the files it shows instead of rebuilding the
-    graph from every file (``pipeline/warm_start.py``; needs the disk cache). Long-lived maps
-    (the daemon, MCP, the API) build their own."""
+    graph from every file (``pipeline/warm_start.py``; needs the disk cache); with it, each file's
+    tags key and problems, so the next one-shot process reads the cache record of an unchanged
+    file only when its tags are read (``store/kept_keys.py``). Long-lived maps (the daemon, MCP,
+    the API) build their own."""
     pause_cycle_collector: bool = setting(True, _BOOL)
     """Hold Python's cycle collector off while a map indexes and builds (``infra/collector.py``):
     the collector passing again and again over a large index as it grows was a fifth of a warm

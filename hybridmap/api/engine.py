@@ -83,7 +83,8 @@ class MapEngine:
         self._states_loaded = False
         """Whether the first refresh has loaded the kept states (there, in its worker thread: a
         large repository's take half a second, not for the caller's event loop)."""
-        self._base = TreeSitterSource(registry, self.cache, settings, lazy_tags=options.one_shot)
+        kept_keys = self._kept.keys_reader() if options.one_shot else None
+        self._base = TreeSitterSource(registry, self.cache, settings, lazy_tags=options.one_shot, kept_keys=kept_keys)
         context = SourceContext(root, settings, registry, self.cache, options.environ, options.start_servers)
         self._sources, problems = build_sources(context)
         self._notes.extend(problems)
@@ -141,7 +142,10 @@ class MapEngine:
         next process, then close the cache."""
         for source in self._sources:
             await source.aclose()
-        await self._kept.save(self._workspace.snapshot.files, self.builder.lexicon_to_keep, self.builder.graph_to_keep)
+        builder = self.builder
+        await self._kept.save(
+            self._workspace.snapshot.files, builder.lexicon_to_keep, builder.graph_to_keep, self._base.keys_to_keep
+        )
         self.cache.close()
 
     async def refresh(self, named: frozenset[str] = frozenset()) -> Snapshot:

@@ -1,13 +1,15 @@
-"""What one process keeps for the next on the same root: the files' states, the lexical models
-and a one-shot process's static graph.
+"""What one process keeps for the next on the same root: the files' states, the lexical models,
+a one-shot process's static graph and its files' tags keys.
 
 A one-shot map (the CLI without its daemon) starts with nothing; what the last process on the
 root knew is kept in the cache directory, only when that directory is the user's alone
 (``Cache.persistent``): the files' trusted stat signatures (:mod:`hybridmap.workspace.persisted`:
 a file whose signature did not move is not read) and the text-similarity signal's models
-(:mod:`hybridmap.store.lexicon`: only changed files' words are counted), and the graph
-(:mod:`hybridmap.store.kept_graph`: a one-shot map of unchanged files adopts it). Each is read
-once, at first need, and written when the process ends, if it learned something new.
+(:mod:`hybridmap.store.lexicon`: only changed files' words are counted), the graph
+(:mod:`hybridmap.store.kept_graph`: a one-shot map of unchanged files adopts it) and each file's
+tags key (:mod:`hybridmap.store.kept_keys`: an unchanged file's cache record is read only when its
+tags are). Each is read once, at first need, and written when the process ends, if it learned
+something new.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from ..settings import Settings
 from ..store.cache import Cache
 from ..store.kept_graph import KeptGraph, kept_graph_path, load_graph, save_graph
+from ..store.kept_keys import KeptKeys, kept_keys_path, load_keys, save_keys
 from ..store.lexicon import KeptLexicon, lexicon_path, load_lexicon, save_lexicon
 from ..workspace.persisted import load_states, save_states, states_path
 from ..workspace.state import FileState
@@ -40,6 +43,7 @@ class KeptForNextProcess:
         self._graph = (
             kept_graph_path(directory, str(root)) if directory is not None and settings.persist_graph else None
         )
+        self._keys = kept_keys_path(directory, str(root)) if directory is not None and settings.persist_graph else None
         self.files_read = 0
         """Files this process's refreshes read: when none, the kept states are still right."""
 
@@ -61,15 +65,22 @@ class KeptForNextProcess:
         path = self._usable(self._graph)
         return partial(load_graph, path, str(self._root), max_files=self._max_files) if path is not None else None
 
+    def keys_reader(self) -> Callable[[], KeptKeys | None] | None:
+        """How the tree-sitter source reads the kept tags keys at its first index (None: off)."""
+        path = self._usable(self._keys)
+        return partial(load_keys, path, str(self._root), self._max_files) if path is not None else None
+
     async def save(
         self,
         files: Mapping[str, FileState],
         lexicon: Callable[[], KeptLexicon | None],
         graph: Callable[[], KeptGraph | None] = lambda: None,
+        keys: Callable[[], KeptKeys | None] = lambda: None,
     ) -> None:
         """Keep ``files``' states when this process read any, the models ``lexicon`` gives (None
-        when this process counted no words of its own) and the graph ``graph`` gives (None when
-        it built none to keep), each in a worker thread."""
+        when this process counted no words of its own), the graph ``graph`` gives (None when it
+        built none to keep) and the tags keys ``keys`` gives (None when it learned none), each in
+        a worker thread."""
         states = self._usable(self._states)
         if states is not None and files and self.files_read:
             await asyncio.to_thread(save_states, states, self._root, files)
@@ -83,3 +94,8 @@ class KeptForNextProcess:
             held = await asyncio.to_thread(graph)
             if held is not None:
                 await asyncio.to_thread(save_graph, path, str(self._root), held)
+        path = self._usable(self._keys)
+        if path is not None:
+            tags_keys = await asyncio.to_thread(keys)
+            if tags_keys is not None:
+                await asyncio.to_thread(save_keys, path, str(self._root), tags_keys)

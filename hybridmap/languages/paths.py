@@ -127,9 +127,14 @@ def _name_kinds(name: str) -> int:
 
 def path_multipliers(paths: Iterable[str], settings: Settings) -> list[tuple[float, tuple[str, ...]]]:
     """:func:`path_multiplier` of each path (each kind's product and reasons made once)."""
+    return kind_multipliers(path_kinds(paths), settings)
+
+
+def kind_multipliers(each_kinds: Iterable[int], settings: Settings) -> list[tuple[float, tuple[str, ...]]]:
+    """The multiplier and reasons of each of ``each_kinds`` (:func:`path_kinds`' bits)."""
     made: dict[int, tuple[float, tuple[str, ...]]] = {}
     out = []
-    for kinds in path_kinds(paths):
+    for kinds in each_kinds:
         held = made.get(kinds)
         if held is None:
             held = made[kinds] = _multiplier(kinds, settings)

@@ -12,22 +12,23 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..infra.patched import Patched, changed_keys
 from ..languages.notebooks import is_notebook
 from ..languages.registry import LanguageRegistry
-from ..model import Diagnostic, FileStatus, FileTags, ParseOutcome, Symbol
+from ..model import Diagnostic, FileStatus, FileTags, ParseOutcome
 from ..settings import Settings
 from ..store.cache import Cache, tags_key
-from ..store.codec import LazyFileTags
+from ..store.kept_keys import KeptKeys
 from ..workspace.state import ChangeSet, FileState, Progress, Snapshot
 from ..workspace.walk import read_source
 from .base import PassiveSource, SourceRequest, SourceView
 from .reparse import KeptTrees
 from .treesitter import NO_DEADLINE, ParseOptions, default_workers, parse_many
+from .unread_tags import UnreadTags, well_formed
 
 #: Paths named in a ``parse_deadline`` diagnostic; the rest are counted.
 DEFERRED_NAMES_SHOWN = 20
@@ -44,32 +45,9 @@ class _Entry:
     sha256: str = ""
     key: str = ""
     """The cache key of the tags (content, grammar, query, options)."""
-
-
-def _well_formed(value: object) -> bool:
-    """A cached outcome of today's shape. An entry pickled from an older shape of these
-    records unpickles with fields missing or of other types, and would fail later."""
-    if not isinstance(value, ParseOutcome):
-        return False
-    try:
-        tags, problems = value.tags, value.problems
-        if not isinstance(problems, tuple):
-            return False
-        if tags is None or isinstance(tags, LazyFileTags):  # the codec's own: checked when decoded
-            return True
-        return (
-            isinstance(tags, FileTags)
-            and isinstance(tags.symbols, tuple)
-            and isinstance(tags.ref_names, tuple)
-            and isinstance(tags.ref_positions, bytes)
-            and isinstance(tags.ref_kinds, bytes)
-            and isinstance(tags.line_count, int)
-            and isinstance(tags.complete, bool)
-            and len(tags.ref_positions) == 8 * len(tags.ref_names) == 8 * len(tags.ref_kinds)
-            and all(isinstance(symbol, Symbol) for symbol in tags.symbols[:1])
-        )
-    except AttributeError:
-        return False
+    cached: bool = True
+    """Whether the outcome is the cache's (a parse that failed for the machine, out of memory,
+    is not: it is never kept for the next process)."""
 
 
 def _deadline_diagnostic(deferred: list[str], queued: int, settings: Settings) -> Diagnostic:
@@ -104,7 +82,24 @@ def _patched(
 
 def _entry(rel: str, language: str, outcome: ParseOutcome, sha: str, key: str) -> _Entry:
     problems = tuple(Diagnostic(rel, kind, message) for kind, message in outcome.problems)
-    return _Entry(language, outcome.tags, problems, sha, key)
+    return _Entry(language, outcome.tags, problems, sha, key, outcome.cacheable)
+
+
+def _settle(
+    entries: dict[str, _Entry],
+    pending: Mapping[str, tuple[str, str, str]],
+    outcomes: Mapping[str, ParseOutcome],
+) -> list[str]:
+    """Put the parsed outcomes into ``entries``; the paths whose parse was deferred."""
+    no_result = ParseOutcome(None, (("parse_error", "no result from the parser"),))
+    deferred: list[str] = []
+    for rel, (key, sha, language) in pending.items():
+        outcome = outcomes.get(key, no_result)
+        if outcome.deferred:  # no symbols this map; never remembered, so the next map parses it
+            deferred.append(rel)
+            continue
+        entries[rel] = _entry(rel, language, outcome, sha, key)
+    return deferred
 
 
 class TreeSitterSource(PassiveSource):
@@ -112,11 +107,22 @@ class TreeSitterSource(PassiveSource):
     STORE_BATCH = 256
     """Parsed files written to the disk cache per transaction during a cold parse."""
 
-    def __init__(self, registry: LanguageRegistry, cache: Cache, settings: Settings, lazy_tags: bool = False) -> None:
+    def __init__(
+        self,
+        registry: LanguageRegistry,
+        cache: Cache,
+        settings: Settings,
+        lazy_tags: bool = False,
+        kept_keys: Callable[[], KeptKeys | None] | None = None,
+    ) -> None:
         """``lazy_tags``: cached tags are decoded when a later stage first reads them (a one-shot
-        map that adopts a kept graph reads a few files' tags: :class:`LazyFileTags`)."""
+        map that adopts a kept graph reads a few files' tags: :class:`LazyFileTags`).
+        ``kept_keys``: how the first index reads the keys the last one-shot process kept
+        (:mod:`hybridmap.store.kept_keys`): a file whose key is the kept one is taken without
+        reading its record (fetched when its tags are first read); None: every record is read."""
         self._registry = registry
         self._lazy_tags = lazy_tags
+        self._unread = UnreadTags(cache, kept_keys if lazy_tags else None, self._parse_one)
         self._cache = cache
         self._settings = settings
         self._entries: dict[str, _Entry] = {}
@@ -128,6 +134,8 @@ class TreeSitterSource(PassiveSource):
         """Readable files the last index left without an entry (deferred, changed while read)."""
         self._fingerprints: dict[str, str] = {}
         self._options = ParseOptions.from_settings(settings)
+        # Made once: a key per file formatted the options' part again (0.15 s at 100,000 files).
+        self._options_keys = (self._options.key, self._options.notebook_key)
         self._trees = KeptTrees(settings.reparse_kept_bytes)
         """The last trees of files a map parsed in-process (an edit's), to parse them again from."""
         self._view = SourceView(self.name)
@@ -148,11 +156,13 @@ class TreeSitterSource(PassiveSource):
     def index(self, snapshot: Snapshot, changes: ChangeSet, progress: Progress | None = None) -> SourceView:
         """Tags for every readable file of ``snapshot``: kept, from the cache, or parsed."""
         t0 = time.perf_counter()
-        entries, lookups, look_at = self._to_look_up(snapshot, changes)
+        kept = self._unread.take()
+        entries, lookups, look_at, unread = self._to_look_up(snapshot, changes, kept)
+        self._unread.learned(bool(lookups) or (kept is not None and len(kept.keys) != len(unread)))
         t_lookup = time.perf_counter()
         shared_before = self._cache.shared_counts()
         hits = self._cache.get_many({v[0] for v in lookups.values()}, lazy_tags=self._lazy_tags)
-        unusable = {key for key, value in hits.items() if not _well_formed(value)}
+        unusable = {key for key, value in hits.items() if not well_formed(value)}
         if unusable:
             self._cache.drop(unusable, "written by another hybridmap version, or damaged")
         pending: dict[str, tuple[str, str, str]] = {}
@@ -180,10 +190,10 @@ class TreeSitterSource(PassiveSource):
         t_parse = time.perf_counter()
         self._cache.set_many(unsaved)
         t_store = time.perf_counter()
-        deferred = self._settle(entries, pending, outcomes)
+        deferred = _settle(entries, pending, outcomes)
         # What may differ from the last view: the files looked up again, and those now gone.
         gone = self._entries.keys() - entries.keys() if look_at is None else [p for p in look_at if p not in entries]
-        changed = [*lookups, *(p for p in gone if p in self._entries)]
+        changed = [*lookups, *unread, *(p for p in gone if p in self._entries)]
         self._settled(entries, changed if look_at is not None else None)
         self._indexed = snapshot.files
         files = snapshot.files
@@ -199,6 +209,7 @@ class TreeSitterSource(PassiveSource):
             "cache_store": t_store - t_parse,
             "files_parsed": float(len(to_parse)),
             "cache_hits": float(len(hits) - len(unusable)),
+            "tags_unread": float(len(unread)),
             "parse_workers": float(workers),
             "files_deferred": float(len(deferred)),
             **parse_stats,
@@ -209,23 +220,6 @@ class TreeSitterSource(PassiveSource):
             diagnostics.append(_deadline_diagnostic(deferred, len(to_parse), self._settings))
         self._view = self._make_view(diagnostics, stats, changed)
         return self._view
-
-    def _settle(
-        self,
-        entries: dict[str, _Entry],
-        pending: Mapping[str, tuple[str, str, str]],
-        outcomes: Mapping[str, ParseOutcome],
-    ) -> list[str]:
-        """Put the parsed outcomes into ``entries``; the paths whose parse was deferred."""
-        no_result = ParseOutcome(None, (("parse_error", "no result from the parser"),))
-        deferred: list[str] = []
-        for rel, (key, sha, language) in pending.items():
-            outcome = outcomes.get(key, no_result)
-            if outcome.deferred:  # no symbols this map; never remembered, so the next map parses it
-                deferred.append(rel)
-                continue
-            entries[rel] = _entry(rel, language, outcome, sha, key)
-        return deferred
 
     def parse_deferred(self, snapshot: Snapshot, stop: threading.Event) -> int:
         """Parse what the last index left out into the cache, and only there: this source's own
@@ -241,7 +235,7 @@ class TreeSitterSource(PassiveSource):
             keys: dict[str, str] = {}
             for rel in paths[start : start + BACKGROUND_PARSE_CHUNK]:
                 state = snapshot.files[rel]
-                options_key = self._options.notebook_key if is_notebook(rel) else self._options.key
+                options_key = self._options_keys[is_notebook(rel)]
                 key = tags_key(self._fingerprint(state.language), state.sha256, options_key)
                 data = None if key in keys else self._reread(snapshot, rel)  # identical contents: once
                 if data is not None:
@@ -294,18 +288,20 @@ class TreeSitterSource(PassiveSource):
         )
 
     def _to_look_up(
-        self, snapshot: Snapshot, changes: ChangeSet
-    ) -> tuple[dict[str, _Entry], dict[str, tuple[str, str, str, bytes | None]], list[str] | None]:
+        self, snapshot: Snapshot, changes: ChangeSet, kept: KeptKeys | None = None
+    ) -> tuple[dict[str, _Entry], dict[str, tuple[str, str, str, bytes | None]], list[str] | None, list[str]]:
         """The entries that stand, the files to look up in the cache (path -> cache key, content
         sha256, language, bytes: None when the refresh did not read them, as for a file trusted by
         its signature or deferred last time: read on a miss only), and the paths looked at (None:
         every file). Only the paths whose state may differ from the last index's (the snapshot's
         patches say which, or a scan of identities) and those it could not settle are looked at:
-        at 100,000 files a pass over every file was ~50 ms of an edit's map."""
+        at 100,000 files a pass over every file was ~50 ms of an edit's map. A file whose key is
+        ``kept``'s is taken as it is, unread (:class:`UnreadTags`): the last list, of those paths."""
         last = self._indexed
         look_at = None if last is None else [*changed_keys(last, snapshot.files), *self._unsettled]
         entries: dict[str, _Entry] = dict(self._entries) if look_at is not None else {}
         lookups: dict[str, tuple[str, str, str, bytes | None]] = {}
+        unread: list[str] = []
         for rel in dict.fromkeys(look_at) if look_at is not None else snapshot.files:
             state = snapshot.files.get(rel)
             if state is None or not state.sha256:
@@ -317,10 +313,26 @@ class TreeSitterSource(PassiveSource):
                 continue
             entries.pop(rel, None)
             data = changes.contents.get(rel)
-            options_key = self._options.notebook_key if is_notebook(rel) else self._options.key
+            options_key = self._options_keys[is_notebook(rel)]
             key = tags_key(self._fingerprint(state.language), state.sha256, options_key)
+            if kept is not None and kept.keys.get(rel) == key:
+                tags, problems = self._unread.tags(snapshot, rel, key, kept)
+                entries[rel] = _Entry(state.language, tags, problems, state.sha256, key)
+                unread.append(rel)
+                continue
             lookups[rel] = (key, state.sha256, state.language, data)
-        return entries, lookups, look_at
+        return entries, lookups, look_at, unread
+
+    def _parse_one(self, snapshot: Snapshot, rel: str) -> ParseOutcome | None:
+        """``rel`` parsed now, in this process (None: it no longer holds its snapshot's contents)."""
+        data = self._reread(snapshot, rel)
+        if data is None:
+            return None
+        return dict(self._parse_within_deadline([(rel, snapshot.files[rel].language, data)], workers=1)).get(rel)
+
+    def keys_to_keep(self) -> KeptKeys | None:
+        """What the next one-shot process may take unread (:meth:`UnreadTags.to_keep`)."""
+        return self._unread.to_keep((rel, e.key, e.tags, e.diagnostics, e.cached) for rel, e in self._entries.items())
 
     def _settled(self, entries: dict[str, _Entry], changed: Sequence[str] | None) -> None:
         """Keep ``entries`` as the index's, and each file's problems, read again only for the

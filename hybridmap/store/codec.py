@@ -183,37 +183,46 @@ def decode(data: bytes, lazy_tags: bool = False, damaged: Callable[[], object] |
 class LazyFileTags(FileTags):
     """:class:`FileTags` of a cache record, decoded when one of its fields is first read.
 
-    Made from a whole record (:func:`decode`). A one-shot map of a repository whose graph was
-    kept (``pipeline.graph.kept``) reads the tags
-    of the few hundred files it shows, not of every file: decoding 100,000 records was a third of
-    a warm one-shot map at 100,000 files. Everything that only holds, passes or compares the tags
-    by identity (what moved between two maps) never decodes them. Two threads reading at once may
-    both decode; one result is kept and the values are equal. A record that does not decode
-    (damaged on disk) reads as tags with no symbols and no references, and ``damaged`` is called
+    Made from a whole record (:func:`decode`), or from ``fetch``, which finds the tags when they
+    are first read (a one-shot map's kept keys, :mod:`hybridmap.store.kept_keys`: the record is
+    not even read until then). A one-shot map of a repository whose graph was kept
+    (``pipeline.graph.kept``) reads the tags of the few hundred files it shows, not of every
+    file: decoding 100,000 records was a third of a warm one-shot map at 100,000 files.
+    Everything that only holds, passes or compares the tags by identity (what moved between two
+    maps) never decodes them. Two threads reading at once may both decode; one result is kept and
+    the values are equal. A record that does not decode (damaged on disk), or a ``fetch`` that
+    finds nothing, reads as tags with no symbols and no references, and ``damaged`` is called
     (the cache drops the entry and says so: the next map parses the file).
     """
 
-    __slots__ = ("_body", "_damaged", "_failed", "_tags")
+    __slots__ = ("_body", "_damaged", "_failed", "_fetch", "_tags")
     _body: bytes
     _damaged: Callable[[], object] | None
     _failed: bool
+    _fetch: Callable[[], FileTags | None] | None
     _tags: FileTags | None
 
-    def __init__(self, body: bytes = b"", damaged: Callable[[], object] | None = None, **fields: Any) -> None:
+    def __init__(
+        self,
+        body: bytes = b"",
+        damaged: Callable[[], object] | None = None,
+        fetch: Callable[[], FileTags | None] | None = None,
+        **fields: Any,
+    ) -> None:
         # ``fields``: what ``dataclasses.replace`` passes (every field, decoded): those tags.
         object.__setattr__(self, "_body", body)
         object.__setattr__(self, "_damaged", damaged)
+        object.__setattr__(self, "_fetch", fetch)
         object.__setattr__(self, "_failed", False)
         object.__setattr__(self, "_tags", FileTags(**fields) if fields else None)
 
     def decoded(self) -> FileTags:
-        """The tags, decoded on the first call."""
-        body = self._body  # read before ``_tags``: the body is let go of only after they are set
+        """The tags, decoded (or fetched) on the first call."""
+        body, fetch = self._body, self._fetch  # read before ``_tags``: let go of only after they are set
         tags = self._tags
         if tags is None:
-            try:
-                tags = _decode_tags(body[_HEADER.size :])[0]
-            except (CodecError, *_DECODE_ERRORS):
+            tags = self._fetched(fetch) if fetch is not None else self._from_record(body)
+            if tags is None:
                 tags = FileTags((), complete=False)
                 object.__setattr__(self, "_failed", True)
                 if self._damaged is not None:
@@ -221,8 +230,23 @@ class LazyFileTags(FileTags):
                         self._damaged()
             object.__setattr__(self, "_tags", tags)
             object.__setattr__(self, "_body", b"")
+            object.__setattr__(self, "_fetch", None)
             object.__setattr__(self, "_damaged", None)
         return tags
+
+    @staticmethod
+    def _from_record(body: bytes) -> FileTags | None:
+        try:
+            return _decode_tags(body[_HEADER.size :])[0]
+        except (CodecError, *_DECODE_ERRORS):
+            return None
+
+    @staticmethod
+    def _fetched(fetch: Callable[[], FileTags | None]) -> FileTags | None:
+        try:
+            return fetch()
+        except Exception:  # noqa: BLE001 - any failure to find the tags reads as none (said by ``damaged``)
+            return None
 
     @property
     def damaged(self) -> bool:

@@ -253,13 +253,17 @@ def test_a_record_found_damaged_when_its_tags_are_read_is_dropped_and_parsed_aga
     """A one-shot map decodes tags when read: a cached record whose tags do not decode then (its
     problems did, at the lookup) shows its file without symbols in that map, says so, and is
     dropped: the next map parses the file again. The kept graph held that file's symbols: the map
-    is made again on a graph built from the tags (it does not fail, nor show what is not there)."""
+    is made again on a graph built from the tags (it does not fail, nor show what is not there).
+    The kept tags keys are removed, so the record is read at the lookup (with them it is read,
+    and found damaged, only when its tags are: ``test_kept_keys.py``)."""
+    import shutil
     import sqlite3
 
     root = git_repo(FILES)
     cache = tmp_path / "cache"
     first, _ = _one_shot(root, cache)
     assert "round_cents" in first.text
+    shutil.rmtree(cache / "keys")
     with sqlite3.connect(cache / "cache.db") as db:
         rows = db.execute("SELECT rowid, value FROM Cache WHERE key LIKE '%tags%'").fetchall()
         money = [(rowid, value) for rowid, value in rows if b'[[["round_cents","Any"]' in value]

@@ -28,6 +28,7 @@ from typing import ClassVar, Generic, TypeVar
 
 import numpy as np
 
+from ...languages.paths import path_kinds
 from ...languages.visibility import Visibility
 from ...model import FileTags
 from ...settings import Settings
@@ -70,6 +71,11 @@ class PerFileList(Generic[T]):
         value = self._build(files)
         self._held = (files, value)
         return value
+
+
+#: Each graph file's path kinds (:func:`~hybridmap.languages.paths.path_kinds`): read by the
+#: prior and by the test pairs, made once per listing (0.2 s at 100,000 files, twice before).
+kinds_of_files: PerFileList[tuple[int, ...]] = PerFileList(lambda files: tuple(path_kinds(files)))
 
 
 @dataclass(frozen=True)

@@ -412,6 +412,17 @@ def _postings(ids: np.ndarray, start: int, vocabulary_size: int) -> tuple[np.nda
     return order, np.searchsorted(ids[order], np.arange(vocabulary_size + 1)), start
 
 
+def _same_files(kept: Sequence[tuple[str, str]], files: Sequence[str], keys: Mapping[str, str]) -> bool:
+    """Whether ``kept`` (path, key) pairs are ``files`` in order, each with its key in ``keys``:
+    compared as two lists, where matching each file by a dict of the pairs was 0.2 s at 100,000."""
+    if len(kept) != len(files):
+        return False
+    if [path for path, _ in kept] != list(files):
+        return False
+    kept_keys = [key for _, key in kept]
+    return all(kept_keys) and kept_keys == [keys.get(path) for path in files]  # "": never matched
+
+
 #: A room for a model's entries is made with 1/ROOM_SHARE more than they need, for later edits.
 ROOM_SHARE = 16
 
@@ -560,12 +571,17 @@ class LexicalIndex:
         describe = self._keys.get(graph)
         if kept is None or describe is None:
             return None
-        slot_of = {pair: slot for slot, pair in enumerate(kept.files) if pair[1]}
         keys = describe()
-        slots = np.fromiter(
-            (slot_of.get((p, k), -1) if (k := keys.get(p)) else -1 for p in graph.files), np.int64, len(graph.files)
-        )
-        changed = np.flatnonzero(slots < 0).tolist()
+        if _same_files(kept.files, graph.files, keys):  # the last process's files: slot i is file i
+            slots, changed = np.arange(len(graph.files), dtype=np.int64), []
+        else:
+            slot_of = {pair: slot for slot, pair in enumerate(kept.files) if pair[1]}
+            slots = np.fromiter(
+                (slot_of.get((p, k), -1) if (k := keys.get(p)) else -1 for p in graph.files),
+                np.int64,
+                len(graph.files),
+            )
+            changed = np.flatnonzero(slots < 0).tolist()
         if len(changed) > REBUILD_SHARE * len(graph.files):
             return None
         fresh = {fi: self._vector_of(graph.files[fi], now[fi], whole_text) for fi in changed}

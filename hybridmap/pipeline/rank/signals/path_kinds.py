@@ -8,8 +8,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from ....languages.paths import path_multipliers
-from ..context import Prior, RankContext, Signal
+from ....languages.paths import kind_multipliers
+from ..context import Prior, RankContext, Signal, kinds_of_files
 
 
 @dataclass(frozen=True)
@@ -21,5 +21,5 @@ class PathKinds(Signal):
     name: ClassVar[str] = "path_kinds"
 
     def prior(self, ctx: RankContext) -> Prior:
-        kinds = path_multipliers(ctx.graph.files, ctx.settings)
+        kinds = kind_multipliers(kinds_of_files(ctx.graph.files), ctx.settings)
         return Prior(np.asarray([m for m, _ in kinds], dtype=np.float64), tuple(why for _, why in kinds))

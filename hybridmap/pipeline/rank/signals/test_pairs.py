@@ -21,8 +21,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from ....languages.paths import TEST, path_kinds, subject_stem
-from ..context import FileFactor, PerFileList, RankContext, Signal, best_first
+from ....languages.paths import TEST, subject_stem
+from ..context import FileFactor, PerFileList, RankContext, Signal, best_first, kinds_of_files
 
 #: The reason a test of a chat file gives, and the reason its subject gives.
 WHY_TEST = "tests a chat file (by name)"
@@ -39,7 +39,7 @@ class _Stems:
 
     @classmethod
     def of(cls, files: tuple[str, ...]) -> _Stems:
-        tests = tuple(bool(kinds & TEST) for kinds in path_kinds(files))
+        tests = tuple(bool(kinds & TEST) for kinds in kinds_of_files(files))
         stems = tuple(map(subject_stem, files, tests))
         by_stem: dict[str, list[int]] = {}
         for fi, stem in enumerate(stems):
