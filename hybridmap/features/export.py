@@ -93,8 +93,11 @@ def repository_stats(
     stats = result.stats
     read = stats.get("files_read", 0.0)
     # Tags are looked up by content for files read and for files trusted by their signature (the
-    # states an earlier process kept): the rate is over those looked up, hits and parses.
-    looked_up = stats.get("cache_hits", 0.0) + stats.get("files_parsed", 0.0)
+    # states an earlier process kept): the rate is over those looked up, hits and parses. A file
+    # a one-shot process took by its kept key (``tags_unread``) is a hit read later, when shown.
+    unread = stats.get("tags_unread", 0.0)
+    hits = stats.get("cache_hits", 0.0) + unread
+    looked_up = hits + stats.get("files_parsed", 0.0)
     return {
         "schema_version": SCHEMA_VERSION,
         "languages": {
@@ -117,9 +120,10 @@ def repository_stats(
         "cache": {
             "files_read": int(read),
             "files_trusted": int(stats.get("files_reused", 0)),
-            "cache_hits": int(stats.get("cache_hits", 0)),
+            "cache_hits": int(hits),
+            "by_kept_keys": int(unread),
             "files_parsed": int(stats.get("files_parsed", 0)),
-            "hit_rate": round(stats.get("cache_hits", 0.0) / looked_up, 4) if looked_up else None,
+            "hit_rate": round(hits / looked_up, 4) if looked_up else None,
             **(
                 {"shared": {k: int(stats.get(f"shared_{k}", 0)) for k in ("asked", "found", "refused", "written")}}
                 if "shared_asked" in stats
@@ -149,7 +153,8 @@ def render_stats(document: Mapping[str, Any]) -> str:
     rate = "n/a" if c["hit_rate"] is None else f"{c['hit_rate']:.0%}"
     looked_up = c["cache_hits"] + c["files_parsed"]
     lines.append(
-        f"cache: {c['cache_hits']} hits of {looked_up} files looked up ({rate}), {c['files_parsed']} parsed; "
+        f"cache: {c['cache_hits']} hits of {looked_up} files looked up ({rate}"
+        f"{f', {kept} by their kept keys' if (kept := c['by_kept_keys']) else ''}), {c['files_parsed']} parsed; "
         f"{_files(c['files_read'])} read, {c['files_trusted']} trusted by their stat signature"
     )
     if "shared" in c:

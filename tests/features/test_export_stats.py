@@ -76,7 +76,9 @@ def test_stats_text_and_json(git_repo: GitRepoFactory, tmp_path: Path) -> None:
     assert lines[1].split() == ["python", "3", "18", "3"] and "total" in lines[3]
     assert "graph: 4 files, 3 edges (name-match 3, lsp 0), " in second.stdout
     # The second process trusts the states the first kept: nothing read, every tag from the cache.
-    assert "cache: 4 hits of 4 files looked up (100%), 0 parsed; 0 files read, 4 trusted" in second.stdout
+    assert "cache: 4 hits of 4 files looked up (100%, 4 by their kept keys), 0 parsed; 0 files read, 4 trusted" in (
+        second.stdout
+    )
 
 
 def test_stats_in_the_api(git_repo: GitRepoFactory, tmp_path: Path) -> None:
