@@ -13,8 +13,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Generator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..infra.patched import Patched, changed_keys
 from ..languages.notebooks import is_notebook
@@ -37,8 +36,10 @@ DEFERRED_NAMES_SHOWN = 20
 BACKGROUND_PARSE_CHUNK = 2_048
 
 
-@dataclass(frozen=True, slots=True)
-class _Entry:
+class _Entry(NamedTuple):
+    """One indexed file. A named tuple, not a frozen dataclass: one is made per file of a one-shot
+    map, and at 100,000 files the dataclass's field-by-field ``__init__`` was 0.1 s of it."""
+
     language: str
     tags: FileTags | None
     diagnostics: tuple[Diagnostic, ...]

@@ -89,7 +89,10 @@ class UnreadTags:
         """The tags and problems of ``rel``, which ``kept`` names with ``key``: its record is read,
         or the file parsed, only when the tags are first read."""
         tags = None if rel in kept.untagged else LazyFileTags(fetch=partial(self._fetch, snapshot, rel, key))
-        return tags, tuple(Diagnostic(rel, kind, message) for kind, message in kept.problems.get(rel, ()))
+        problems = kept.problems.get(rel)
+        if problems is None:  # most files: no generator made for none
+            return tags, ()
+        return tags, tuple(Diagnostic(rel, kind, message) for kind, message in problems)
 
     def _fetch(self, snapshot: Snapshot, rel: str, key: str) -> FileTags | None:
         """The tags under ``key``: from the cache, else (the record evicted or unusable since the

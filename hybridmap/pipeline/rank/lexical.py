@@ -188,11 +188,20 @@ class LexicalModel:
         the same vectors: each slot's entries, lengths and the postings are the same values)."""
         n = len(kept.files)
         owner = np.repeat(np.arange(n, dtype=ENTRY), np.diff(kept.starts))
-        lengths = np.bincount(owner, weights=kept.counts, minlength=n) if n else np.zeros(0)
+        # Kept counts are whole numbers (the lexicon keeps no other), so each file's sum taken
+        # from a running integer sum is exactly the float one a bincount with weights makes: at
+        # 100,000 files 0.02 s against 0.26 s.
+        running = np.zeros(len(kept.counts) + 1, np.int64)
+        np.cumsum(kept.counts, out=running[1:])
+        lengths = (running[kept.starts[1:]] - running[kept.starts[:-1]]).astype(np.float64)
         frequency = np.bincount(kept.ids, minlength=vocabulary_size)
         model = cls(kept.ids, kept.counts, owner, kept.starts, lengths, np.arange(n), frequency, _average(lengths))
         if kept.order is not None:
-            firsts = np.searchsorted(kept.ids[kept.order], np.arange(vocabulary_size + 1))
+            # The order is the ids' stable sort (checked when read), so word w's postings start
+            # after the entries of every smaller id: a running sum of the frequencies, where a
+            # search of the sorted ids gathered every entry (0.15 s at 100,000 files).
+            firsts = np.zeros(vocabulary_size + 1, np.int64)
+            np.cumsum(frequency[:vocabulary_size], out=firsts[1:])
             model._postings["base"] = (kept.order, firsts, 0)
         return model
 
