@@ -22,15 +22,15 @@ a wrong parse: the same trust, nothing executed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import struct
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-from ..infra.replace import TABLE_SEPARATOR, nul_table, read_head_and_body, replace_file
+from ..infra.replace import TABLE_SEPARATOR, kept_header, kept_path, load_kept, nul_table, save_kept
 
 MAGIC = b"HMGR"
 FORMAT = 1
@@ -76,26 +76,17 @@ class KeptGraph:
 
 def kept_graph_path(cache_dir: Path, root: str) -> Path:
     """Where the graph of ``root`` (its path, or the joined paths of several roots) is kept."""
-    name = hashlib.sha256(root.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return cache_dir / "graphs" / f"{name}.bin"
+    return kept_path(cache_dir, "graphs", root)
 
 
 def save_graph(path: Path, root: str, graph: KeptGraph) -> None:
     """Write ``graph`` for ``root`` (best effort: a failure leaves the next process to build)."""
-    pieces = encode_graph(root, graph)
-    if pieces is not None:
-        replace_file(path, pieces)
+    save_kept(path, encode_graph(root, graph))
 
 
 def load_graph(path: Path, root: str, digest: str, max_files: int) -> KeptGraph | None:
     """The graph kept at ``path`` for ``root`` when it was built from ``digest``; else None."""
-    parts = read_head_and_body(path, max_files * BYTES_PER_FILE, _HEAD)
-    if parts is None:
-        return None
-    try:
-        return _decoded(*parts, root, digest)
-    except _DECODE_ERRORS:
-        return None
+    return load_kept(path, max_files * BYTES_PER_FILE, _HEAD, partial(_decoded, root=root, digest=digest))
 
 
 def encode_graph(root: str, graph: KeptGraph) -> list[bytes | memoryview] | None:
@@ -122,16 +113,9 @@ def encode_graph(root: str, graph: KeptGraph) -> list[bytes | memoryview] | None
     return [_HEAD.pack(MAGIC, FORMAT, len(head)), head, *tables, *(a.data.cast("B") for a in arrays)]
 
 
-#: What a malformed file raises while decoded; each makes it ignored whole.
-_DECODE_ERRORS = (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError, RecursionError, struct.error)
-
-
 def _decoded(head: bytes, body: bytes, root: str, digest: str) -> KeptGraph | None:
-    magic, version, size = _HEAD.unpack_from(head)
-    if magic != MAGIC or version != FORMAT or _HEAD.size + size != len(head):
-        return None
-    header = json.loads(head[_HEAD.size :].decode("utf-8", "surrogatepass"))
-    if type(header) is not dict or header.get("root") != root or header.get("digest") != digest:
+    header = kept_header(head, _HEAD, MAGIC, FORMAT, root)
+    if header is None or header.get("digest") != digest:
         return None
     counts, lengths = header["counts"], header["tables"]
     sizes = {name: header[name] for name in ("edges", "symbols", "private")}

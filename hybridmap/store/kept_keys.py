@@ -23,14 +23,14 @@ trust, nothing executed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
-from ..infra.replace import TABLE_SEPARATOR, nul_table, read_head_and_body, replace_file
+from ..infra.replace import TABLE_SEPARATOR, kept_header, kept_path, load_kept, nul_table, save_kept
 
 MAGIC = b"HMTK"
 FORMAT = 1
@@ -57,26 +57,17 @@ class KeptKeys:
 
 def kept_keys_path(cache_dir: Path, root: str) -> Path:
     """Where the keys of ``root`` (its path, or the joined paths of several roots) are kept."""
-    name = hashlib.sha256(root.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return cache_dir / "keys" / f"{name}.bin"
+    return kept_path(cache_dir, "keys", root)
 
 
 def save_keys(path: Path, root: str, kept: KeptKeys) -> None:
     """Write ``kept`` for ``root`` (best effort: a failure leaves the next process to read)."""
-    pieces = encode_keys(root, kept)
-    if pieces is not None:
-        replace_file(path, pieces)
+    save_kept(path, encode_keys(root, kept))
 
 
 def load_keys(path: Path, root: str, max_files: int) -> KeptKeys | None:
     """The keys kept at ``path`` for ``root``; None when there are none or they are not ours."""
-    parts = read_head_and_body(path, max_files * BYTES_PER_FILE, _HEAD)
-    if parts is None:
-        return None
-    try:
-        return _decoded(*parts, root)
-    except _DECODE_ERRORS:
-        return None
+    return load_kept(path, max_files * BYTES_PER_FILE, _HEAD, partial(_decoded, root=root))
 
 
 def encode_keys(root: str, kept: KeptKeys) -> list[bytes] | None:
@@ -99,16 +90,9 @@ def encode_keys(root: str, kept: KeptKeys) -> list[bytes] | None:
     return [_HEAD.pack(MAGIC, FORMAT, len(head)), head, path_table, key_table, problems]
 
 
-#: What a malformed file raises while decoded; each makes it ignored whole.
-_DECODE_ERRORS = (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError, RecursionError, struct.error)
-
-
 def _decoded(head: bytes, body: bytes, root: str) -> KeptKeys | None:
-    magic, version, size = _HEAD.unpack_from(head)
-    if magic != MAGIC or version != FORMAT or _HEAD.size + size != len(head):
-        return None
-    header = json.loads(head[_HEAD.size :].decode("utf-8", "surrogatepass"))
-    if type(header) is not dict or header.get("root") != root:
+    header = kept_header(head, _HEAD, MAGIC, FORMAT, root)
+    if header is None:
         return None
     files, lengths = header["files"], header["tables"]
     if type(files) is not int or files < 1 or type(lengths) is not list or len(lengths) != 3:

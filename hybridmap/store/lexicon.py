@@ -23,16 +23,16 @@ parse: the same trust, nothing executed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-from ..infra.replace import TABLE_SEPARATOR, nul_table, read_head_and_body, replace_file
+from ..infra.replace import DECODE_ERRORS, TABLE_SEPARATOR, kept_header, kept_path, load_kept, nul_table, replace_file
 
 MAGIC = b"HMLX"
 FORMAT = 2
@@ -75,8 +75,7 @@ class KeptLexicon:
 
 def lexicon_path(cache_dir: Path, root: str) -> Path:
     """Where the lexicon of ``root`` (its path, or the joined paths of several roots) is kept."""
-    name = hashlib.sha256(root.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return cache_dir / "lexicons" / f"{name}.bin"
+    return kept_path(cache_dir, "lexicons", root)
 
 
 def save_lexicon(path: Path, root: str, lexicon: KeptLexicon) -> None:
@@ -90,13 +89,7 @@ def save_lexicon(path: Path, root: str, lexicon: KeptLexicon) -> None:
 
 def load_lexicon(path: Path, root: str, max_files: int) -> KeptLexicon | None:
     """The lexicon kept at ``path`` for ``root``; None when there is none or it is not ours."""
-    parts = read_head_and_body(path, max_files * BYTES_PER_FILE, _HEAD)
-    if parts is None:
-        return None
-    try:
-        return _decoded(*parts, root)
-    except _DECODE_ERRORS:
-        return None
+    return load_kept(path, max_files * BYTES_PER_FILE, _HEAD, partial(_decoded, root=root))
 
 
 def encode_lexicon(root: str, lexicon: KeptLexicon) -> list[bytes | memoryview]:
@@ -151,21 +144,14 @@ def decode_lexicon(data: bytes, root: str) -> KeptLexicon | None:
     try:
         split = _HEAD.size + _HEAD.unpack_from(data)[2]
         return _decoded(data[:split], data[split:], root)
-    except _DECODE_ERRORS:
+    except DECODE_ERRORS:
         return None
-
-
-#: What a malformed file raises while decoded; each makes it ignored whole.
-_DECODE_ERRORS = (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError, RecursionError, struct.error)
 
 
 def _decoded(head: bytes, body: bytes, root: str) -> KeptLexicon | None:
     """``head``: the fixed header and the JSON; ``body``: the arrays, each model's in turn."""
-    magic, version, size = _HEAD.unpack_from(head)
-    if magic != MAGIC or version != FORMAT or _HEAD.size + size != len(head):
-        return None
-    header = json.loads(head[_HEAD.size :].decode("utf-8", "surrogatepass"))
-    if type(header) is not dict or header.get("root") != root:
+    header = kept_header(head, _HEAD, MAGIC, FORMAT, root)
+    if header is None:
         return None
     n_words, models, lengths = header["words"], header["models"], header["tables"]
     if (

@@ -20,7 +20,6 @@ same trust, nothing executed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import struct
 from collections.abc import Mapping
@@ -28,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..infra.replace import TABLE_SEPARATOR, nul_table, read_bounded, replace_file
+from ..infra.replace import TABLE_SEPARATOR, kept_path, nul_table, read_bounded, replace_file
 from .state import FileState
 
 MAGIC = b"HMST"
@@ -46,8 +45,7 @@ _SIGNATURE_FIELDS = 4
 
 def states_path(cache_dir: Path, root: Path) -> Path:
     """Where ``root``'s states are kept under ``cache_dir``."""
-    name = hashlib.sha256(str(root).encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return cache_dir / "snapshots" / f"{name}.bin"
+    return kept_path(cache_dir, "snapshots", str(root))
 
 
 def load_states(path: Path, root: Path, max_files: int) -> dict[str, FileState]:
