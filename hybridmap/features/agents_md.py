@@ -79,7 +79,7 @@ class AgentNotes:
             "text": self.text,
             "budget": self.budget,
             "truncated": self.truncated,
-            "skipped": [f"{escape_path(d.path)}: {d.kind}: {safe_line(d.message)}" for d in self.skipped],
+            "skipped": [f"{escape_path(d.path)}: {safe_line(d.kind)}: {safe_line(d.message)}" for d in self.skipped],
         }
 
 

@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hybridmap import RepoMap
-from hybridmap.store.kept_keys import KeptKeys, encode_keys, kept_keys_path, load_keys
+from hybridmap.store.kept_keys import KeptKeys, encode_keys, kept_keys_path, load_keys, save_keys
+from tests.helpers import run_cli
 
 #: A syntax error (a problem kept with the key), a notebook that does not read (said by the
 #: reading, never parsed: no key), names shared across files.
@@ -135,6 +136,27 @@ def test_kept_keys_of_another_root_or_too_large_are_not_used(git_repo, tmp_path:
     shutil.copytree(root, other)
     shutil.copy(path, kept_keys_path(cache, str(other.resolve())))  # planted under another root's name
     assert _one_shot(other, cache).stats["tags_unread"] == 0
+
+
+def test_planted_problems_are_printed_made_safe(git_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Kept keys are the cache's: a planted file can give a file problems of any text, and the
+    CLI prints them escaped, as the repository's own names."""
+    root = git_repo(FILES)
+    cache = tmp_path / "cache"
+    args = ("map", str(root), "--chat", CHAT[0], "--cache-dir", str(cache))
+    first = run_cli(*args, env={"HYBRIDMAP_DAEMON": "off"})
+    assert first.returncode == 0, first.stderr
+    path = kept_keys_path(cache, str(root.resolve()))
+    kept = load_keys(path, str(root.resolve()), 1000)
+    assert kept is not None
+    # Control characters click does not strip on its own (it strips escape sequences off a
+    # terminal): a bell, a backspace, a carriage return.
+    planted = {"svc/server.go": (("evil\x07\x08\r", "\x1b]0;owned\x07 line\nbreak\r"),)}
+    save_keys(path, str(root.resolve()), KeptKeys(kept.keys, planted))
+    later = run_cli(*args, env={"HYBRIDMAP_DAEMON": "off"})
+    assert later.returncode == 0, later.stderr
+    assert "svc/server.go: evil" in later.stderr  # the planted problem was read, and said
+    assert not any(c in later.stderr for c in "\x1b\x07\x08\r"), later.stderr
 
 
 def test_kept_keys_read_back_as_written(tmp_path: Path) -> None:

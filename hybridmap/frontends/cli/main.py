@@ -40,7 +40,8 @@ DIAGNOSTICS_SHOWN = 10
 def _echo_diagnostics(diagnostics: Sequence[Diagnostic]) -> None:
     """One line each, capped; paths and messages come from the repository: made safe."""
     for diag in diagnostics[:DIAGNOSTICS_SHOWN]:
-        click.echo(f"hybridmap: {escape_path(diag.path)}: {diag.kind}: {safe_line(diag.message)}", err=True)
+        # The kind too: a planted cache record or kept keys can name any (store/kept_keys.py).
+        click.echo(f"hybridmap: {escape_path(diag.path)}: {safe_line(diag.kind)}: {safe_line(diag.message)}", err=True)
     if len(diagnostics) > DIAGNOSTICS_SHOWN:
         click.echo(
             f"hybridmap: ... and {len(diagnostics) - DIAGNOSTICS_SHOWN} more diagnostics (--format json lists all)",
@@ -660,7 +661,7 @@ def _index_artifact(
         finally:
             cache.close()
         for diag in cache.diagnostics:
-            click.echo(f"hybridmap: {diag.kind}: {safe_line(diag.message)}", err=True)
+            click.echo(f"hybridmap: {safe_line(diag.kind)}: {safe_line(diag.message)}", err=True)
     except HybridMapError as exc:
         fail(safe_line(str(exc)), exit_code(exc))
     skipped = ", ".join(f"{n} {why}" for why, n in sorted(report.skipped.items()))
@@ -698,7 +699,7 @@ def cache_clear(cache_dir: str | None) -> None:
     removed = cache.clear()
     cache.close()
     for diag in cache.diagnostics:
-        click.echo(f"hybridmap: {diag.kind}: {diag.message}", err=True)
+        click.echo(f"hybridmap: {safe_line(diag.kind)}: {safe_line(diag.message)}", err=True)
     click.echo(f"removed {removed} entries from {directory}")
 
 

@@ -280,7 +280,9 @@ def notes_command(root: str, cwd: str, fmt: str, cache_dir: str | None, no_cache
     if notes.text:
         click.echo(notes.text, nl=not notes.text.endswith("\n"))
     for skipped in notes.skipped:
-        click.echo(f"hybridmap: {escape_path(skipped.path)}: {skipped.kind}: {safe_line(skipped.message)}", err=True)
+        click.echo(
+            f"hybridmap: {escape_path(skipped.path)}: {safe_line(skipped.kind)}: {safe_line(skipped.message)}", err=True
+        )
     click.echo(
         f"hybridmap: {len(notes.files)} AGENTS.md files" + (" (cut to the budget)" if notes.truncated else ""), err=True
     )

@@ -349,7 +349,8 @@ def _summary(result: MapResult) -> RepoMapSummary:
         "servers": {k: server_info(v) for k, v in result.servers.items()},
         "diagnostics": len(result.diagnostics),
         "diagnostic_lines": [
-            f"{escape_path(d.path)}: {d.kind}: {safe_line(d.message)}" for d in result.diagnostics[:LIST_LIMIT]
+            f"{escape_path(d.path)}: {safe_line(d.kind)}: {safe_line(d.message)}"
+            for d in result.diagnostics[:LIST_LIMIT]
         ],
         "mentions": [safe_line(w) for w in result.mentions[:MAX_MENTIONS]],
         "changes": {
