@@ -195,3 +195,40 @@ def test_damaged_bytes_never_raise(tmp_path_factory: pytest.TempPathFactory, at:
     path.write_bytes(bytes(data[: len(data) - cut % len(data)]))
     loaded = load_keys(path, "/r", 1000)
     assert loaded is None or isinstance(loaded, KeptKeys)
+
+
+def test_a_pass_over_every_file_reads_their_records_ahead(
+    git_repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """After an edit a one-shot map rebuilds its graph from every file's tags: taken unread, their
+    records are read in batches once files are read in the order they were indexed (one query
+    each was half of such a map at 100,000 files), and the map is a fresh one's."""
+    from hybridmap.sources import unread_tags
+    from hybridmap.store.cache import Cache
+
+    files = {
+        f"pkg/mod_{i:03}.py": f"def helper_{i}(value):\n    return step_{(i + 1) % 150}(value)\n\n\n"
+        f"def step_{i}(value):\n    return value\n"
+        for i in range(150)
+    }
+    root = git_repo({**files, **FILES})
+    cache = tmp_path / "cache"
+    _one_shot(root, cache)
+    (root / "core/money.py").write_text("def round_cents(value):\n    return round(value, 2)\n")
+    asked: list[int] = []
+    real = Cache.get_many
+
+    def counted(self, keys, **options):  # type: ignore[no-untyped-def]
+        keys = list(keys)
+        if keys and all(key.startswith("tags:") for key in keys):  # the files' records, no other entry
+            asked.append(len(keys))
+        return real(self, keys, **options)
+
+    monkeypatch.setattr(Cache, "get_many", counted)
+    edited = _one_shot(root, cache)
+    monkeypatch.undo()
+    assert edited.stats["graph_rebuilt"] == 1 and edited.stats["tags_unread"] == len(PARSED) + 150 - 1
+    singles = sum(1 for n in asked if n == 1)
+    assert singles <= unread_tags.READ_AHEAD_AFTER + 10, str(asked)  # the rest came in batches
+    assert any(n > 1 for n in asked)
+    assert _said(edited) == _said(_one_shot(root, tmp_path / "fresh"))
