@@ -23,11 +23,12 @@ from __future__ import annotations
 import json
 import struct
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-from ..infra.replace import TABLE_SEPARATOR, kept_path, nul_table, read_bounded, replace_file
+from ..infra.replace import TABLE_SEPARATOR, kept_header, kept_path, load_kept, nul_table, replace_file
 from .state import FileState
 
 MAGIC = b"HMST"
@@ -50,28 +51,21 @@ def states_path(cache_dir: Path, root: Path) -> Path:
 
 def load_states(path: Path, root: Path, max_files: int) -> dict[str, FileState]:
     """The states kept at ``path`` for ``root``; empty when there are none or they are not ours."""
-    data = read_bounded(path, max_files * BYTES_PER_FILE)
-    if data is None:
-        return {}
-    try:
-        return _decoded(data, str(root), max_files)
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError, RecursionError, struct.error):
-        return {}
+    states = load_kept(path, max_files * BYTES_PER_FILE, _HEAD, partial(_decoded, root=str(root), max_files=max_files))
+    return states if states is not None else {}
 
 
-def _decoded(data: bytes, root: str, max_files: int) -> dict[str, FileState]:
-    magic, version, size = _HEAD.unpack_from(data)
-    if magic != MAGIC or version != FORMAT:
-        return {}
-    header = json.loads(data[_HEAD.size : _HEAD.size + size].decode("utf-8", "surrogatepass"))
-    if type(header) is not dict or header.get("root") != root:
+def _decoded(head: bytes, data: bytes, root: str, max_files: int) -> dict[str, FileState]:
+    """``head``: the fixed header and the JSON; ``data``: the tables and arrays after it."""
+    header = kept_header(head, _HEAD, MAGIC, FORMAT, root)
+    if header is None:
         return {}
     n, languages, paths_size = header["files"], header["languages"], header["paths"]
     if type(n) is not int or not 0 < n <= max_files or type(paths_size) is not int or paths_size < 0:
         return {}
     if type(languages) is not list or not all(type(name) is str and name for name in languages):
         return {}
-    at = _HEAD.size + size
+    at = 0
     sizes = (paths_size, _SHA * n, _LANGUAGE.itemsize * n, _SIGNATURE.itemsize * _SIGNATURE_FIELDS * n)
     if at + sum(sizes) != len(data):
         return {}
