@@ -53,20 +53,60 @@ def subject_stem(path: str, test: bool | None = None) -> str:
     test file's name without its test affixes (``tests/test_foo_bar.py``, ``foo_bar_test.go``,
     ``fooBar.spec.ts``, ``FooBarTest.java`` -> ``foobar``), any other file's stem
     (``src/foo_bar.py`` -> ``foobar``). A file under a test directory without an affix
-    (``tests/foo.rs``) keeps its stem. Names every package repeats (``__init__.py``,
-    ``__main__.py``) have none (""): a test package's ``__init__`` is nobody's test. Only a test
-    and a non-test pair: see :mod:`hybridmap.pipeline.rank.signals.test_pairs`. ``test``:
-    :func:`is_test_path` of ``path`` when the caller has it (None: asked here)."""
-    name = path.rpartition("/")[2]
+    (``tests/foo.rs``) keeps its stem. A package's ``__init__.py`` is named by its directory
+    (``pkg/search/__init__.py`` -> ``search``: its tests are ``test_search.py``); other names every
+    package repeats (``__main__.py``), and a test package's ``__init__``, have none (""): they
+    are nobody's test or subject. Only a test and a non-test pair: see
+    :mod:`hybridmap.pipeline.rank.signals.test_pairs`. ``test``: :func:`is_test_path` of
+    ``path`` when the caller has it (None: asked here)."""
+    # Replaces, not a split into words: asked for every file of a graph (100,000 at scale).
+    return _stem_name(path, is_test_path(path) if test is None else test).replace("_", "").replace("-", "").lower()
+
+
+def _stem_name(path: str, test: bool) -> str:
+    """:func:`subject_stem` before its case and separators are dropped."""
+    directory, _, name = path.rpartition("/")
     if name.startswith("__"):
-        return ""
+        if test or not name.startswith("__init__.") or not directory:
+            return ""
+        name = directory.rpartition("/")[2]
     head, _, rest = name.partition(".")
     if rest.startswith(("test.", "spec.")):
         head += "." + rest.split(".", 1)[0]
-    if is_test_path(path) if test is None else test:
+    if test:
         match = _TEST_AFFIXES.match(head)
         head = match.group(1) if match else head
-    return head.replace("_", "").replace("-", "").lower()
+    return head
+
+
+def qualified_subjects(path: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The subjects a test's name can qualify with its subject's directories, as (stem,
+    directory words): ``tests/test_util/test_util_typing.py`` tests ``typing`` in a directory
+    starting ``util`` (``pkg/util/typing.py``), ``tests/test_ext_napoleon_docstring.py`` tests
+    ``napoleondocstring`` in one starting ``ext`` or ``docstring`` under ``ext`` then
+    ``napoleon``; ``test_downloadermiddleware_retry.py`` tests ``retry`` under
+    ``downloadermiddlewares/``. Each split of the test's words after its first (the whole name is
+    :func:`subject_stem`'s); whether a path's directories hold the words is
+    :func:`directories_hold`."""
+    words = [word for word in re.split(r"[_-]", _stem_name(path, True).lower()) if word]
+    return [("".join(words[k:]), tuple(words[:k])) for k in range(1, len(words))]
+
+
+def directories_hold(words: tuple[str, ...], path: str) -> bool:
+    """Whether ``path``'s directories, in order, start with each of ``words`` (lowercase, ``_``
+    and ``-`` dropped; a word of one or two letters must be the whole name): a test's name
+    abbreviates them (``test_builder_`` for ``builders/``)."""
+    directories = [d.replace("_", "").replace("-", "").lower() for d in path.split("/")[:-1]]
+    at = 0
+    for word in words:
+        while at < len(directories) and not (
+            directories[at] == word or (len(word) > 2 and directories[at].startswith(word))
+        ):
+            at += 1
+        if at == len(directories):
+            return False
+        at += 1
+    return True
 
 
 def is_test_data_or_vendored(directory: str) -> bool:

@@ -8,7 +8,7 @@ import pytest
 
 from hybridmap import RepoMap
 from hybridmap.languages.paths import subject_stem
-from hybridmap.pipeline.rank.signals.test_pairs import WHY_FOLLOWS, WHY_SUBJECT, WHY_TEST, _closeness
+from hybridmap.pipeline.rank.signals.test_pairs import WHY_FOLLOWS, WHY_SUBJECT, WHY_TEST, _closeness, _Stems
 
 
 @pytest.mark.parametrize(
@@ -22,6 +22,7 @@ from hybridmap.pipeline.rank.signals.test_pairs import WHY_FOLLOWS, WHY_SUBJECT,
         ("src/test/java/org/x/FooBarTests.java", "src/main/java/org/x/FooBar.java"),
         ("tests/foo_bar.rs", "src/foo_bar.rs"),
         ("spec/foo_bar_spec.rb", "lib/foo_bar.rb"),
+        ("tests/test_search.py", "pkg/search/__init__.py"),  # a package is named by its directory
     ],
 )
 def test_a_test_and_its_subject_share_a_stem(test: str, subject: str) -> None:
@@ -38,6 +39,53 @@ def test_a_test_and_its_subject_share_a_stem(test: str, subject: str) -> None:
 )
 def test_different_names_do_not_pair(a: str, b: str) -> None:
     assert subject_stem(a) != subject_stem(b)
+
+
+def test_a_test_package_and_other_repeated_names_have_no_stem() -> None:
+    assert subject_stem("tests/search/__init__.py") == ""  # nobody's test
+    assert subject_stem("pkg/search/__main__.py") == ""
+    assert subject_stem("__init__.py") == ""
+
+
+@pytest.mark.parametrize(
+    ("test", "subject"),
+    [
+        ("tests/test_util/test_util_typing.py", "pkg/util/typing.py"),
+        ("tests/test_ext_napoleon/test_ext_napoleon_docstring.py", "pkg/ext/napoleon/docstring.py"),
+        ("tests/test_downloadermiddleware_retry.py", "pkg/downloadermiddlewares/retry.py"),  # abbreviated
+        ("tests/test_builders/test_build_html.py", "pkg/builders/html/__init__.py"),
+        ("tests/test_utils_url.py", "pkg/utils/url.py"),
+    ],
+)
+def test_a_test_name_can_spell_its_subjects_directories(test: str, subject: str) -> None:
+    files = (subject, test, "pkg/unrelated.py")
+    stems = _Stems.of(files)
+    assert stems.nearest(files, 0, 3) == [1]
+    assert stems.nearest(files, 1, 3) == [0]
+
+
+@pytest.mark.parametrize(
+    ("test", "subject"),
+    [
+        ("tests/test_util_typing.py", "pkg/other/typing.py"),  # the directory is not the subject's
+        ("tests/test_ext_napoleon_docstring.py", "pkg/napoleon/ext/docstring.py"),  # out of order
+        ("tests/test_b_typing.py", "pkg/bar/typing.py"),  # a word of one letter names the whole directory
+        ("tests/test_util_typing.py", "pkg/util/typingx.py"),
+    ],
+)
+def test_directories_a_test_name_does_not_spell_pair_nothing(test: str, subject: str) -> None:
+    files = (subject, test)
+    stems = _Stems.of(files)
+    assert stems.nearest(files, 0, 3) == []
+    assert stems.nearest(files, 1, 3) == []
+
+
+def test_a_test_spelling_the_directories_is_nearer_than_a_same_named_one() -> None:
+    files = ("pkg/util/typing.py", "tests/test_typing.py", "tests/test_util/test_util_typing.py")
+    stems = _Stems.of(files)
+    assert stems.nearest(files, 0, 1) == [2]
+    assert stems.nearest(files, 0, 3) == [2]
+    assert stems.nearest(files, 1, 3) == [0]
 
 
 def test_closeness_counts_shared_directories_at_both_ends() -> None:
