@@ -311,6 +311,34 @@ def test_edits_of_a_few_files_carry_the_model_over() -> None:
         assert np.array_equal(model.scores(query, len(files)), rebuilt.scores(query, len(files)))
 
 
+def test_a_tail_merged_edit_by_edit_is_the_tail_sorted_whole() -> None:
+    """Each edit's entries are merged into the last model's tail postings (not the whole tail
+    sorted again): the same order and word starts as sorting every tail entry."""
+    import random
+
+    from hybridmap.pipeline.rank.lexical import _postings
+
+    rng = random.Random(5)
+    words = [f"w{i}" for i in range(40)]
+    vocabulary = Vocabulary()
+    files = [Counter(rng.choices(words, k=rng.randrange(0, 25))) for _ in range(50)]
+    model = LexicalModel.of([vocabulary.vector(f) for f in files], len(vocabulary))
+    model.scores(vocabulary.known(words[:3]), len(files))
+    for step in range(15):
+        fi = rng.randrange(len(files))
+        files[fi] = Counter(rng.choices([*words, f"new{step}"], k=rng.randrange(0, 25)))
+        kept = np.array(model.slot_of_file)
+        kept[fi] = -1
+        carried = model.updated(kept, {fi: vocabulary.vector(files[fi])}, len(vocabulary))
+        assert carried is not None
+        assert ("tail before" in carried._postings) == (step > 0)  # the first edit starts the tail
+        model = carried
+        base, tail = model.postings()
+        assert tail[2] == len(base[0])
+        whole = _postings(model.ids[tail[2] :], tail[2], len(vocabulary))
+        assert np.array_equal(tail[0], whole[0]) and np.array_equal(tail[1], whole[1])
+
+
 def test_names_words_counted_at_parse_time_are_those_counted_from_the_symbols() -> None:
     """``FileTags.name_words`` (counted in the parse worker, kept in the cache) gives each file
     the very words, counts and order the ranker would count from its symbols, so BM25 sums add in

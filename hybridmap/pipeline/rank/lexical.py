@@ -167,7 +167,8 @@ class LexicalModel:
     """The files' mean length."""
     _postings: dict[str, tuple[np.ndarray, np.ndarray, int]] = field(default_factory=dict, compare=False, repr=False)
     """:meth:`postings` made so far: ``base`` (carried from the model this one was made from) and
-    ``tail`` (the entries after it), each (order, each word id's first place, first entry)."""
+    ``tail`` (the entries after it), each (order, each word id's first place, first entry), and
+    ``tail before``: the tail of the model this one was made from, which its own extends."""
     _norms_made: list[np.ndarray] = field(default_factory=list, compare=False, repr=False)
     """:meth:`_norms`, once made."""
     _cuts_made: list[list[int]] = field(default_factory=list, compare=False, repr=False)
@@ -276,6 +277,9 @@ class LexicalModel:
         base = self._postings.get("base")
         if base is not None:
             model._postings["base"] = base  # its entries did not move; the rest is sorted when asked
+            tail = self._postings.get("tail")
+            if tail is not None:  # the tail's new entries are merged into it when asked
+                model._postings["tail before"] = tail
         return model
 
     def _appended(self, tail: tuple[np.ndarray, np.ndarray, np.ndarray]) -> _Room:
@@ -314,7 +318,12 @@ class LexicalModel:
         if end < len(self.ids):
             tail = self._postings.get("tail")
             if tail is None:
-                tail = self._postings["tail"] = _postings(self.ids[end:], end, len(self.frequency))
+                before = self._postings.get("tail before")
+                if before is not None and before[2] == end:
+                    tail = _merged_postings(before, self.ids, len(self.frequency))
+                else:
+                    tail = _postings(self.ids[end:], end, len(self.frequency))
+                self._postings["tail"] = tail
             runs.append(tail)
         return runs
 
@@ -419,6 +428,28 @@ def _average(lengths: np.ndarray) -> float:
 def _postings(ids: np.ndarray, start: int, vocabulary_size: int) -> tuple[np.ndarray, np.ndarray, int]:
     order = np.argsort(ids, kind="stable")
     return order, np.searchsorted(ids[order], np.arange(vocabulary_size + 1)), start
+
+
+def _merged_postings(
+    before: tuple[np.ndarray, np.ndarray, int], ids: np.ndarray, vocabulary_size: int
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`_postings` of the entries from ``before``'s start to the end of ``ids``, made from
+    ``before`` (those of the entries it covers) and the entries after them: each edit appends its
+    files' entries to the tail, and sorting the whole tail again per edit grew with the session
+    (at 1,790 files, 40 edits in: 1.2 ms per model and map, 25,000 entries). The entries after
+    ``before``'s come after its entries of the same word (the stable sort's order)."""
+    order, firsts, start = before
+    covered = start + len(order)
+    new = ids[covered:]
+    new_order = np.argsort(new, kind="stable")
+    new_ids = new[new_order]
+    at = np.searchsorted(ids[start:covered][order], new_ids, side="right")
+    merged = np.insert(order, at, new_order + (covered - start))
+    grown = np.empty(vocabulary_size + 1, np.int64)
+    grown[: len(firsts)] = firsts
+    grown[len(firsts) :] = firsts[-1]
+    grown[1:] += np.cumsum(np.bincount(new_ids, minlength=vocabulary_size))
+    return merged, grown, start
 
 
 def _same_files(kept: Sequence[tuple[str, str]], files: Sequence[str], keys: Mapping[str, str]) -> bool:
