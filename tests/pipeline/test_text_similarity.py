@@ -148,6 +148,32 @@ def test_named_words_find_the_file_that_reads_like_them(git_repo, tmp_path: Path
     assert result.files[0].path in ("reports/tax_report.py", "billing/invoice.py"), [f.path for f in result.files]
 
 
+def test_a_chat_file_and_a_message_reach_their_own_number_of_files(git_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``text_similarity_files`` is the reach of a request with chat files, and
+    ``text_similarity_message_files`` of one without: each counted in the files the signal names."""
+    words = ["ledger", "invoice", "subtotal", "voucher", "receipt", "rebate"]
+    files = {"billing/chat.py": "".join(f"def {w}_entry({w}):\n    return {w}\n\n" for w in words)}
+    # Each reads like the chat file by one word; as many others read like nothing in it.
+    files |= {f"other/{w}_notes.py": f"def keep_{w}(x):\n    return x\n" for w in words}
+    files |= {f"plain/thing{i}.py": f"def thing_{i}(y):\n    return y\n" for i in range(6)}
+    root = git_repo(files)
+
+    def lifted(reach: int, message_reach: int, **request: object) -> int:
+        overrides = {
+            "cache_dir": str(tmp_path / "c"),
+            "text_similarity_files": reach,
+            "text_similarity_message_files": message_reach,
+        }
+        with RepoMap(root, overrides=overrides) as repo:
+            result = repo.map(mode="static", tokens=4000, reasons=True, **request)  # type: ignore[arg-type]
+        return sum("reads like the chat files or the request" in f.why for f in result.files)
+
+    chat = {"chat_files": ["billing/chat.py"]}
+    message = {"message": "a ledger, an invoice, a subtotal, a voucher, a receipt and a rebate"}
+    assert lifted(1, 8, **chat) == 1 < lifted(8, 1, **chat)
+    assert lifted(8, 1, **message) == 1 < lifted(1, 8, **message)
+
+
 @settings(max_examples=200, deadline=None)
 @given(text=st.text(alphabet=st.sampled_from(list("aZ_09 .-(\n\tÉé日本xHTTPServer")), max_size=80))
 def test_word_counts_are_the_words_counted(text: str) -> None:

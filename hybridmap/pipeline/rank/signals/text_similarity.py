@@ -14,10 +14,11 @@ strings of the files it is about. With chat or edited files, ``text_similarity_c
 of each file's similarity comes from BM25 of the chat files' whole text against each file's
 whole text, the rest from the names (each over its best file's score): the names alone missed
 files that share a chat file's prose, the whole text alone matched boilerplate (jq's co-edit MRR
-0.389 -> 0.256). The ``text_similarity_files`` best
-files (chat files excepted) get ``text_similarity_personalization`` of teleport, and their
-best definition ``text_similarity_boost`` times the best definition score, each times the
-file's score over the best file's.
+0.389 -> 0.256). The ``text_similarity_files`` best files (``text_similarity_message_files``
+for a request with no chat or edited file; chat files excepted) get
+``text_similarity_personalization`` of teleport, and their best definition
+``text_similarity_boost`` times the best definition score, each times the file's score over the
+best file's.
 
 The words, the BM25 and what is kept between maps are :mod:`hybridmap.pipeline.rank.lexical`'s.
 """
@@ -45,6 +46,13 @@ def _boost(ctx: RankContext) -> float:
     return settings.text_similarity_boost if ctx.chat or ctx.edited else settings.text_similarity_message_boost
 
 
+def _reach(ctx: RankContext) -> int:
+    """How many files the weights reach in this request: a chat file's words lift further down
+    their files than a message's (``text_similarity_message_files``)."""
+    settings = ctx.settings
+    return settings.text_similarity_files if ctx.chat or ctx.edited else settings.text_similarity_message_files
+
+
 def _fused(names: np.ndarray, full: np.ndarray, full_share: float, chat: Sequence[int]) -> np.ndarray:
     """Each file's names score and whole-text score, each over its best non-chat file's, mixed."""
     for scores in (names, full):
@@ -66,7 +74,7 @@ class TextSimilarity(Signal):
 
     def _similar(self, ctx: RankContext) -> list[tuple[int, float]]:
         settings = ctx.settings
-        if settings.text_similarity_files <= 0 or not (ctx.chat or ctx.edited or ctx.idents or ctx.message_words):
+        if _reach(ctx) <= 0 or not (ctx.chat or ctx.edited or ctx.idents or ctx.message_words):
             return []
         if _boost(ctx) <= 0 and settings.text_similarity_personalization <= 0:
             return []
@@ -75,7 +83,7 @@ class TextSimilarity(Signal):
             ctx.edited,
             ctx.idents,
             ctx.message_words,
-            settings.text_similarity_files,
+            _reach(ctx),
             settings.text_similarity_message_full_text,
             settings.text_similarity_chat_full_text_share,
         )
@@ -101,7 +109,7 @@ class TextSimilarity(Signal):
             scores = _fused(scores, full.scores(full_query, ctx.n), full_share, ctx.chat)
         for fi in ctx.chat:  # the model has them; an edited file it may not, and it reads like itself
             scores[fi] = 0.0
-        best = np.argsort(-scores, kind="stable")[: settings.text_similarity_files]
+        best = np.argsort(-scores, kind="stable")[: _reach(ctx)]
         top = float(scores[best[0]]) if len(best) else 0.0
         if top <= 0:
             return []
