@@ -163,6 +163,7 @@ def test_a_chat_file_and_a_message_reach_their_own_number_of_files(git_repo, tmp
             "cache_dir": str(tmp_path / "c"),
             "text_similarity_files": reach,
             "text_similarity_message_files": message_reach,
+            "text_similarity_min_share": 0.0,  # each file shares one word: all of them reachable
         }
         with RepoMap(root, overrides=overrides) as repo:
             result = repo.map(mode="static", tokens=4000, reasons=True, **request)  # type: ignore[arg-type]
@@ -172,6 +173,26 @@ def test_a_chat_file_and_a_message_reach_their_own_number_of_files(git_repo, tmp
     message = {"message": "a ledger, an invoice, a subtotal, a voucher, a receipt and a rebate"}
     assert lifted(1, 8, **chat) == 1 < lifted(8, 1, **chat)
     assert lifted(8, 1, **message) == 1 < lifted(1, 8, **message)
+
+
+def test_files_reading_far_less_like_the_chat_file_than_the_best_are_not_lifted(git_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``text_similarity_min_share``: a file sharing one of the chat file's six words scores about a
+    third of the one sharing three; a floor of a half leaves them out, none keeps them."""
+    words = ["ledger", "invoice", "subtotal", "voucher", "receipt", "rebate"]
+    files = {"billing/chat.py": "".join(f"def {w}_entry({w}):\n    return {w}\n\n" for w in words)}
+    files["close/strong.py"] = "".join(f"def keep_{w}(x):\n    return x\n" for w in words[:3])
+    files |= {f"other/{w}_notes.py": f"def keep_{w}(x):\n    return x\n" for w in words[3:]}
+    files |= {f"plain/thing{i}.py": f"def thing_{i}(y):\n    return y\n" for i in range(6)}
+    root = git_repo(files)
+
+    def lifted(floor: float) -> list[str]:
+        overrides = {"cache_dir": str(tmp_path / "c"), "text_similarity_min_share": floor}
+        with RepoMap(root, overrides=overrides) as repo:
+            result = repo.map(mode="static", tokens=4000, reasons=True, chat_files=["billing/chat.py"])
+        return sorted(f.path for f in result.files if "reads like the chat files or the request" in f.why)
+
+    assert lifted(0.5) == ["close/strong.py"]
+    assert lifted(0.0) == sorted(["close/strong.py", *(f"other/{w}_notes.py" for w in words[3:])])
 
 
 @settings(max_examples=200, deadline=None)
