@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hybridmap import RepoMap
 from hybridmap.languages.lexical import Bm25Files
 from hybridmap.pipeline.rank import lexical as lexical_module
-from hybridmap.pipeline.rank.lexical import LexicalModel, Vocabulary
+from hybridmap.pipeline.rank.lexical import LexicalModel, Vocabulary, _postings
 
 
 def _model_of(docs: list[list[str]]) -> tuple[LexicalModel, Vocabulary]:
@@ -335,7 +335,8 @@ def test_a_model_carried_over_an_edit_scores_as_one_built_afresh(
 
 
 def test_edits_of_a_few_files_carry_the_model_over() -> None:
-    """The carried path is the one taken for an edit (a few files of many), and stays exact."""
+    """The carried path is the one taken for an edit (a few files of many), and stays exact; the
+    tail's postings are merged edit by edit, not sorted whole again."""
     import random
 
     rng = random.Random(3)
@@ -352,38 +353,15 @@ def test_edits_of_a_few_files_carry_the_model_over() -> None:
         kept[fi] = -1
         carried = model.updated(kept, {fi: vocabulary.vector(files[fi])}, len(vocabulary))
         assert carried is not None and "base" in carried._postings  # the kept entries are not sorted again
+        # Each edit's entries merged into the last model's tail postings (the first edit starts it).
+        assert ("tail before" in carried._postings) == (step > 0)
         model = carried
         rebuilt = LexicalModel.of([vocabulary.vector(f) for f in files], len(vocabulary))
         query = vocabulary.known(["beta", "eta", "kappa", f"new{step}"])
         assert np.array_equal(model.scores(query, len(files)), rebuilt.scores(query, len(files)))
-
-
-def test_a_tail_merged_edit_by_edit_is_the_tail_sorted_whole() -> None:
-    """Each edit's entries are merged into the last model's tail postings (not the whole tail
-    sorted again): the same order and word starts as sorting every tail entry."""
-    import random
-
-    from hybridmap.pipeline.rank.lexical import _postings
-
-    rng = random.Random(5)
-    words = [f"w{i}" for i in range(40)]
-    vocabulary = Vocabulary()
-    files = [Counter(rng.choices(words, k=rng.randrange(0, 25))) for _ in range(50)]
-    model = LexicalModel.of([vocabulary.vector(f) for f in files], len(vocabulary))
-    model.scores(vocabulary.known(words[:3]), len(files))
-    for step in range(15):
-        fi = rng.randrange(len(files))
-        files[fi] = Counter(rng.choices([*words, f"new{step}"], k=rng.randrange(0, 25)))
-        kept = np.array(model.slot_of_file)
-        kept[fi] = -1
-        carried = model.updated(kept, {fi: vocabulary.vector(files[fi])}, len(vocabulary))
-        assert carried is not None
-        assert ("tail before" in carried._postings) == (step > 0)  # the first edit starts the tail
-        model = carried
-        base, tail = model.postings()
-        assert tail[2] == len(base[0])
+        base, tail = model.postings()  # merged: the order and word starts of sorting the whole tail
         whole = _postings(model.ids[tail[2] :], tail[2], len(vocabulary))
-        assert np.array_equal(tail[0], whole[0]) and np.array_equal(tail[1], whole[1])
+        assert tail[2] == len(base[0]) and np.array_equal(tail[0], whole[0]) and np.array_equal(tail[1], whole[1])
 
 
 def test_names_words_counted_at_parse_time_are_those_counted_from_the_symbols() -> None:
