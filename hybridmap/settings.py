@@ -554,8 +554,8 @@ class Settings:
     text_similarity_files: int = setting(100, _int(0, 10_000))
     """How many of the most similar files the text-similarity weights reach when the request has
     chat or edited files (0 = none). Static co-edit on eleven corpora, MRR / first five / recall
-    at 1,024 tokens, at 20 / 40 / 100 / every file: 0.603 / 0.597 / 0.835, 0.612 / 0.615 /
-    0.857, 0.613 / 0.618 / 0.868, the same as 100 (sphinx 0.444 -> 0.508 MRR, 0.406 -> 0.517 first
+    at 1,024 tokens, at 20 / 40 / 100 / every file: 0.603 / 0.597 / 0.835, 0.612 / 0.615 / 0.857,
+    0.613 / 0.618 / 0.868, 0.613 / 0.618 / 0.866 (sphinx 0.444 -> 0.508 MRR, 0.406 -> 0.517 first
     five; hono 0.849 -> 0.832): a file far down the list still reads like the chat file in part,
     and its lift is its share of the best file's (docs/evaluation.md, "How far the text
     similarity reaches"); ``text_similarity_min_share`` keeps the weakest out."""
