@@ -16,9 +16,10 @@ whole text, the rest from the names (each over its best file's score): the names
 files that share a chat file's prose, the whole text alone matched boilerplate (jq's co-edit MRR
 0.389 -> 0.256). The ``text_similarity_files`` best files (``text_similarity_message_files``
 for a request with no chat or edited file; chat files excepted), with chat or edited files only
-those scoring at least ``text_similarity_min_share`` of the best one's, get ``text_similarity_personalization`` of
-teleport, and their best definition ``text_similarity_boost`` times the best definition score,
-each times the file's score over the best file's.
+those scoring at least ``text_similarity_min_share`` of the best one's, get
+``text_similarity_personalization`` of teleport, and their best definition
+``text_similarity_boost`` times the best definition score, each times the file's score over the
+best file's.
 
 The words, the BM25 and what is kept between maps are :mod:`hybridmap.pipeline.rank.lexical`'s.
 """
@@ -53,6 +54,14 @@ def _reach(ctx: RankContext) -> int:
     return settings.text_similarity_files if ctx.chat or ctx.edited else settings.text_similarity_message_files
 
 
+def _min_share(ctx: RankContext) -> float:
+    """The least share of the best file's score a reached file needs to be lifted: a chat
+    request's ``text_similarity_min_share``; none for a message, whose far files cost it no
+    definitions it needs and find targets (its recall 0.790 -> 0.783 with the floor, mean of
+    eleven corpora)."""
+    return ctx.settings.text_similarity_min_share if ctx.chat or ctx.edited else 0.0
+
+
 def _fused(names: np.ndarray, full: np.ndarray, full_share: float, chat: Sequence[int]) -> np.ndarray:
     """Each file's names score and whole-text score, each over its best non-chat file's, mixed."""
     for scores in (names, full):
@@ -84,7 +93,7 @@ class TextSimilarity(Signal):
             ctx.idents,
             ctx.message_words,
             _reach(ctx),
-            settings.text_similarity_min_share,
+            _min_share(ctx),
             settings.text_similarity_message_full_text,
             settings.text_similarity_chat_full_text_share,
         )
@@ -114,9 +123,7 @@ class TextSimilarity(Signal):
         top = float(scores[best[0]]) if len(best) else 0.0
         if top <= 0:
             return []
-        # A message's far files cost it no definitions it needs and find targets (recall 0.790 ->
-        # 0.783 with the floor, mean of eleven corpora): the floor is a chat request's.
-        floor = settings.text_similarity_min_share * top if sources else 0.0
+        floor = _min_share(ctx) * top
         return [(int(fi), float(scores[fi]) / top) for fi in best if scores[fi] > 0 and scores[fi] >= floor]
 
     def personalization(self, ctx: RankContext) -> Iterator[Mass]:
