@@ -189,7 +189,7 @@ class MapBuilder:
             timings["merge"] = time.perf_counter() - t0
         tags = merged.tags
         languages = inputs.snapshot.languages
-        files, idents = self._mentions(request, inputs)
+        files, idents, by_stem = self._mentions(request, inputs)
         t1 = time.perf_counter()
         graph = self._graph_for(inputs, merged, adopted)
         self._lexical.describe(graph, partial(_content_keys, inputs.base, tags))
@@ -205,6 +205,7 @@ class MapBuilder:
             tags,
             chat_files=list(request.chat),
             mentioned_files=[*request.mentioned_files, *files],
+            named_files=[f for f in (*request.mentioned_files, *files) if f not in by_stem],
             mentioned_idents=idents,
             settings=self._settings,
             limit=request.budget + self._settings.fill_attempts + 1,
@@ -276,17 +277,20 @@ class MapBuilder:
             packed = replace(packed, items=tuple(sorted(packed.items, key=lambda item: -item.score)))
         return packed, notes, stats
 
-    def _mentions(self, request: BuildRequest, inputs: MapInputs) -> tuple[list[str], list[str]]:
+    def _mentions(self, request: BuildRequest, inputs: MapInputs) -> tuple[list[str], list[str], frozenset[str]]:
         """The files and identifiers the request names: its mentions (a listed file's path or
-        name is a file) and what its message names, in the repository's spelling."""
+        name is a file) and what its message names, in the repository's spelling; and the files
+        the message named only by their stem (:attr:`MessageMentions.by_stem`)."""
         files, idents = self._split_mentions(request.mentioned_idents, inputs.snapshot)
         if idents:
             idents = self._message_index(inputs.base).respelled(idents)
+        by_stem: frozenset[str] = frozenset()
         if request.message:
             said = self._message_index(inputs.base).extract(request.message)
             files.extend(said.files)
             idents.extend(said.idents)
-        return files, idents
+            by_stem = said.by_stem - set(files[: len(files) - len(said.files)])
+        return files, idents, by_stem
 
     def _items_budget(self, budget: int) -> int:
         """The budget the items are packed into: all of it, less ``summary_budget_share``."""

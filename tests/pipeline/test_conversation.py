@@ -125,13 +125,19 @@ def test_paths_file_names_module_names_and_stems(parsed: tuple[list[str], set[st
         assert found.extract(text).files == config, text
     # A file name that several files have names them all; a trailing part tells them apart.
     assert found.extract("index.ts").files == ("web/lib/index.ts", "web/src/index.ts")
+    assert found.extract("index.ts").by_stem == frozenset()
     assert found.extract("src/index.ts").files == ("web/src/index.ts",)
     # A word that is one file's stem names it (in any style); a stem two files share names none.
     assert found.extract("the loader").files == ("src/app/loader.py",)
     assert found.extract("Router").files == ("web/src/router.ts",)
     assert found.extract("the index").files == ()
+    # A file named by its stem is said so, unless the message also names it by path or name.
+    assert found.extract("the loader").by_stem == frozenset({"src/app/loader.py"})
+    assert found.extract("the loader in loader.py").by_stem == frozenset()
     # A directory's name is passed as an identifier in its spelling: the ranker lifts its files.
-    assert found.extract("the WEB router") == MessageMentions(("web/src/router.ts",), ("web",))
+    assert found.extract("the WEB router") == MessageMentions(
+        ("web/src/router.ts",), ("web",), by_stem=frozenset({"web/src/router.ts"})
+    )
     assert found.extract("in cmd").idents == ("cmd",)
     # A path that is not listed names nothing, and is not cut into words either when its parts
     # name nothing; a file is not also an identifier.
@@ -144,7 +150,7 @@ def test_dotted_names_give_their_parts(parsed: tuple[list[str], set[str]]) -> No
     assert found.extract("ConfigError.args is empty").idents == ("ConfigError",)
     # "router" is also the stem of router.ts; a qualified name's parts are words of their own.
     assert found.extract("HTTPServer::render and router.createRouter()") == MessageMentions(
-        ("web/src/router.ts",), ("HTTPServer", "render", "createRouter")
+        ("web/src/router.ts",), ("HTTPServer", "render", "createRouter"), by_stem=frozenset({"web/src/router.ts"})
     )
 
 
@@ -185,7 +191,9 @@ def test_from_tags_indexes_a_parsed_repository(tmp_path: Path, registry: Languag
     write_files(tmp_path, {"pkg/store.py": "class Store:\n    def save_item(self):\n        pass\n"})
     tags = {"pkg/store.py": extract_tags(registry.compiled("python"), (tmp_path / "pkg/store.py").read_bytes())}
     found = MessageIndex.from_tags(tags, Settings())
-    assert found.extract("Store.saveItem fails") == MessageMentions(("pkg/store.py",), ("Store", "save_item"))
+    assert found.extract("Store.saveItem fails") == MessageMentions(
+        ("pkg/store.py",), ("Store", "save_item"), by_stem=frozenset({"pkg/store.py"})
+    )
 
 
 # --- hostile text ------------------------------------------------------------------------------

@@ -197,6 +197,79 @@ def test_boost_settings_are_range_checked() -> None:
             settings_from_mapping({key: bad}, "test")
 
 
+# --- files named by the user -------------------------------------------------------------------
+
+
+def _first_files(ranking) -> list[str]:  # type: ignore[no-untyped-def]
+    return list(dict.fromkeys(item.path for item in ranking.items))
+
+
+def _named_corpus() -> dict[str, FileTags]:
+    # chef.py uses two helpers and is used once: PageRank's mass given to it flows to them.
+    return {
+        "app/chef.py": _tags(["Chef", "prepare"], ["isolated_builder", "Pool", "Pool"]),
+        "app/build.py": _tags(["isolated_builder"], ["Pool"]),
+        "app/pool.py": _tags(["Pool"], []),
+        "app/cli.py": _tags(["main"], ["Chef", "isolated_builder"]),
+        "tests/test_chef.py": _tags(["test_prepare"], ["Chef"]),
+    }
+
+
+def _rank_named(settings: Settings, files: list[str], named: list[str] | None = None, idents: list[str] = []):  # noqa: B006
+    tags = _named_corpus()
+    settings = dataclasses.replace(settings, **NO_TEXT)
+    graph = build_graph(tags, settings)
+    return rank(
+        graph, tags, chat_files=[], mentioned_files=files, named_files=named, mentioned_idents=idents, settings=settings
+    )
+
+
+def test_a_file_named_by_path_or_name_goes_first() -> None:
+    assert Settings().pin_mentioned_files
+    off = _rank_named(Settings(pin_mentioned_files=False), ["app/chef.py"])
+    assert _first_files(off)[0] != "app/chef.py"  # what it uses comes first without the pin
+    on = _rank_named(Settings(pin_mentioned_files=True), ["app/chef.py"])
+    assert _first_files(on)[:2] == ["app/chef.py", "tests/test_chef.py"]  # its test follows it
+    # Above the definitions of a named identifier too, which are pinned before it.
+    with_ident = _rank_named(Settings(pin_mentioned_files=True), ["app/chef.py"], idents=["Pool"])
+    assert _first_files(with_ident)[:2] == ["app/chef.py", "app/pool.py"]
+    # A file named only by its stem (a message's word) is mentioned, not pinned (the stem's
+    # own lift, path_stem_mention_boost, is off here).
+    by_stem = _rank_named(Settings(pin_mentioned_files=True, path_stem_mention_boost=0.0), ["app/chef.py"], named=[])
+    assert by_stem.file_scores == off.file_scores
+    assert _first_files(by_stem)[0] != "app/chef.py"
+
+
+def test_a_file_named_by_its_stem_is_lifted() -> None:
+    tags = {
+        "client/client.ts": _tags(["hc", "ClientRequest"], ["parse_query", "Types"]),
+        "client/utils.ts": _tags(["parse_query"], ["Types"]),
+        "client/types.ts": _tags(["Types"], []),
+        "server/app.ts": _tags(["App"], ["hc"]),
+    }
+    assert Settings().path_stem_mention_boost == 1.0
+    off = _rank(tags, Settings(path_stem_mention_boost=0.0), idents=["client"])
+    assert _first_files(off)[0] != "client/client.ts"
+    on = _rank(tags, Settings(path_stem_mention_boost=1.0), idents=["client"])
+    assert _first_files(on)[0] == "client/client.ts"
+    # The directory's other files keep their scores: only the stem names a file.
+    score = {(i.path, i.symbol): i.score for i in on.items}
+    assert all(score[(i.path, i.symbol)] == i.score for i in off.items if i.path != "client/client.ts")
+    # A word naming two files' stems lifts each by half; a private module's stem is named
+    # without its underscore.
+    tags |= {"a/index.ts": _tags(["a"], []), "b/index.ts": _tags(["b"], []), "text/_wrap.py": _tags(["wrap"], [])}
+    ask = {"idents": ["client", "index", "wrap"]}
+    before = _rank(tags, Settings(path_stem_mention_boost=0.0), **ask)
+    after = _rank(tags, Settings(path_stem_mention_boost=1.0), **ask)
+    lift = {
+        path: max(i.score for i in after.items if i.path == path) - max(i.score for i in before.items if i.path == path)
+        for path in ("client/client.ts", "a/index.ts", "b/index.ts", "text/_wrap.py")
+    }
+    assert lift["client/client.ts"] > 0
+    assert lift["a/index.ts"] == pytest.approx(lift["client/client.ts"] / 2) == lift["b/index.ts"]
+    assert lift["text/_wrap.py"] == pytest.approx(lift["client/client.ts"])
+
+
 # --- end to end -------------------------------------------------------------------------------
 
 

@@ -76,6 +76,8 @@ AFTER_GOLDEN = {
     "text_similarity_personalization": 0.0,
     "test_pair_boost": 0.0,
     "paired_follow_files": 0,
+    "pin_mentioned_files": False,
+    "path_stem_mention_boost": 0.0,
 }
 
 Case = dict[str, Any]

@@ -109,6 +109,10 @@ class MessageMentions:
     idents: tuple[str, ...]
     """Identifiers: a definition's name exactly as defined, or (``message_unmatched_words``) an
     identifier-shaped word of the message as written."""
+    by_stem: frozenset[str] = frozenset()
+    """Those of :attr:`files` named only by a word equal to their stem (``config`` for
+    ``app/config.py``): prose says ``context`` or ``router`` without meaning the file, so they
+    are not pinned first as a file named by its path or name is (``pin_mentioned_files``)."""
 
 
 def looks_like_identifier(word: str) -> bool:
@@ -267,7 +271,7 @@ class MessageIndex:
         for piece, code in _code_spans(clean_message(text)):
             for token in _TOKEN.findall(piece):
                 self._token(token, found, code)
-        return MessageMentions(tuple(found.files), tuple(found.idents))
+        return MessageMentions(tuple(found.files), tuple(found.idents), frozenset(found.by_stem - found.named))
 
     def _token(self, token: str, found: _Found, code: bool) -> None:
         token = token.replace("\\", "/").strip(".:,-/@")
@@ -316,7 +320,7 @@ class MessageIndex:
         named = False
         stem = self._by_stem.get(self._key(word))
         if stem is not None and len(stem) == 1 and len(word) > MIN_LENGTH:
-            found.add_files(stem)
+            found.add_files(stem, by_stem=True)
             named = True
         directory = self._dirs.get(word.lower()) if len(word) > MIN_LENGTH else None
         if directory is not None:
@@ -342,10 +346,15 @@ class _Found:
     def __init__(self) -> None:
         self.files: dict[str, None] = {}
         self.idents: dict[str, None] = {}
+        self.named: set[str] = set()
+        """Files named by path or name somewhere in the message."""
+        self.by_stem: set[str] = set()
+        """Files named by their stem somewhere in the message."""
 
-    def add_files(self, paths: Iterable[str]) -> None:
+    def add_files(self, paths: Iterable[str], *, by_stem: bool = False) -> None:
         for path in paths:
             self.files.setdefault(path, None)
+            (self.by_stem if by_stem else self.named).add(path)
 
     def add_idents(self, names: Iterable[str]) -> None:
         for name in names:

@@ -91,6 +91,9 @@ class RankContext:
     """Files the user named, as graph indices, in request order, once each."""
     idents: tuple[str, ...]
     """Identifiers the user named, in request order, once each."""
+    named_files: tuple[int, ...] = ()
+    """Those of :attr:`mentioned_files` named by their path or file name (not by a message's
+    word equal to their stem): pinned first with ``pin_mentioned_files``."""
     edited: tuple[int, ...] = ()
     """Files the agent edited in this session (graph indices, once each)."""
     read: tuple[int, ...] = ()

@@ -65,6 +65,7 @@ def rank(
     mentioned_files: Sequence[str],
     mentioned_idents: Sequence[str],
     settings: Settings,
+    named_files: Sequence[str] | None = None,
     limit: int | None = None,
     signals: Sequence[Signal] = DEFAULT_SIGNALS,
     session: SessionFiles | None = None,
@@ -76,6 +77,7 @@ def rank(
     lexical: LexicalIndex | None = None,
 ) -> Ranking:
     """Rank every file and definition for one request; return the best ``limit`` items.
+    ``named_files``: those of ``mentioned_files`` named by path or file name (None: all of them);
     ``message_words``: the words of the user's message (:func:`hybridmap.languages.lexical.words`);
     ``changed``: in a map of a change, each changed file -> its changed definitions (the files are
     the focus, like chat files, but shown: :class:`~.signals.changed_code.ChangedCode`);
@@ -96,6 +98,7 @@ def rank(
         settings=settings,
         chat=tuple(dict.fromkeys([*ids(chat_files), *changed_ids])),
         mentioned_files=ids(mentioned_files),
+        named_files=ids(mentioned_files if named_files is None else named_files),
         idents=tuple(dict.fromkeys(mentioned_idents)),
         message_words=tuple(dict.fromkeys(message_words)),
         edited=ids(session.edited),

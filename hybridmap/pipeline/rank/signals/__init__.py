@@ -37,7 +37,7 @@ from .co_change import CoChangePartners
 from .definition_tokens import DefinitionTokens
 from .directory_proximity import DirectoryProximity
 from .file_decay import FileDecay
-from .mentioned_files import MentionedFiles
+from .mentioned_files import MentionedFiles, NamedFilesFirst
 from .mentioned_idents import MentionedIdents
 from .path_kinds import PathKinds
 from .path_mentions import PathMentions
@@ -50,7 +50,8 @@ from .text_similarity import TextSimilarity
 
 #: The signals every map is ranked with, in the order each phase applies them. The order keeps
 #: the reasons a file lists as they were (request reasons by importance, then path kinds) and
-#: the file factors' arithmetic (mentioned files' x before the chat boosts' +); a change's
+#: the file factors' arithmetic (mentioned files' x before the chat boosts' +); files named by
+#: path or name are pinned after every lift, their tests following them; a change's
 #: definitions are pinned last, above the mentioned ones.
 DEFAULT_SIGNALS: tuple[Signal, ...] = (
     ChatFiles(),
@@ -70,6 +71,7 @@ DEFAULT_SIGNALS: tuple[Signal, ...] = (
     PathMentions(),
     PathKinds(),
     FileDecay(),
+    NamedFilesFirst(),
     PairsFollow(),
     ChangedCode(),
     SymbolNeighbourhood(),
@@ -88,6 +90,7 @@ __all__ = [
     "FileDecay",
     "MentionedFiles",
     "MentionedIdents",
+    "NamedFilesFirst",
     "PairsFollow",
     "PathKinds",
     "PathMentions",
