@@ -11,7 +11,7 @@ views re-rank without rebuilding either.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -44,7 +44,7 @@ from .graph.repo_graph import RepoGraph
 from .graph.update import GraphUpdater
 from .inputs.change import ChangeFocus, change_focus
 from .inputs.cochange import CoChange
-from .inputs.conversation import MessageIndex
+from .inputs.mentions import MentionReader
 from .inputs.session import Layout, SessionFiles
 from .merge import Merged, MergeMemo, merge_views
 from .pack.packer import Packed, SummaryRules, add_summaries, pack
@@ -136,11 +136,9 @@ class MapBuilder:
         """Graphs a build replaced, until :meth:`take_retired` (see there)."""
         self._graph_made = ""
         """How the last map's graph came: ``rebuilt``, ``updated``, ``kept`` or ``adopted`` (the last process's)."""
-        self._basenames: tuple[int, dict[str, list[str]]] | None = None
-        """The basename index of the paths of a snapshot ``generation``."""
         self._merge_memo = MergeMemo()
         self._lexical = LexicalIndex(kept_lexicon)
-        self._messages: tuple[object, MessageIndex] | None = None
+        self._mentions = MentionReader(settings)
         self._policy_memo = PolicyMemo()
         self._static_merged: tuple[object, Merged] | None = None
         self.last_layout: Layout | None = None
@@ -189,7 +187,7 @@ class MapBuilder:
             timings["merge"] = time.perf_counter() - t0
         tags = merged.tags
         languages = inputs.snapshot.languages
-        files, idents, by_stem = self._mentions(request, inputs)
+        named = self._mentions.read(request.mentioned_idents, request.message, inputs.snapshot, inputs.base)
         t1 = time.perf_counter()
         graph = self._graph_for(inputs, merged, adopted)
         self._lexical.describe(graph, partial(_content_keys, inputs.base, tags))
@@ -204,9 +202,9 @@ class MapBuilder:
             graph,
             tags,
             chat_files=list(request.chat),
-            mentioned_files=[*request.mentioned_files, *files],
-            named_files=[f for f in (*request.mentioned_files, *files) if f not in by_stem],
-            mentioned_idents=idents,
+            mentioned_files=[*request.mentioned_files, *named.files],
+            named_files=named.named(request.mentioned_files),
+            mentioned_idents=named.idents,
             settings=self._settings,
             limit=request.budget + self._settings.fill_attempts + 1,
             session=request.session,
@@ -253,7 +251,7 @@ class MapBuilder:
             stats={**_stats(inputs, graph, ranking, packed.renders, resolved), **self._own_stats(), **summary_stats},
             sources=_sources(inputs),
             changes=request.changes,
-            mentions=tuple(dict.fromkeys([*request.mentioned_files, *files, *idents])),
+            mentions=tuple(dict.fromkeys([*request.mentioned_files, *named.files, *named.idents])),
             change=request.change,
             symbol=_symbol_focus(hood, tags),
         )
@@ -276,21 +274,6 @@ class MapBuilder:
         if order is not None:  # the JSON's files stay in rank order; the text keeps the layout
             packed = replace(packed, items=tuple(sorted(packed.items, key=lambda item: -item.score)))
         return packed, notes, stats
-
-    def _mentions(self, request: BuildRequest, inputs: MapInputs) -> tuple[list[str], list[str], frozenset[str]]:
-        """The files and identifiers the request names: its mentions (a listed file's path or
-        name is a file) and what its message names, in the repository's spelling; and the files
-        the message named only by their stem (:attr:`MessageMentions.by_stem`)."""
-        files, idents = self._split_mentions(request.mentioned_idents, inputs.snapshot)
-        if idents:
-            idents = self._message_index(inputs.base).respelled(idents)
-        by_stem: frozenset[str] = frozenset()
-        if request.message:
-            said = self._message_index(inputs.base).extract(request.message)
-            files.extend(said.files)
-            idents.extend(said.idents)
-            by_stem = said.by_stem - set(files[: len(files) - len(said.files)])
-        return files, idents, by_stem
 
     def _items_budget(self, budget: int) -> int:
         """The budget the items are packed into: all of it, less ``summary_budget_share``."""
@@ -321,14 +304,6 @@ class MapBuilder:
         if self._dependents[0] is not graph:
             self._dependents = (graph, dependents(graph))
         return self._dependents[1]
-
-    def _message_index(self, base: SourceView) -> MessageIndex:
-        """The index of names a message is read against (the base's files and definitions),
-        rebuilt only when the base tags moved."""
-        key = (id(base.tags), base.version)
-        if self._messages is None or self._messages[0] != key:
-            self._messages = (key, MessageIndex.from_tags(base.tags, self._settings))
-        return self._messages[1]
 
     def _merged(self, inputs: MapInputs) -> tuple[Merged, tuple[RepoGraph, int] | None]:
         """The merged views, and the graph the last process kept with the pairs its policies
@@ -367,15 +342,6 @@ class MapBuilder:
             if self._graph_made == "rebuilt" and _tree_sitter_only(inputs):
                 self._keeper.built(graph, inputs.base, len(merged.resolved))
         return self._graph
-
-    def _split_mentions(self, words: Sequence[str], snapshot: Snapshot) -> tuple[list[str], list[str]]:
-        """:func:`split_mentions` with the basename index built once per listing: a snapshot's
-        ``generation`` moves whenever a file is added or removed (the change set is not empty)."""
-        if not words:
-            return [], []
-        if self._basenames is None or self._basenames[0] != snapshot.generation:
-            self._basenames = (snapshot.generation, basename_index(snapshot.languages))
-        return split_mentions(words, snapshot.languages, self._basenames[1])
 
     def _own_stats(self) -> dict[str, float]:
         """How this map's graph came (built from scratch, patched after an edit, or the last one
@@ -453,35 +419,6 @@ def index_timings(snapshot: Snapshot, base: SourceView) -> dict[str, float]:
     timings = {f"index.{k}": float(phases.get(k, 0.0)) for k in ("list", "read", "parse")}
     timings["index"] = float(sum(phases.get(k, 0.0) for k in TIMED_PHASES))
     return timings
-
-
-def basename_index(paths: Iterable[str]) -> dict[str, list[str]]:
-    """File name -> the listed paths ending in it."""
-    by_name: dict[str, list[str]] = {}
-    for path in paths:
-        by_name.setdefault(path[path.rfind("/") + 1 :], []).append(path)
-    return by_name
-
-
-def split_mentions(
-    words: Sequence[str], languages: Mapping[str, str], by_name: Mapping[str, list[str]] | None = None
-) -> tuple[list[str], list[str]]:
-    """A mention naming a listed file (path, or unique basename) is a file; all are identifiers too.
-    ``by_name`` is :func:`basename_index` of ``languages`` (made here when not given)."""
-    if by_name is None:
-        by_name = basename_index(languages)
-    files: list[str] = []
-    idents: list[str] = []
-    for word in words:
-        if word in languages:
-            files.append(word)
-            continue
-        matches = by_name.get(word, [])
-        if matches:
-            files.extend(matches)
-            continue
-        idents.append(word)
-    return files, idents
 
 
 def why_empty(tags: Mapping[str, FileTags], languages: Mapping[str, str], chat: Sequence[str], budget: int) -> str:

@@ -122,6 +122,20 @@ def rank(
             _because(reasons, mass.file, mass.why)
     prior = priors(ctx, signals)
     x = _pagerank(ctx, weights, personal, prior.multiplier)
+    multipliers = _file_multipliers(ctx, signals, prior, reasons)
+    file_score = x * multipliers
+    scores = _definition_scores(ctx, x, weights, multipliers, file_score)
+    for signal in signals:
+        scores = signal.boost_definitions(ctx, scores)
+    for fi, whys in ctx.late_reasons.items():
+        for why in whys:
+            _because(reasons, fi, why)
+    return _ranking(ctx, scores, file_score, limit, reasons, prior.reasons)
+
+
+def _file_multipliers(ctx: RankContext, signals: Sequence[Signal], prior: Prior, reasons: Reasons) -> np.ndarray:
+    """Each file's multiplier after PageRank: its prior, then the signals' file factors in order
+    (a ``times`` after a ``plus`` scales the sum)."""
     multipliers = prior.multiplier.copy()
     for signal in signals:
         for file_factor in signal.file_factors(ctx):
@@ -131,14 +145,7 @@ def rank(
             if file_factor.plus:
                 multipliers[fi] += file_factor.plus
             _because(reasons, fi, file_factor.why)
-    file_score = x * multipliers
-    scores = _definition_scores(ctx, x, weights, multipliers, file_score)
-    for signal in signals:
-        scores = signal.boost_definitions(ctx, scores)
-    for fi, whys in ctx.late_reasons.items():
-        for why in whys:
-            _because(reasons, fi, why)
-    return _ranking(ctx, scores, file_score, limit, reasons, prior.reasons)
+    return multipliers
 
 
 def _because(reasons: Reasons, fi: int, why: str) -> None:
