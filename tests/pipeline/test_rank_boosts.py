@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from hybridmap import RepoMap
 from hybridmap.model import FileTags, Span, Symbol
 from hybridmap.pipeline.graph.repo_graph import build_graph
+from hybridmap.pipeline.inputs.mentions import RequestMentions
 from hybridmap.pipeline.rank import rank
 from hybridmap.pipeline.rank.signals.definition_tokens import NameParts
 from hybridmap.pipeline.rank.signals.directory_proximity import DirectoryTree
@@ -301,6 +302,35 @@ def test_a_real_repository_map_follows_the_boosts(git_repo, tmp_path: Path) -> N
     with_defaults = mapped("util/log.py")
     assert "defines a name containing 'compute'" in with_defaults["billing/total.py"]
     assert not any("compute" in why for whys in without.values() for why in whys), without
+
+
+def test_a_real_map_shows_named_files_first(git_repo, tmp_path: Path) -> None:
+    files = {
+        "kitchen/chef.py": "from kitchen.build import isolated_builder\nfrom kitchen.pool import Pool\n\n\n"
+        "class Chef:\n    def prepare(self):\n        return isolated_builder(Pool())\n",
+        "kitchen/build.py": "from kitchen.pool import Pool\n\n\ndef isolated_builder(pool):\n    return Pool()\n",
+        "kitchen/pool.py": "class Pool:\n    pass\n",
+        "app/cli.py": "from kitchen.chef import Chef\n\n\ndef main():\n    return Chef().prepare()\n",
+        "app/config.py": "from kitchen.pool import Pool\n\n\nclass Config:\n    pool = Pool\n",
+    }
+    root = git_repo(files)
+    cache = str(tmp_path / "cache")
+
+    def first(**request: object) -> str:
+        with RepoMap(root, overrides={"cache_dir": cache, "path_stem_mention_boost": 0.0}, start_servers=False) as repo:
+            result = repo.map(mode="static", tokens=2048, **request)  # type: ignore[arg-type]
+        return result.files[0].path
+
+    # Named by its file name, as a mention or in a message: first, ahead of what it uses.
+    assert first(mentioned_idents=["chef.py"]) == "kitchen/chef.py"
+    assert first(message="refactor chef.py to use a helper") == "kitchen/chef.py"
+    # Named on purpose and by its stem in the message: still named (pinned).
+    assert first(mentioned_files=["kitchen/chef.py"], message="the chef is slow") == "kitchen/chef.py"
+    # A message's file named only by its stem is mentioned, not named; one the request names on
+    # purpose stays named whatever the message says of it.
+    read = RequestMentions(("app/config.py", "kitchen/chef.py"), (), frozenset({"app/config.py"}))
+    assert read.named([]) == ["kitchen/chef.py"]
+    assert read.named(["app/config.py"]) == ["app/config.py", "kitchen/chef.py"]
 
 
 # --- private definitions ----------------------------------------------------------------------

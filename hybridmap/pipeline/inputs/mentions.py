@@ -30,8 +30,9 @@ class RequestMentions:
     (:attr:`.conversation.MessageMentions.by_stem`)."""
 
     def named(self, mentioned_files: Sequence[str]) -> list[str]:
-        """The request's ``mentioned_files`` and :attr:`files`, less those named only by stem."""
-        return [f for f in (*mentioned_files, *self.files) if f not in self.by_stem]
+        """The request's ``mentioned_files`` (named on purpose, whatever the message says) and
+        those of :attr:`files` not named only by their stem."""
+        return [*mentioned_files, *(f for f in self.files if f not in self.by_stem)]
 
 
 class MentionReader:
@@ -88,7 +89,8 @@ def split_mentions(
     words: Sequence[str], languages: Mapping[str, str], by_name: Mapping[str, list[str]] | None = None
 ) -> tuple[list[str], list[str]]:
     """A mention naming a listed file (its path, or its file name: every file of that name) is a
-    file, any other an identifier. ``by_name`` is :func:`basename_index` of ``languages`` (made here when not given)."""
+    file, any other an identifier. ``by_name`` is :func:`basename_index` of ``languages`` (made
+    here when not given)."""
     if by_name is None:
         by_name = basename_index(languages)
     files: list[str] = []
