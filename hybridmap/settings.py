@@ -1104,6 +1104,7 @@ REPOSITORY_TUNABLE = frozenset(
             "common_ident_definers",
             "file_symbol_decay",
             "pin_mentioned_definitions",
+            "pin_mentioned_files",
             "special_files_first",
             "render_public_marks",
             "render_dependents_marks",
