@@ -274,6 +274,19 @@ def test_a_file_named_by_its_stem_is_lifted() -> None:
 # --- end to end -------------------------------------------------------------------------------
 
 
+def _static_maps(git_repo, tmp_path: Path, files: dict[str, str]):  # type: ignore[no-untyped-def]
+    """A function making a static map (2,048 tokens) of a git repository of ``files`` with the
+    settings ``overrides`` and the request's keywords."""
+    root = git_repo(files)
+    cache = str(tmp_path / "cache")
+
+    def mapped(overrides: dict[str, object], **request: object):  # type: ignore[no-untyped-def]
+        with RepoMap(root, overrides={"cache_dir": cache, **overrides}, start_servers=False) as repo:
+            return repo.map(mode="static", tokens=2048, **request)  # type: ignore[arg-type]
+
+    return mapped
+
+
 def test_a_real_repository_map_follows_the_boosts(git_repo, tmp_path: Path) -> None:
     files = {
         "shop/cart.py": "from billing.total import compute_total\n\n\nclass Cart:\n"
@@ -284,12 +297,10 @@ def test_a_real_repository_map_follows_the_boosts(git_repo, tmp_path: Path) -> N
         "util/log.py": "from text.render import render_line\n\n\ndef log(message):\n    print(render_line(message))\n",
         "text/render.py": "def render_line(text):\n    return text\n",
     }
-    root = git_repo(files)
-    cache = str(tmp_path / "cache")
+    maps = _static_maps(git_repo, tmp_path, files)
 
     def mapped(chat: str = "shop/cart.py", **overrides: object) -> dict[str, tuple[str, ...]]:
-        with RepoMap(root, overrides={"cache_dir": cache, **overrides}, start_servers=False) as repo:
-            result = repo.map(mode="static", tokens=2048, chat_files=[chat], mentioned_idents=["compute"])
+        result = maps(overrides, chat_files=[chat], mentioned_idents=["compute"])
         return {f.path: f.why for f in result.files}
 
     plain = list(mapped(directory_proximity_boost=0.0))
@@ -313,13 +324,10 @@ def test_a_real_map_shows_named_files_first(git_repo, tmp_path: Path) -> None:
         "app/cli.py": "from kitchen.chef import Chef\n\n\ndef main():\n    return Chef().prepare()\n",
         "app/config.py": "from kitchen.pool import Pool\n\n\nclass Config:\n    pool = Pool\n",
     }
-    root = git_repo(files)
-    cache = str(tmp_path / "cache")
+    maps = _static_maps(git_repo, tmp_path, files)
 
     def first(**request: object) -> str:
-        with RepoMap(root, overrides={"cache_dir": cache, "path_stem_mention_boost": 0.0}, start_servers=False) as repo:
-            result = repo.map(mode="static", tokens=2048, **request)  # type: ignore[arg-type]
-        return result.files[0].path
+        return str(maps({"path_stem_mention_boost": 0.0}, **request).files[0].path)
 
     # Named by its file name, as a mention or in a message: first, ahead of what it uses.
     assert first(mentioned_idents=["chef.py"]) == "kitchen/chef.py"
