@@ -198,13 +198,19 @@ class RankContext:
         reference = self._lift_reference[0]
         if reference <= 0:
             return
-        starts = graph.symbol_offsets
-        for fi, share in shares:
+        self.add_to_best_definitions(scores, ((fi, weight * share * reference) for fi, share in shares))
+
+    def add_to_best_definitions(self, scores: np.ndarray, amounts: Iterable[tuple[int, float]]) -> None:
+        """Add each (file, amount) to that file's best definition, in place; to
+        :attr:`bare_lifts` for a file without one (a message catalog, a data file: shown by
+        name, lifted all the same)."""
+        starts = self.graph.symbol_offsets
+        for fi, amount in amounts:
             lo, hi = int(starts[fi]), int(starts[fi + 1])
             if hi > lo:
-                scores[lo + int(np.argmax(scores[lo:hi]))] += weight * share * reference
-            else:  # shown by name (a message catalog, a data file): lifted all the same
-                self.bare_lifts[fi] = self.bare_lifts.get(fi, 0.0) + weight * share * reference
+                scores[lo + int(np.argmax(scores[lo:hi]))] += amount
+            else:
+                self.bare_lifts[fi] = self.bare_lifts.get(fi, 0.0) + amount
 
     @cached_property
     def chat_users(self) -> tuple[int, ...]:

@@ -43,13 +43,5 @@ class NamedFilesFirst(Signal):
         top = float(scores.max())
         if top <= 0:
             return scores
-        starts = ctx.graph.symbol_offsets
-        for fi in ctx.named_files:
-            if fi in ctx.chat_set:
-                continue
-            lo, hi = int(starts[fi]), int(starts[fi + 1])
-            if hi > lo:
-                scores[lo + int(np.argmax(scores[lo:hi]))] += top
-            else:  # shown by name: lifted all the same
-                ctx.bare_lifts[fi] = ctx.bare_lifts.get(fi, 0.0) + top
+        ctx.add_to_best_definitions(scores, ((fi, top) for fi in ctx.named_files if fi not in ctx.chat_set))
         return scores
