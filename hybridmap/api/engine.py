@@ -103,7 +103,9 @@ class MapEngine:
         summaries = SummarySource(options.summarizer, self.cache, self._workspace.read)
         kept_lexicon, kept_graph = self._kept.lexicon_reader(), self._kept.graph_reader() if options.one_shot else None
         conventions = registry.visibility_conventions()
-        self.builder = MapBuilder(settings, self.counter, conventions, summaries, kept_lexicon, kept_graph)
+        self.builder = MapBuilder(
+            settings, self.counter, conventions, summaries, kept_lexicon, kept_graph, options.one_shot
+        )
         self._history = (
             CoChangeIndex(root, settings, partial(imported_history, self.cache, root))
             if _co_change_on(settings)

@@ -117,10 +117,13 @@ class MapBuilder:
         summaries: SummarySource | None = None,
         kept_lexicon: Callable[[], KeptLexicon | None] | None = None,
         kept_graph: Callable[[str], KeptGraph | None] | None = None,
+        one_shot: bool = False,
     ) -> None:
         """``kept_lexicon``: reads the lexical models the last process kept (None: none);
         ``kept_graph``: reads the static graph it kept, built from a digest (:mod:`.warm_start`;
-        None: none is read, and none handed on)."""
+        None: none is read, and none handed on); ``one_shot``: this process makes one map (the
+        CLI without its daemon): nothing is held for patching a later one (a later map, a server's
+        follow-up, is built whole)."""
         self._settings = settings
         self._counter = counter
         self._summaries = summaries if summaries is not None else SummarySource()
@@ -131,15 +134,16 @@ class MapBuilder:
         self._dependents: tuple[RepoGraph | None, Mapping[str, Dependents]] = (None, {})
         self._graph: RepoGraph | None = None
         self._graph_key: object = None
-        self._graphs = GraphUpdater(settings)  # patches the last graph after an edit
+        self._graphs = GraphUpdater(settings, patches=not one_shot)  # patches the last graph after an edit
         self._retired: list[RepoGraph] = []
         """Graphs a build replaced, until :meth:`take_retired` (see there)."""
         self._graph_made = ""
         """How the last map's graph came: ``rebuilt``, ``updated``, ``kept`` or ``adopted`` (the last process's)."""
         self._merge_memo = MergeMemo()
-        self._lexical = LexicalIndex(kept_lexicon)
+        self._lexical = LexicalIndex(kept_lexicon, keep_vectors=not one_shot)
         self._mentions = MentionReader(settings)
-        self._policy_memo = PolicyMemo()
+        self._policy_memo = PolicyMemo() if not one_shot else None
+        """Each file's facts for the policies, kept to redo only an edit's (None: not kept)."""
         self._static_merged: tuple[object, Merged] | None = None
         self.last_layout: Layout | None = None
         """The layout of the last map built with a stable layout (None after any other map)."""

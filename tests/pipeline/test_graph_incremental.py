@@ -320,3 +320,55 @@ def test_dependent_counts_count_distinct_dependent_files() -> None:
         got = {graph.files[i]: (int(total[i]), int(resolved_count[i])) for i in np.flatnonzero(total)}
         assert got == {path: (len(u), len(resolved_users.get(path, ()))) for path, u in users.items()}
     assert got["b.py"] == (1, 1)  # the resolved graph: only a.py uses b.py (its get, resolved there)
+
+
+def test_an_updater_that_keeps_nothing_to_patch_rebuilds_the_same_graph() -> None:
+    """A one-shot process's updater (``patches=False``) holds no reference counts or row keys
+    after a build, and builds every changed graph whole: the same graph a patching updater makes."""
+    tags = {f"f{i}.py": tags_of([NAMES[i % 8]], [NAMES[(i + 1) % 8], "get", "run"]) for i in range(8)}
+    patching, whole = GraphUpdater(Settings()), GraphUpdater(Settings(), patches=False)
+    patching.update(tags)
+    whole.update(tags)
+    assert not whole._refs and not len(whole._keys)
+    edited = {**tags, "f3.py": tags_of([NAMES[3], "get"], ["run"])}
+    patched, rebuilt = patching.update(edited), whole.update(edited)
+    assert (patching.last_mode, whole.last_mode) == ("updated", "rebuilt")
+    assert graph_differences(patched, rebuilt) == []
+    assert whole.update(edited) is rebuilt and whole.last_mode == "unchanged"
+
+
+def test_a_lexical_index_that_keeps_no_vectors_scores_the_same() -> None:
+    """Without each file's vector held (a one-shot process), the models and their scores are
+    the same, a fresh graph's and an edited graph's alike."""
+    tags = {f"pkg/f{i}.py": tags_of([NAMES[i % 8], f"own_{i}"], [NAMES[(i + 1) % 8], "get"]) for i in range(10)}
+    edited = {**tags, "pkg/f4.py": tags_of(["load_index", "rewritten"], ["save", "parse_args"])}
+    kept, unkept = LexicalIndex(), LexicalIndex(keep_vectors=False)
+    for version in (tags, edited):
+        graph = build_graph(version, Settings())
+        for whole_text in (False, True):
+            a = kept.model_for(graph, version, whole_text)
+            b = unkept.model_for(graph, version, whole_text)
+            query = kept.word_ids(["load", "index", "save", "own", "rewritten"])
+            assert np.array_equal(a.scores(query, len(graph.files)), b.scores(query, len(graph.files)))
+    assert kept._vectors and not unkept._vectors
+
+
+def test_a_one_shot_map_equals_a_long_lived_one_and_rebuilds_after_an_edit(tmp_path: Path) -> None:
+    """A one-shot ``RepoMap`` (the CLI's: nothing held to patch a later map) gives the map a
+    long-lived one gives, and a second map after an edit, built whole, is the patched one's."""
+    repo: Repo = {f"pkg/f{i}.py": ([NAMES[i % 8]], [NAMES[(i + 1) % 8], "get"]) for i in range(10)}
+    write(tmp_path, repo)
+    ask: dict[str, Any] = {"mode": "static", "tokens": 256, "chat_files": ["pkg/f2.py"]}
+    with (
+        RepoMap(tmp_path, overrides={"use_cache": False}, start_servers=False) as long_lived,
+        RepoMap(tmp_path, overrides={"use_cache": False}, start_servers=False, one_shot=True) as one_shot,
+    ):
+        assert one_shot.map(**ask).text == long_lived.map(**ask).text
+        repo["pkg/f3.py"][0].append("get")
+        write(tmp_path, repo)
+        patched, whole = long_lived.map(**ask), one_shot.map(**ask)
+        assert (patched.stats["graph_patched"], whole.stats["graph_rebuilt"]) == (1.0, 1.0)
+        assert whole.text == patched.text and whole.files == patched.files
+        graph = one_shot.graph()
+        assert graph is not None
+        assert_same_as_rebuild(graph, one_shot.tags(), one_shot.settings)

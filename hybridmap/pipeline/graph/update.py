@@ -98,8 +98,12 @@ def changed_pairs(old: Resolved, new: Resolved) -> set[Pair]:
 class GraphUpdater:
     """The last graph and its inputs; :meth:`update` returns the next graph, patched when it can."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, patches: bool = True) -> None:
+        """``patches``: keep what an update patches from (each file's reference counts, the rows'
+        keys); False in a one-shot process, whose first map is its last: every later graph is
+        then rebuilt (at 100,000 files the counts were ~50 MB of a cold map's peak)."""
         self._settings = settings
+        self._patches = patches
         self._graph: RepoGraph | None = None
         self._tags: Mapping[str, FileTags] = {}
         self._resolved: Resolved = _NO_PAIRS
@@ -132,7 +136,7 @@ class GraphUpdater:
             self._tags, self._resolved, self.last_mode = tags, pairs, "unchanged"
             return self._graph
         # A file stands for its ~40 names; a changed pair is one name of one file.
-        if len(changed) + len(pair_changes) / 32 > REBUILD_SHARE * max(len(tags), 1):
+        if not self._patches or len(changed) + len(pair_changes) / 32 > REBUILD_SHARE * max(len(tags), 1):
             return self._rebuild(tags, pairs)
         try:
             graph = self._apply(self._graph, tags, pairs, changed, pair_changes)
@@ -143,8 +147,9 @@ class GraphUpdater:
 
     def _rebuild(self, tags: Mapping[str, FileTags], pairs: Resolved) -> RepoGraph:
         graph, refs, pos = build_graph_counted(tags, self._settings, pairs or None)
-        self._graph, self._tags, self._resolved, self._refs = graph, tags, pairs, refs
-        self._keys = _row_keys(graph.edge_src, pos, graph.edge_dst, len(graph.files))
+        self._graph, self._tags, self._resolved = graph, tags, pairs
+        if self._patches:
+            self._refs, self._keys = refs, _row_keys(graph.edge_src, pos, graph.edge_dst, len(graph.files))
         self._referrers, self._counts = None, None
         self.last_mode = "rebuilt"
         self.rebuilds += 1

@@ -427,7 +427,10 @@ def _average(lengths: np.ndarray) -> float:
 
 def _postings(ids: np.ndarray, start: int, vocabulary_size: int) -> tuple[np.ndarray, np.ndarray, int]:
     order = np.argsort(ids, kind="stable")
-    return order, np.searchsorted(ids[order], np.arange(vocabulary_size + 1)), start
+    firsts = np.searchsorted(ids[order], np.arange(vocabulary_size + 1))
+    # Held as the kept lexicon holds it (4 bytes an entry): the two models' int64 orders were
+    # 96 MB of a cold one-shot map's peak at 100,000 files, and converted again when kept.
+    return (order.astype(ENTRY) if len(ids) <= np.iinfo(ENTRY).max else order), firsts, start
 
 
 def _merged_postings(
@@ -510,11 +513,15 @@ Answer = list[tuple[int, float]]
 class LexicalIndex:
     """One repository's words, vectors, models and last answers (see the module docstring)."""
 
-    def __init__(self, kept: Callable[[], KeptLexicon | None] | None = None) -> None:
-        """``kept``: reads the lexicon the last process kept (asked once, at the first model)."""
+    def __init__(self, kept: Callable[[], KeptLexicon | None] | None = None, keep_vectors: bool = True) -> None:
+        """``kept``: reads the lexicon the last process kept (asked once, at the first model);
+        ``keep_vectors``: hold each file's vector for the models of later graphs (False in a
+        one-shot process, whose first map is its last: at 100,000 files the vectors were 184 MB
+        of a cold map's peak, beside the models made of them)."""
         self._vocabulary = Vocabulary()
+        self._keep_vectors = keep_vectors
         self._vectors: dict[tuple[bool, str], tuple[FileTags | None, tuple[np.ndarray, np.ndarray]]] = {}
-        """(whole text?, path) -> (the tags it was read from, its vector)."""
+        """(whole text?, path) -> (the tags it was read from, its vector); empty unless ``keep_vectors``."""
         self._models: weakref.WeakKeyDictionary[RepoGraph, dict[bool, LexicalModel]] = weakref.WeakKeyDictionary()
         self._answers: weakref.WeakKeyDictionary[RepoGraph, tuple[object, Answer]] = weakref.WeakKeyDictionary()
         self._last: dict[bool, _Last] = {}
@@ -549,7 +556,8 @@ class LexicalIndex:
             return held[1]
         self._counted = True
         vector = self._vocabulary.vector(file_text_words(path, tags) if whole_text else file_words(path, tags))
-        self._vectors[(whole_text, path)] = (tags, vector)
+        if self._keep_vectors:
+            self._vectors[(whole_text, path)] = (tags, vector)
         return vector
 
     def model_for(self, graph: RepoGraph, tags: Mapping[str, FileTags], whole_text: bool = False) -> LexicalModel:
