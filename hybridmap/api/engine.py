@@ -103,9 +103,10 @@ class MapEngine:
         summaries = SummarySource(options.summarizer, self.cache, self._workspace.read)
         kept_lexicon, kept_graph = self._kept.lexicon_reader(), self._kept.graph_reader() if options.one_shot else None
         conventions = registry.visibility_conventions()
-        self.builder = MapBuilder(
-            settings, self.counter, conventions, summaries, kept_lexicon, kept_graph, options.one_shot
-        )
+        # A one-shot process that starts no server builds its map once; with servers, a follow-up
+        # (their answers for the shown files) builds it again, patching what the first build kept.
+        one_build = options.one_shot and not options.start_servers
+        self.builder = MapBuilder(settings, self.counter, conventions, summaries, kept_lexicon, kept_graph, one_build)
         self._history = (
             CoChangeIndex(root, settings, partial(imported_history, self.cache, root))
             if _co_change_on(settings)

@@ -121,9 +121,9 @@ class MapBuilder:
     ) -> None:
         """``kept_lexicon``: reads the lexical models the last process kept (None: none);
         ``kept_graph``: reads the static graph it kept, built from a digest (:mod:`.warm_start`;
-        None: none is read, and none handed on); ``one_shot``: this process makes one map (the
-        CLI without its daemon): nothing is held for patching a later one (a later map, a server's
-        follow-up, is built whole)."""
+        None: none is read, and none handed on); ``one_shot``: this process builds one map (the
+        CLI without its daemon or a server): nothing is held for patching a later one (a later
+        map, if any, is built whole)."""
         self._settings = settings
         self._counter = counter
         self._summaries = summaries if summaries is not None else SummarySource()

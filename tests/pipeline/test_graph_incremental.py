@@ -372,3 +372,17 @@ def test_a_one_shot_map_equals_a_long_lived_one_and_rebuilds_after_an_edit(tmp_p
         graph = one_shot.graph()
         assert graph is not None
         assert_same_as_rebuild(graph, one_shot.tags(), one_shot.settings)
+
+
+def test_a_one_shot_map_that_may_start_servers_keeps_what_a_follow_up_patches(tmp_path: Path) -> None:
+    """With servers allowed, a one-shot process's map is built again when they answer for the
+    shown files (a follow-up): that build patches, so the first keeps what patching needs. (Static
+    maps here, so no server starts: the second map stands for the follow-up's build.)"""
+    repo: Repo = {f"pkg/f{i}.py": ([NAMES[i % 8]], [NAMES[(i + 1) % 8], "get"]) for i in range(10)}
+    write(tmp_path, repo)
+    ask: dict[str, Any] = {"mode": "static", "tokens": 256}
+    with RepoMap(tmp_path, overrides={"use_cache": False}, start_servers=True, one_shot=True) as mapper:
+        assert mapper.map(**ask).stats["graph_rebuilt"] == 1.0
+        repo["pkg/f3.py"][0].append("get")
+        write(tmp_path, repo)
+        assert mapper.map(**ask).stats["graph_patched"] == 1.0
