@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hybridmap import RepoMap
+from hybridmap.pipeline.rank import lexical as lexical_module
 from hybridmap.pipeline.rank.lexical import LexicalModel, Vocabulary
 from hybridmap.store import lexicon as lexicon_module
 from hybridmap.store.lexicon import (
@@ -309,3 +310,29 @@ def test_a_process_that_made_one_kind_of_model_keeps_the_other(git_repo, tmp_pat
     assert stats["lexicon_files_kept"] >= len(FILES) - 1
     _, control = _chat_map(root, tmp_path / "fresh", persist_lexicon=False)
     assert text == control
+
+
+def test_a_lexicon_a_few_files_away_is_not_written_again(git_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """After an edit of a file or two in a large repository the process does not keep its
+    lexicon again (sorting and writing every entry: the high of a one-shot map after an edit at
+    100,000 files): the next process adopts the older one and counts the edited files again, and
+    its maps are the same. Past ``KEPT_DRIFT_SHARE`` of the files the lexicon is written again."""
+    many = {**FILES, **{f"pkg/mod{i}.py": f"def helper_{i}(value):\n    return value + {i}\n" for i in range(120)}}
+    root = git_repo(many)
+    cache = tmp_path / "cache"
+    _chat_map(root, cache)
+    kept = lexicon_path(cache, str(root.resolve()))
+    written = kept.read_bytes()
+    (root / "reports/tax_report.py").write_text("def invoice_tax_summary(lines, tax_rate, rounding):\n    pass\n")
+    for _ in range(2):  # each process counts the edited file again
+        stats, text = _chat_map(root, cache)
+        assert stats["lexicon_files_kept"] == len(many) - 1 and kept.read_bytes() == written
+        _, control = _chat_map(root, tmp_path / "fresh", persist_lexicon=False)
+        assert text == control and "invoice_tax_summary" in text
+    assert lexical_module.KEPT_DRIFT_SHARE * len(many) < 3
+    for i in range(3):
+        (root / f"pkg/mod{i}.py").write_text(f"def renamed_helper_{i}(value):\n    return value\n")
+    stats, text = _chat_map(root, cache)
+    assert stats["lexicon_files_kept"] == len(many) - 4 and kept.read_bytes() != written
+    stats, again = _chat_map(root, cache)
+    assert stats["lexicon_files_kept"] == len(many) and again == text

@@ -138,6 +138,11 @@ class Vocabulary:
 #: An edit's model is made from the last one (:meth:`LexicalModel.updated`) unless the files it
 #: changes, or the entries no file points at any more, pass this share: then it is built afresh.
 REBUILD_SHARE = 0.25
+#: A process whose models all came from the kept lexicon keeps a new one only when it counted the
+#: words of more than this share of the files: the next process adopts the older lexicon just as
+#: well, counting those files again (an edit's few). Writing it anyway after a one-file edit at
+#: 100,000 files sorted every entry again and wrote 185 MB: the high of that one-shot map.
+KEPT_DRIFT_SHARE = 0.01
 
 
 @dataclass(frozen=True, slots=True)
@@ -530,8 +535,10 @@ class LexicalIndex:
         self._read_kept = kept
         self._kept: dict[bool, KeptModel] = {}
         """The kept lexicon's models not adopted yet (the vocabulary is its words)."""
-        self._counted = False
-        """Words were counted in this process since the last :meth:`to_keep`."""
+        self._counted: dict[bool, int] = {}
+        """Per kind of model, files whose words this process counted since the last lexicon it kept."""
+        self._built_afresh = False
+        """A model was built from every file's words (not from the kept lexicon)."""
         self._kept_files = 0
         """Files whose entries a model took from the kept lexicon since :meth:`take_kept_files`
         (the most of any one model)."""
@@ -554,7 +561,7 @@ class LexicalIndex:
         held = self._vectors.get((whole_text, path))
         if held is not None and held[0] is tags:
             return held[1]
-        self._counted = True
+        self._counted[whole_text] = self._counted.get(whole_text, 0) + 1
         vector = self._vocabulary.vector(file_text_words(path, tags) if whole_text else file_words(path, tags))
         if self._keep_vectors:
             self._vectors[(whole_text, path)] = (tags, vector)
@@ -578,6 +585,7 @@ class LexicalIndex:
             return model
 
     def _built(self, graph: RepoGraph, now: Sequence[FileTags | None], whole_text: bool) -> LexicalModel:
+        self._built_afresh = True
         vectors = [self._vector_of(path, t, whole_text) for path, t in zip(graph.files, now, strict=True)]
         live = set(graph.files)
         for key in [k for k in self._vectors if k[1] not in live]:  # only current files' words are kept
@@ -651,12 +659,16 @@ class LexicalIndex:
 
     def to_keep(self) -> KeptLexicon | None:
         """What the next process should adopt: the last models, when this process counted words
-        for them (else what it adopted is what is kept already), and their files are named; a
+        for them (else what it adopted is what is kept already) and, if every model came from the
+        kept lexicon, for more than :data:`KEPT_DRIFT_SHARE` of the files; their files named. A
         kept model of a kind this process never made goes on as it was (its ids are still the
         vocabulary's: words are only ever added)."""
         with self._lock:
             if not self._counted or not self._last:
                 return None
+            most = max(len(last.files) for last in self._last.values())
+            if not self._built_afresh and max(self._counted.values()) <= KEPT_DRIFT_SHARE * most:
+                return None  # the kept lexicon serves the next process as well
             models = [kept for whole_text, kept in sorted(self._kept.items()) if whole_text not in self._last]
             for whole_text, last in sorted(self._last.items()):
                 keys = last.describe() if last.describe is not None else {}
@@ -667,7 +679,7 @@ class LexicalIndex:
                 models.append(KeptModel(whole_text, files, ids, counts, starts, order))
             if not models:
                 return None
-            self._counted = False
+            self._counted, self._built_afresh = {}, False
             return KeptLexicon(self._vocabulary.words, tuple(models))
 
     def word_ids(self, words: Sequence[str]) -> np.ndarray:
