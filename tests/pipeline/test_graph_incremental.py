@@ -91,6 +91,11 @@ START = st.dictionaries(
 )
 
 
+def ten_files() -> Repo:
+    """Ten files in one package, each defining one name and using the next and ``get``."""
+    return {f"pkg/f{i}.py": ([NAMES[i % 8]], [NAMES[(i + 1) % 8], "get"]) for i in range(10)}
+
+
 def write(root: Path, repo: Repo) -> None:
     for old in root.rglob("*.py"):
         if old.relative_to(root).as_posix() not in repo:
@@ -158,7 +163,7 @@ def test_real_edits_map_to_the_rebuilt_graph(start: Repo, ops: list[tuple[Any, .
 def test_real_edits_are_patched_not_rebuilt(tmp_path: Path) -> None:
     """The property above is not vacuous: a one-file edit in a repository of ten files patches
     the graph, and the patched graph is the one the map ranked."""
-    repo: Repo = {f"pkg/f{i}.py": ([NAMES[i % 8]], [NAMES[(i + 1) % 8], "get"]) for i in range(10)}
+    repo = ten_files()
     write(tmp_path, repo)
     with RepoMap(tmp_path, overrides={"use_cache": False}, start_servers=False) as mapper:
         first = mapper.map(mode="static", tokens=256).stats
@@ -356,7 +361,7 @@ def test_a_lexical_index_that_keeps_no_vectors_scores_the_same() -> None:
 def test_a_one_shot_map_equals_a_long_lived_one_and_rebuilds_after_an_edit(tmp_path: Path) -> None:
     """A one-shot ``RepoMap`` (the CLI's: nothing held to patch a later map) gives the map a
     long-lived one gives, and a second map after an edit, built whole, is the patched one's."""
-    repo: Repo = {f"pkg/f{i}.py": ([NAMES[i % 8]], [NAMES[(i + 1) % 8], "get"]) for i in range(10)}
+    repo = ten_files()
     write(tmp_path, repo)
     ask: dict[str, Any] = {"mode": "static", "tokens": 256, "chat_files": ["pkg/f2.py"]}
     with (
@@ -378,7 +383,7 @@ def test_a_one_shot_map_that_may_start_servers_keeps_what_a_follow_up_patches(tm
     """With servers allowed, a one-shot process's map is built again when they answer for the
     shown files (a follow-up): that build patches, so the first keeps what patching needs. (Static
     maps here, so no server starts: the second map stands for the follow-up's build.)"""
-    repo: Repo = {f"pkg/f{i}.py": ([NAMES[i % 8]], [NAMES[(i + 1) % 8], "get"]) for i in range(10)}
+    repo = ten_files()
     write(tmp_path, repo)
     ask: dict[str, Any] = {"mode": "static", "tokens": 256}
     with RepoMap(tmp_path, overrides={"use_cache": False}, start_servers=True, one_shot=True) as mapper:
