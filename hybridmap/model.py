@@ -200,6 +200,11 @@ class Reference(NamedTuple):
     kind: str = "call"
 
 
+#: The name of a star import in :attr:`FileTags.imports` (``from m import *``, ``export * from 'm'``):
+#: every name the module exports.
+STAR_IMPORT = "*"
+
+
 #: Reference kinds in the order of their one-byte codes in :class:`FileTags`.
 REFERENCE_KIND_CODES: tuple[str, ...] = ("call", "class", "type", "implementation", "module")
 
@@ -226,9 +231,12 @@ class FileTags:
     its match limit (pathological file), or a server answered with a flat list that also names
     imports. A merge uses partial lists to confirm symbols, never to add new ones."""
     imports: tuple[tuple[str, str], ...] = ()
-    """(local name, module) of each name a ``from module import name [as local]`` brings in
-    (Python; relative imports left out): where the file's uses of that name point
-    (:mod:`hybridmap.pipeline.python_imports`)."""
+    """(local name, module) of each name an import statement brings in, as the file wrote the
+    module (Python ``from module import name [as local]``, ``.module`` relative; TypeScript and
+    JavaScript ``import { name } from './x'`` and re-exports ``export { name } from './x'``; Java
+    ``import a.b.Name``, the whole dotted name); a star import's name is :data:`STAR_IMPORT`.
+    Where the file's uses of that name point (:mod:`hybridmap.pipeline.python_imports`,
+    :mod:`hybridmap.pipeline.import_targets`)."""
     words: str = ""
     """Every word of the file's text and how often it occurs (:func:`hybridmap.languages.lexical.word_counts`:
     comments, strings and code alike), one ``word<TAB>count`` per line; empty unless the parse was

@@ -437,6 +437,12 @@ class Settings:
     typing import Any``) is never name-matched to a repository definition of that name (a
     function ``Any`` somewhere): ``hybridmap.pipeline.python_imports``. A module is inside the
     repository when some Python file's or package's dotted path ends with its name."""
+    name_match_import_files: bool = setting(False, _BOOL)
+    """A file's use of a name its import statement brings from a specific repository file
+    (``from .console import Console``, ``import { Console } from './console'``, ``import
+    a.b.Console;``) is name-matched to that file alone, re-exports followed, not to every file
+    defining the name: ``hybridmap.pipeline.import_targets``. Python (relative and absolute
+    modules), TypeScript and JavaScript (relative specifiers), Java."""
     prototype_yields_to_definition: bool = setting(False, _BOOL)
     """A use a server resolved to a C/C++ *prototype* in a header links to the definitions the
     ``header-definition`` policy derives from it instead of to the header as well (the header
@@ -1114,6 +1120,7 @@ REPOSITORY_TUNABLE = frozenset(
             "path_weighted_teleport",
             "name_match_linkage",
             "name_match_imports",
+            "name_match_import_files",
             "prototype_yields_to_definition",
         }
     )

@@ -43,8 +43,9 @@ from dataclasses import dataclass, field
 
 from ..infra.patched import changed_keys
 from ..languages.paths import is_c_family, is_c_header, is_c_source
-from ..model import REFERENCE_KIND_CODES, FileTags, Pair, Provenance, ResolvedEdges, Symbol
+from ..model import REFERENCE_KIND_CODES, STAR_IMPORT, FileTags, Pair, Provenance, ResolvedEdges, Symbol
 from ..settings import Settings
+from .import_targets import ImportTargets
 from .merge import Merged
 from .python_imports import ImportsOutside
 
@@ -106,7 +107,10 @@ class FileFacts:
     refs: tuple[str, ...] = ()
     """Every name the file uses, once each."""
     imports: Mapping[str, str] = field(default_factory=dict)
-    """Python: name as the file uses it -> the module a ``from module import`` brings it from."""
+    """Name as the file uses it -> the module its import statement names (Python, TypeScript,
+    JavaScript, Java: :attr:`hybridmap.model.FileTags.imports` but star imports)."""
+    stars: tuple[str, ...] = ()
+    """The modules of its star imports (``from m import *``, ``export * from 'm'``)."""
 
 
 @dataclass
@@ -128,17 +132,19 @@ class PolicyMemo:
 
     facts: FactsMemo = field(default_factory=FactsMemo)
     imports_outside: ImportsOutside = field(default_factory=ImportsOutside)
+    import_targets: ImportTargets = field(default_factory=ImportTargets)
 
 
 def apply_policies(merged: Merged, settings: Settings, memo: PolicyMemo | None = None) -> Merged:
     """``merged`` with the derived edges added to its resolved pairs (see the module docstring).
 
     ``memo`` keeps per-file facts between calls; it is left holding exactly the current files."""
-    if not merged.resolved and not settings.name_match_linkage and not settings.name_match_imports:
+    restricts = settings.name_match_linkage or settings.name_match_imports or settings.name_match_import_files
+    if not merged.resolved and not restricts:
         return merged  # nothing resolved to derive from, nothing to restrict: no facts to read
     facts = file_facts(merged.tags, memo.facts if memo is not None else None)
-    if not any(f.functions or f.local_names or f.imports for f in facts.values()):
-        return merged  # no C/C++ or Go definitions, no Python imports: nothing to derive or restrict
+    if not any(f.functions or f.local_names or f.imports or f.stars for f in facts.values()):
+        return merged  # no C/C++ or Go definitions, no imports: nothing to derive or restrict
     repo = _Repo(merged.tags, facts)
     resolved = derive(merged.resolved, repo, settings.prototype_yields_to_definition)
     if settings.name_match_linkage:
@@ -147,6 +153,10 @@ def apply_policies(merged: Merged, settings: Settings, memo: PolicyMemo | None =
         outside = memo.imports_outside if memo is not None else ImportsOutside()
         hint = (memo.facts.before, memo.facts.changed) if memo is not None else None
         resolved.update(external_imports(resolved, repo, outside, hint))
+    if settings.name_match_import_files:
+        targets = memo.import_targets if memo is not None else ImportTargets()
+        hint = (memo.facts.before, memo.facts.changed) if memo is not None else None
+        resolved.update(imported_from_files(resolved, repo, targets, hint))
     return dataclasses.replace(merged, resolved=resolved)
 
 
@@ -163,6 +173,22 @@ def external_imports(
     since (:attr:`FactsMemo.changed`)."""
     since, changed = hint if hint is not None else (None, None)
     return {pair: {} for pair in outside.pairs(repo.facts, changed, since) if pair not in resolved}
+
+
+def imported_from_files(
+    resolved: Mapping[Pair, Mapping[str, str]],
+    repo: _Repo,
+    targets: ImportTargets,
+    hint: tuple[Mapping[str, FileFacts] | None, Sequence[str] | None] | None = None,
+) -> ResolvedEdges:
+    """Uses of a name the file imports from a specific repository file (``from .console import
+    Console``, ``import { Console } from './console'``): linked to the files that define it there
+    (:mod:`hybridmap.pipeline.import_targets`), under the ``name-match`` provenance; pairs a
+    source resolved, or an earlier rule restricted, stay."""
+    since, changed = hint if hint is not None else (None, None)
+    found = targets.pairs(repo.facts, changed, since)
+    # The rule's own mappings, shared among pairs: the graph reads them, nothing changes them.
+    return {pair: files for pair, files in found.items() if pair not in resolved}
 
 
 def file_facts(tags: Mapping[str, FileTags], memo: FactsMemo | None = None) -> dict[str, FileFacts]:
@@ -205,7 +231,12 @@ def read_facts(path: str, tags: FileTags) -> FileFacts:
         unexported = frozenset(name for name in names if name and not name[0].isupper())
         return FileFacts(local_names=unexported, names=names, refs=refs)
     if not is_c_family(path):
-        return FileFacts(names=names, refs=refs, imports=dict(tags.imports))
+        imports = tags.imports
+        if not any(name == STAR_IMPORT for name, _ in imports):
+            return FileFacts(names=names, refs=refs, imports=dict(imports))
+        stars = tuple(dict.fromkeys(module for name, module in imports if name == STAR_IMPORT))
+        named = {name: module for name, module in imports if name != STAR_IMPORT}
+        return FileFacts(names=names, refs=refs, imports=named, stars=stars)
     kinds = tags.ref_kinds
     includes = tuple(n for i, n in enumerate(tags.ref_names) if kinds[i] == _INCLUDE_KIND and _is_path(n))
     symbols = tags.symbols

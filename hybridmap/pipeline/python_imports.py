@@ -131,6 +131,10 @@ class ImportsOutside:
             self._pairs = [(path, name) for path in facts for name in self._outside.get(path, ()) if definers[name]]
         return list(self._pairs)
 
+    def _outside_module(self, path: str, module: str) -> bool:
+        # A relative module is always the repository's; other languages' imports are not read here.
+        return path.endswith((".py", ".pyi")) and not module.startswith(".") and module not in self._modules
+
     def _update(self, changed: list[str], facts: Mapping[str, ImportFacts]) -> None:
         known, importers, definers = self._facts, self._importers, self._definers
         outside_before = {path: self._outside.get(path, ()) for path in changed}
@@ -156,7 +160,7 @@ class ImportsOutside:
                 if name in definers:
                     counts_before.setdefault(name, definers[name])
                     definers[name] += 1
-            outside = tuple(name for name, module in now.imports.items() if module not in self._modules)
+            outside = tuple(n for n, module in now.imports.items() if self._outside_module(path, module))
             if outside:
                 self._outside[path] = outside
             for name in outside:

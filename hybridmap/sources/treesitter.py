@@ -38,13 +38,14 @@ from ..infra.sandbox import Policy, base_policy, confined
 from ..languages import notebooks, query_predicates
 from ..languages.lexical import encode_words, name_counts, word_counts
 from ..languages.registry import CompiledLanguage, LanguageRegistry
-from ..model import DEFERRED_KIND, REFERENCE_KIND_CODES, FileTags, ParseOutcome, Span, Symbol
+from ..model import DEFERRED_KIND, REFERENCE_KIND_CODES, STAR_IMPORT, FileTags, ParseOutcome, Span, Symbol
 from ..settings import Settings
 from .doc_comments import DOCSTRING_GRAMMARS, doc_line
 from .reparse import Kept, KeptTrees, text_edit
 
 #: Bumped when extraction gives other tags for the same bytes, options and queries
 #: (2: a macro's signature no longer takes the next line; 3: symbols carry their ``doc``).
+#: A query's own text is in the key already (``CompiledLanguage.query_hash``).
 EXTRACTOR_VERSION = 3
 
 
@@ -421,7 +422,8 @@ def _tag_matches(
     compiled: CompiledLanguage, root: Any, match_limit: int, clock: _Clock, imports: list[tuple[str, str]]
 ) -> tuple[_Defs, _Refs, bool]:
     """Definitions and references of the tag query; False when it hit its match limit. The
-    query's ``@import.name`` / ``@import.module`` pairs are appended to ``imports``."""
+    query's ``@import.name`` / ``@import.module`` pairs are appended to ``imports`` (an
+    ``@import.star`` match as the name :data:`~hybridmap.model.STAR_IMPORT`)."""
     from tree_sitter import QueryCursor
 
     cursor = QueryCursor(compiled.query, match_limit=match_limit, timeout_micros=clock.query_budget())
@@ -437,6 +439,8 @@ def _tag_matches(
             source = (module[0].text or b"").decode("utf-8", "replace")
             for node in captures.get("import.name", ()):
                 imports.append(((node.text or b"").decode("utf-8", "replace"), source))
+            if "import.star" in captures:  # `from m import *`, `export * from 'm'`
+                imports.append((STAR_IMPORT, source))
         for cap, nodes in captures.items():
             if cap.startswith("name.reference."):
                 code = _KIND_CODE.get(cap[15:], 0)

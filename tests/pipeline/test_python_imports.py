@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hybridmap.pipeline.python_imports import ImportsOutside, PythonModules
 
 NAME = st.sampled_from(["Any", "load", "dump", "Path", "run", "main"])
-MODULE = st.sampled_from(["typing", "os.path", "pkg.util", "util", "json", "pkg"])
+MODULE = st.sampled_from(["typing", "os.path", "pkg.util", "util", "json", "pkg", ".util", "..json"])
 PATH = st.sampled_from(["pkg/util.py", "pkg/__init__.py", "app.py", "lib/run.py", "tool.go", "x/y/z.py"])
 
 
@@ -28,15 +28,16 @@ Edits = list[tuple[str, Facts]]
 
 
 def _read_afresh(facts: Mapping[str, Facts]) -> list[tuple[str, str]]:
-    """The rule as stated, over every file: an import from a module that is not the repository's,
-    of a name some file defines."""
+    """The rule as stated, over every file: a Python file's import from a module that is not the
+    repository's (an absolute one: a relative module always is), of a name some file defines."""
     modules = PythonModules(facts)
     defined = {name for f in facts.values() for name in f.names}
     return [
         (path, name)
         for path, f in facts.items()
+        if path.endswith(".py")
         for name, module in f.imports.items()
-        if module not in modules and name in defined
+        if not module.startswith(".") and module not in modules and name in defined
     ]
 
 

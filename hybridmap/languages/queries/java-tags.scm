@@ -65,3 +65,6 @@
 
 ; `import pkg.Name;`, `import static pkg.Util.name;`
 (import_declaration (scoped_identifier name: (identifier) @name.reference.module))
+; Where an imported class comes from: its name and the whole dotted name (`a.b.C`: `a/b/C.java`,
+; hybridmap.pipeline.import_targets); `import a.b.*;` and `import static` name no file of their own.
+(import_declaration (scoped_identifier name: (identifier) @import.name) @import.module .)

@@ -51,14 +51,18 @@
     (aliased_import name: (dotted_name (identifier) @name.reference.module .))
   ])
 
-; Where an imported name comes from (absolute imports only): the name as the file uses it, and
-; its module (hybridmap.pipeline.policies.external_imports).
+; Where an imported name comes from: the name as the file uses it, and its module, absolute or
+; relative (`.console`, `..`; hybridmap.pipeline.python_imports, hybridmap.pipeline.import_targets);
+; `from m import *` as the name `*` (a package's re-exports).
 (import_from_statement
-  module_name: (dotted_name) @import.module
+  module_name: [(dotted_name) (relative_import)] @import.module
   name: (dotted_name (identifier) @import.name .))
 (import_from_statement
-  module_name: (dotted_name) @import.module
+  module_name: [(dotted_name) (relative_import)] @import.module
   name: (aliased_import alias: (identifier) @import.name))
+(import_from_statement
+  module_name: [(dotted_name) (relative_import)] @import.module
+  (wildcard_import) @import.star)
 
 ; Annotations `x: Foo`, `-> Foo`.
 (type (identifier) @name.reference.type)
