@@ -50,10 +50,10 @@ def graph_digest(
 def _code_fingerprint() -> str:
     """The bytes of the modules that decide a static graph's edges and private flags."""
     from ...languages import visibility
-    from .. import policies, python_imports
+    from .. import import_targets, policies, python_imports
 
     digest = hashlib.sha256(str(VERSION).encode())
-    for module in (repo_graph, name_edges, policies, python_imports, visibility):
+    for module in (repo_graph, name_edges, policies, python_imports, import_targets, visibility):
         digest.update(Path(module.__file__ or "").read_bytes())
     return digest.hexdigest()
 
