@@ -165,7 +165,11 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
         for k in range(rounds):
             chat = CHAT_B if k % 2 == 0 else CHAT_A
             other = CHAT_A if chat == CHAT_B else CHAT_B
-            timed("same", other)  # the previous round ended on `other`
+            # The previous map's request again: the settling maps and the previous round end on
+            # this round's `other`. (Until 2026-11-30 a round ended with a map of its own
+            # `other`, so "same" asked for a new chat file in every round but the first: the
+            # "same" medians before then are of new-chat maps.)
+            timed("same", other)
             timed("new_chat", chat)
             for label, text in (
                 ("edit", f"\n\ndef bench_edit_{tag}_{k}(value):\n    return value\n"),
@@ -176,7 +180,6 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
                 timed(label, chat)
                 edit.write_bytes(original)
                 timed(None, chat)  # settle on the restored file
-            timed(None, other)
     finally:
         edit.write_bytes(original)
         repo.close()
