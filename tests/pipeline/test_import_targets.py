@@ -15,7 +15,7 @@ from hybridmap import RepoMap
 from hybridmap.languages.registry import LanguageRegistry
 from hybridmap.pipeline.import_targets import MAX_REEXPORT_HOPS, ImportTargets, ModuleFiles
 from hybridmap.pipeline.policies import read_facts
-from hybridmap.sources.treesitter import extract_tags
+from hybridmap.sources.treesitter import ParseOptions, parse_file
 
 
 @dataclass(frozen=True)
@@ -175,10 +175,21 @@ def test_imports_are_read_from_each_language() -> None:
             (),
         ),
     }
+    kept, dropped = ParseOptions(import_files=True), ParseOptions()
+    assert kept.key != dropped.key  # a cache entry parsed without them is not taken for one with them
     for (language, path), (source, imports, stars) in cases.items():
-        facts = read_facts(path, extract_tags(registry.compiled(language), source.encode()))
+        compiled = registry.compiled(language)
+        tags = parse_file(compiled, source.encode(), kept).tags
+        assert tags is not None
+        facts = read_facts(path, tags)
         assert dict(facts.imports) == imports, language
         assert facts.stars == stars, language
+        # Without the rule only what name_match_imports reads: Python's absolute modules.
+        tags = parse_file(compiled, source.encode(), dropped).tags
+        assert tags is not None
+        python_only = {n: m for n, m in imports.items() if language == "python" and not m.startswith(".")}
+        assert dict(read_facts(path, tags).imports) == python_only, language
+        assert read_facts(path, tags).stars == (), language
 
 
 def _edges(root: Path, tmp_path: Path, on: bool) -> set[tuple[str, str, str]]:
