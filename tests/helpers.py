@@ -4,6 +4,7 @@ would, running as an unprivileged user, the C/C++ policy fixtures."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -13,7 +14,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -647,3 +648,18 @@ def map_with(
         environ=environ,
     ) as repo:
         return repo.map(tokens=tokens, mode="static")
+
+
+@contextlib.contextmanager
+def never_rebuilt() -> Iterator[None]:
+    """Every graph and lexical-model change goes through the update (a small repository's edits
+    touch a large share of its files, which would otherwise rebuild)."""
+    from hybridmap.pipeline.graph import update as graph_update
+    from hybridmap.pipeline.rank import lexical as lexical_module
+
+    share, lexical_share = graph_update.REBUILD_SHARE, lexical_module.REBUILD_SHARE
+    graph_update.REBUILD_SHARE = lexical_module.REBUILD_SHARE = float("inf")
+    try:
+        yield
+    finally:
+        graph_update.REBUILD_SHARE, lexical_module.REBUILD_SHARE = share, lexical_share

@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("workspace",),  # the repository's files and their current state
     ("sources",),  # tree-sitter, language servers, SCIP
     ("pipeline.inputs",),  # conversation, session, co-change
-    ("pipeline.merge", "pipeline.policies", "pipeline.python_imports"),
+    ("pipeline.merge", "pipeline.policies", "pipeline.python_imports", "pipeline.import_targets"),
     ("pipeline.graph",),
     ("pipeline.rank",),
     ("pipeline.render",),

@@ -138,3 +138,22 @@ def scanned(old: Mapping[str, V], new: Mapping[str, V]) -> list[str]:
     if len(new) - added != len(old):  # some old key is not in new
         out.extend(key for key in old if key not in new)
     return out
+
+
+def hinted_changes(
+    now: Mapping[str, object],
+    known: Mapping[str, object],
+    keys: frozenset[str] | None,
+    changed: Iterable[str] | None,
+    since: object,
+    seen: object,
+) -> list[str] | None:
+    """The keys of ``changed`` whose values in ``now`` are not ``known``'s (by identity): a
+    caller's word that only those moved since the mapping ``since``, taken when ``since`` is
+    ``seen`` (the mapping last read, whose keys were ``keys``) and no key came or went. None when
+    the word cannot be taken: the caller scans ``now``. The one rule of the policies' kept rules
+    (:mod:`hybridmap.pipeline.python_imports`, :mod:`hybridmap.pipeline.import_targets`)."""
+    if changed is None or since is None or since is not seen or keys is None:
+        return None
+    moved = [key for key in changed if known.get(key) is not now.get(key)]
+    return None if any((key in now) != (key in keys) for key in moved) else moved

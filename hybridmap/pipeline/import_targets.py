@@ -30,6 +30,7 @@ import posixpath
 from collections.abc import Iterable, Mapping
 from typing import Protocol
 
+from ..infra.patched import hinted_changes
 from ..model import Pair, Provenance
 
 #: Re-exports followed from the module an import names to the file defining the name: a package's
@@ -189,14 +190,10 @@ class ImportTargets:
         """(file, name) -> the files its uses are linked to, for the files of ``facts`` (every file
         of the map, by path). ``changed`` and ``since`` as for ``ImportsOutside.pairs``. The
         answer is this object's own: read it, do not change it."""
-        if changed is not None and since is not None and since is self._seen and self._paths is not None:
-            changed = [p for p in changed if self._facts.get(p) is not facts.get(p)]
-            if any((p in facts) != (p in self._paths) for p in changed):
-                self._reset(frozenset(facts))  # files added or removed: what a module names may change
-                changed = list(facts)
-        else:
+        changed = hinted_changes(facts, self._facts, self._paths, changed, since, self._seen)
+        if changed is None:
             paths = frozenset(facts)
-            if paths != self._paths:
+            if paths != self._paths:  # files added or removed: what a module names may change
                 self._reset(paths)
             changed = [p for p, f in facts.items() if self._facts.get(p) is not f]
         if changed:

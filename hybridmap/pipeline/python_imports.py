@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Protocol
 
+from ..infra.patched import hinted_changes
+
 
 class ImportFacts(Protocol):
     """What the rule reads of a file (:class:`hybridmap.pipeline.policies.FileFacts`)."""
@@ -108,13 +110,8 @@ class ImportsOutside:
         the repository's), in the order of ``facts`` and of each file's imports. ``changed``: the
         paths whose facts may differ from ``since``'s; used when ``since`` is the mapping this
         was last asked about (an edit's map then looks at those paths alone, not every file)."""
-        last = self._facts
-        if changed is not None and since is not None and since is self._seen and self._paths is not None:
-            changed = [p for p in changed if last.get(p) is not facts.get(p)]
-            if any((p in facts) != (p in self._paths) for p in changed):
-                self._reset(frozenset(facts))  # files added or removed: which modules are ours may change
-                changed = list(facts)
-        else:
+        changed = hinted_changes(facts, self._facts, self._paths, changed, since, self._seen)
+        if changed is None:
             paths = frozenset(facts)
             if paths != self._paths:  # files added or removed: which modules are ours may change
                 self._reset(paths)

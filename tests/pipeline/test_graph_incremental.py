@@ -13,13 +13,12 @@ which also move language-server-style resolved pairs (targets inside and outside
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import tempfile
 import time
 import weakref
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +28,13 @@ from hypothesis import strategies as st
 
 from hybridmap import RepoMap
 from hybridmap.model import FileTags, Span, Symbol
-from hybridmap.pipeline.graph import update as graph_update
 from hybridmap.pipeline.graph.repo_graph import RepoGraph, build_graph, definer_counts
 from hybridmap.pipeline.graph.update import GraphUpdater, graph_differences
-from hybridmap.pipeline.rank import lexical as lexical_module
 from hybridmap.pipeline.rank import rank
 from hybridmap.pipeline.rank.lexical import LexicalIndex
 from hybridmap.settings import Settings
+
+from ..helpers import never_rebuilt
 
 #: Few names, so that files define and use the same ones (definer sets move with every edit).
 NAMES = ("load_index", "save", "parse_args", "Config", "run", "helper", "_private", "get")
@@ -124,18 +123,6 @@ def assert_same_as_rebuild(
         ask: dict[str, Any] = {"chat_files": chat_files, "mentioned_files": [], "mentioned_idents": idents}
         ours = rank(graph, tags, settings=config, lexical=lexical, **ask)
         assert ours == rank(want, tags, settings=config, lexical=LexicalIndex() if lexical else None, **ask)
-
-
-@contextlib.contextmanager
-def never_rebuilt() -> Iterator[None]:
-    """Every change goes through the update (a small repository's edits touch a large share of
-    its files, which would otherwise rebuild)."""
-    share, lexical_share = graph_update.REBUILD_SHARE, lexical_module.REBUILD_SHARE
-    graph_update.REBUILD_SHARE = lexical_module.REBUILD_SHARE = float("inf")
-    try:
-        yield
-    finally:
-        graph_update.REBUILD_SHARE, lexical_module.REBUILD_SHARE = share, lexical_share
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -17,6 +17,8 @@ from hybridmap.pipeline.import_targets import MAX_REEXPORT_HOPS, ImportTargets, 
 from hybridmap.pipeline.policies import read_facts
 from hybridmap.sources.treesitter import ParseOptions, parse_file
 
+from ..helpers import never_rebuilt
+
 
 @dataclass(frozen=True)
 class Facts:
@@ -236,8 +238,6 @@ def test_edits_that_move_an_imported_definition_patch_to_a_fresh_processs_graph(
     follow the files they were read from (the definition moved, the re-export changed). Each
     patched graph equals the graph a new process builds, and the links did move."""
     from hybridmap.pipeline.graph.update import graph_differences
-
-    from .test_graph_incremental import never_rebuilt
 
     root = git_repo(
         {

@@ -1,4 +1,5 @@
 ; JavaScript (and JSX) tags for hybridmap.
+; inherits: ecmascript_imports
 
 ; --- definitions ---------------------------------------------------------------
 
@@ -133,26 +134,6 @@
 
 (import_specifier name: (identifier) @name.reference.module)
 (import_clause (identifier) @name.reference.module)
-
-; Where an imported name comes from: the name as the file uses it (its alias, if any) and the
-; module specifier (`./x`); re-exports `export { a } from './x'` too, and `export * from './x'` as
-; the name `*` (hybridmap.pipeline.import_targets).
-(import_statement
-  (import_clause (named_imports (import_specifier name: (identifier) @import.name !alias)))
-  source: (string (string_fragment) @import.module))
-(import_statement
-  (import_clause (named_imports (import_specifier alias: (identifier) @import.name)))
-  source: (string (string_fragment) @import.module))
-(import_statement
-  (import_clause (identifier) @import.name)
-  source: (string (string_fragment) @import.module))
-(export_statement
-  (export_clause (export_specifier name: (identifier) @import.name !alias))
-  source: (string (string_fragment) @import.module))
-(export_statement
-  (export_clause (export_specifier alias: (identifier) @import.name))
-  source: (string (string_fragment) @import.module))
-(export_statement "*" @import.star . source: (string (string_fragment) @import.module))
 
 ; JSX components `<Widget />` (lower-case tags are HTML elements).
 (jsx_opening_element name: (identifier) @name.reference.call (#match? @name.reference.call "^[A-Z]"))

@@ -1,5 +1,6 @@
 ; TypeScript tags for hybridmap.
 ; typescript-tags.scm and tsx-tags.scm are the same query except for JSX (tsx) and `<T>x` casts (typescript).
+; inherits: ecmascript_imports
 
 ; --- definitions ---------------------------------------------------------------
 
@@ -185,26 +186,6 @@
 
 (import_specifier name: (identifier) @name.reference.module)
 (import_clause (identifier) @name.reference.module)
-
-; Where an imported name comes from: the name as the file uses it (its alias, if any) and the
-; module specifier (`./x`); re-exports `export { a } from './x'` too, and `export * from './x'` as
-; the name `*` (hybridmap.pipeline.import_targets).
-(import_statement
-  (import_clause (named_imports (import_specifier name: (identifier) @import.name !alias)))
-  source: (string (string_fragment) @import.module))
-(import_statement
-  (import_clause (named_imports (import_specifier alias: (identifier) @import.name)))
-  source: (string (string_fragment) @import.module))
-(import_statement
-  (import_clause (identifier) @import.name)
-  source: (string (string_fragment) @import.module))
-(export_statement
-  (export_clause (export_specifier name: (identifier) @import.name !alias))
-  source: (string (string_fragment) @import.module))
-(export_statement
-  (export_clause (export_specifier alias: (identifier) @import.name))
-  source: (string (string_fragment) @import.module))
-(export_statement "*" @import.star . source: (string (string_fragment) @import.module))
 
 ; Bare decorators `@Injectable` (a decorator with arguments is already a call).
 (decorator [
