@@ -149,13 +149,12 @@ def apply_policies(merged: Merged, settings: Settings, memo: PolicyMemo | None =
     resolved = derive(merged.resolved, repo, settings.prototype_yields_to_definition)
     if settings.name_match_linkage:
         resolved.update(restrict_name_matches(resolved, repo, settings.max_definers_per_ident))
+    hint = (memo.facts.before, memo.facts.changed) if memo is not None else None  # for the kept rules
     if settings.name_match_imports:
         outside = memo.imports_outside if memo is not None else ImportsOutside()
-        hint = (memo.facts.before, memo.facts.changed) if memo is not None else None
         resolved.update(external_imports(resolved, repo, outside, hint))
     if settings.name_match_import_files:
         targets = memo.import_targets if memo is not None else ImportTargets()
-        hint = (memo.facts.before, memo.facts.changed) if memo is not None else None
         resolved.update(imported_from_files(resolved, repo, targets, hint))
     return dataclasses.replace(merged, resolved=resolved)
 
